@@ -1,0 +1,74 @@
+// What every blueprint is: a pure function from a validated spec and the
+// observed state to desired resources, and a reading of how they are doing.
+import type { Obj } from '../kube.js';
+import type { Verdict } from '../readiness.js';
+
+/** Where composed objects go and whom they belong to. */
+export interface Owner {
+  /** The XR's kind, name and uid. */
+  kind: string;
+  name: string;
+  uid: string;
+  /** The namespace workloads land in: the XR's own, or its claim's. */
+  namespace: string;
+  /** Set when the XR was made from a claim (cluster-scoped composite, legacy XRD). */
+  claim?: { name: string; namespace: string };
+}
+
+export interface BlueprintInput<Spec> {
+  owner: Owner;
+  spec: Spec;
+  /** The observed XR as Crossplane sent it. */
+  xr: Obj;
+  /** Observed composed resources by composition-resource name. */
+  observed: ReadonlyMap<string, Obj>;
+}
+
+/** A desired composed resource, in the order the user should hear about it. */
+export interface Desired {
+  key: string;
+  object: Obj;
+}
+
+export interface Plan {
+  resources: Desired[];
+}
+
+/** What the blueprint tells the user, from its plan and each resource's verdict. */
+export interface Summary {
+  ready: boolean;
+  /** One sentence naming the first blocker and its numbers. */
+  message: string;
+  /** A stable CamelCase reason for the custom condition and events. */
+  reason: string;
+  /** Blueprint-specific status fields (ready and message are added by the pipeline). */
+  status: Obj;
+  /** Extra warnings for the user (events), each with a stable reason. */
+  warnings: Array<{ reason: string; message: string }>;
+}
+
+export interface Blueprint<Spec = unknown> {
+  /** The name a Composition's input may use to pick it. */
+  name: string;
+  /** XR kinds that select it. */
+  kinds: readonly string[];
+  /** The custom condition type this blueprint reports on the XR. */
+  conditionType: string;
+  /** Validates and defaults the spec; throws SpecError naming the field. */
+  parse(spec: unknown, input: Omit<BlueprintInput<unknown>, 'spec'>): Spec;
+  compose(input: BlueprintInput<Spec>): Plan;
+  summarize(input: BlueprintInput<Spec>, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary;
+}
+
+/** The first desired resource that is not ready, as "Kind name: detail". */
+export function firstBlocker(plan: Plan, verdicts: ReadonlyMap<string, Verdict>): string | undefined {
+  for (const { key, object } of plan.resources) {
+    const verdict = verdicts.get(key);
+    if (verdict && !verdict.ready) {
+      const kind = typeof object['kind'] === 'string' ? object['kind'] : 'resource';
+      const name = (object['metadata'] as Obj | undefined)?.['name'];
+      return `${kind} ${typeof name === 'string' ? name : key}: ${verdict.detail}`;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,317 @@
+// The Widget blueprint: a web workload released blue/green.
+//
+// Every decision is read off observed state, so a restarted function (or a
+// second replica) takes the same step: the Service's observed selector says
+// which color is live, the new color's Deployment says whether it is ready to
+// take traffic, and the old color leaves only after the switch is observed.
+import { type WidgetSpec, widgetSpecSchema } from '../generated/schemas.js';
+import { field, num, record, str, type Obj } from '../kube.js';
+import { dnsLabel } from '../names.js';
+import { judge, type Verdict } from '../readiness.js';
+import { SpecError, specValidator } from '../spec/validate.js';
+import { type Blueprint, type BlueprintInput, type Desired, type Owner, type Plan, type Summary, firstBlocker } from './blueprint.js';
+
+export const COLOR_LABEL = 'function-platform.dev/color';
+const INSTANCE_LABEL = 'app.kubernetes.io/instance';
+/** The default image reads its port from this variable. */
+const DEFAULT_IMAGE_PORT_ENV = 'WHOAMI_PORT_NUMBER';
+const DEFAULT_IMAGE = String(widgetSpecSchema.properties.image.default);
+
+export const KEYS = {
+  deployment: (color: string) => `deployment-${color}`,
+  service: 'service',
+  pdb: 'pdb',
+  hpa: 'hpa',
+  ingress: 'ingress',
+} as const;
+
+const validate = specValidator<WidgetSpec>(widgetSpecSchema);
+
+/** The rules the XRD states in CEL, which a JSON Schema validator cannot evaluate. */
+export function checkWidgetRules(spec: WidgetSpec): void {
+  const problems: string[] = [];
+  if (spec.autoscale && spec.autoscale.maxSize < spec.size) {
+    problems.push(`spec.autoscale.maxSize is ${spec.autoscale.maxSize}; spec.autoscale.maxSize must be at least spec.size (${spec.size})`);
+  }
+  for (const name of Object.keys(spec.env ?? {})) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      problems.push(`spec.env[${JSON.stringify(name)}]: env names must be letters, digits and underscores, not starting with a digit`);
+    }
+  }
+  if (problems.length > 0) throw new SpecError(problems);
+}
+
+/** The name workloads are known by: the claim's when there is one, else the XR's. */
+export function appName(owner: Owner): string {
+  return owner.claim?.name ?? owner.name;
+}
+
+function labels(owner: Owner, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    'app.kubernetes.io/name': 'widget',
+    [INSTANCE_LABEL]: appName(owner),
+    'app.kubernetes.io/managed-by': 'function-platform',
+    ...extra,
+  };
+}
+
+function meta(owner: Owner, name: string, extra: Record<string, string> = {}): Obj {
+  return { name, namespace: owner.namespace, labels: labels(owner, extra) };
+}
+
+function deploymentName(owner: Owner, color: string): string {
+  return dnsLabel(appName(owner), color);
+}
+
+function serviceName(owner: Owner): string {
+  return dnsLabel(appName(owner));
+}
+
+function containerEnv(spec: WidgetSpec): Array<{ name: string; value: string }> {
+  const env: Record<string, string> = { PORT: String(spec.port) };
+  if (spec.image === DEFAULT_IMAGE) env[DEFAULT_IMAGE_PORT_ENV] = String(spec.port);
+  Object.assign(env, spec.env ?? {});
+  return Object.keys(env)
+    .sort()
+    .map((name) => ({ name, value: env[name] as string }));
+}
+
+function deployment(owner: Owner, spec: WidgetSpec, color: string, replicas: number | undefined): Obj {
+  const selector = { [INSTANCE_LABEL]: appName(owner), [COLOR_LABEL]: color };
+  const podSecurity: Obj = { seccompProfile: { type: 'RuntimeDefault' } };
+  // The default image needs no root; a user's image may, so only ours is pinned to a uid.
+  if (spec.image === DEFAULT_IMAGE) Object.assign(podSecurity, { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 });
+  const probe = { tcpSocket: { port: 'http' }, periodSeconds: 10, failureThreshold: 3 };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: meta(owner, deploymentName(owner, color), { [COLOR_LABEL]: color }),
+    spec: {
+      ...(replicas === undefined ? {} : { replicas }),
+      revisionHistoryLimit: 5,
+      selector: { matchLabels: selector },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '25%' } },
+      template: {
+        metadata: { labels: labels(owner, { [COLOR_LABEL]: color }) },
+        spec: {
+          securityContext: podSecurity,
+          containers: [
+            {
+              name: 'web',
+              image: spec.image,
+              ports: [{ name: 'http', containerPort: spec.port, protocol: 'TCP' }],
+              env: containerEnv(spec),
+              resources: {
+                requests: { cpu: spec.resources.cpu, memory: spec.resources.memory },
+                limits: { memory: spec.resources.memory },
+              },
+              readinessProbe: { ...probe, initialDelaySeconds: 2 },
+              livenessProbe: { ...probe, initialDelaySeconds: 10 },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: spec.image === DEFAULT_IMAGE,
+                capabilities: { drop: ['ALL'] },
+              },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The old color's Deployment during a cutover: exactly what is running now,
+ * so changing color and image together never touches the live pods.
+ */
+function keepAsObserved(observed: Obj): Obj {
+  const template = record(observed, 'spec', 'template');
+  const templateMeta = record(template, 'metadata');
+  const spec = { ...record(observed, 'spec') };
+  if (template && templateMeta) {
+    const { creationTimestamp: _ignored, ...cleanMeta } = templateMeta;
+    spec['template'] = { ...template, metadata: cleanMeta };
+  }
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: str(observed, 'metadata', 'name'),
+      namespace: str(observed, 'metadata', 'namespace'),
+      labels: record(observed, 'metadata', 'labels') ?? {},
+    },
+    spec,
+  };
+}
+
+function service(owner: Owner, spec: WidgetSpec, color: string): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: meta(owner, serviceName(owner)),
+    spec: {
+      type: 'ClusterIP',
+      selector: { [INSTANCE_LABEL]: appName(owner), [COLOR_LABEL]: color },
+      ports: [{ name: 'http', port: spec.port, targetPort: 'http', protocol: 'TCP' }],
+    },
+  };
+}
+
+function pdb(owner: Owner, color: string): Obj {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: meta(owner, serviceName(owner)),
+    spec: {
+      maxUnavailable: 1,
+      selector: { matchLabels: { [INSTANCE_LABEL]: appName(owner), [COLOR_LABEL]: color } },
+    },
+  };
+}
+
+function hpa(owner: Owner, spec: WidgetSpec, color: string): Obj {
+  const autoscale = spec.autoscale!;
+  return {
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata: meta(owner, serviceName(owner)),
+    spec: {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: deploymentName(owner, color) },
+      minReplicas: spec.size,
+      maxReplicas: autoscale.maxSize,
+      metrics: [
+        { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: autoscale.targetCPUPercent } } },
+      ],
+    },
+  };
+}
+
+function ingress(owner: Owner, host: string): Obj {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: meta(owner, serviceName(owner)),
+    spec: {
+      tls: [{ hosts: [host], secretName: dnsLabel(appName(owner), 'tls') }],
+      rules: [
+        {
+          host,
+          http: {
+            paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: serviceName(owner), port: { name: 'http' } } } }],
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** The color an observed Service sends traffic to. */
+function selectedColor(svc: Obj | undefined): string | undefined {
+  const color = field(svc, 'spec', 'selector', COLOR_LABEL);
+  return typeof color === 'string' ? color : undefined;
+}
+
+/** Where a Widget stands in its release, derived from observed state alone. */
+export interface Release {
+  /** The color the observed Service selects; undefined before the Service exists. */
+  live: string | undefined;
+  /** The color requested by the spec. */
+  wanted: string;
+  /** The old live color still kept during a cutover. */
+  draining: string | undefined;
+  /** The color the desired Service selects on this call. */
+  serve: string;
+  /** The wanted color's Deployment: available replicas and whether it is at full size. */
+  wantedAvailable: number;
+  wantedAtFullSize: boolean;
+}
+
+export function release(spec: WidgetSpec, observed: ReadonlyMap<string, Obj>): Release {
+  const wanted = spec.color;
+  const live = selectedColor(observed.get(KEYS.service));
+  const wantedDeployment = observed.get(KEYS.deployment(wanted));
+  const wantedAvailable = num(wantedDeployment, 'status', 'availableReplicas') ?? 0;
+  const wantedAtFullSize = judge(wantedDeployment).ready && wantedAvailable >= spec.size;
+  // A cutover exists only while the live color still has pods to serve from.
+  const draining = live !== undefined && live !== wanted && observed.has(KEYS.deployment(live)) ? live : undefined;
+  const serve = draining === undefined || wantedAtFullSize ? wanted : draining;
+  return { live, wanted, draining, serve, wantedAvailable, wantedAtFullSize };
+}
+
+function compose(input: BlueprintInput<WidgetSpec>): Plan {
+  const { owner, spec, observed } = input;
+  const r = release(spec, observed);
+  const resources: Desired[] = [];
+  // With an autoscaler the live Deployment's replicas belong to it; a color
+  // that is not live yet is started at full size explicitly.
+  const replicasFor = (color: string) => (spec.autoscale && color === r.live ? undefined : spec.size);
+  resources.push({ key: KEYS.deployment(r.wanted), object: deployment(owner, spec, r.wanted, replicasFor(r.wanted)) });
+  if (r.draining !== undefined) {
+    resources.push({ key: KEYS.deployment(r.draining), object: keepAsObserved(observed.get(KEYS.deployment(r.draining))!) });
+  }
+  resources.push({ key: KEYS.service, object: service(owner, spec, r.serve) });
+  // Budgets and the autoscaler follow the color that serves.
+  const serving = r.draining ?? r.wanted;
+  if (spec.size >= 2) resources.push({ key: KEYS.pdb, object: pdb(owner, serving) });
+  if (spec.autoscale) resources.push({ key: KEYS.hpa, object: hpa(owner, spec, serving) });
+  if (spec.host) resources.push({ key: KEYS.ingress, object: ingress(owner, spec.host) });
+  return { resources };
+}
+
+function summarize(input: BlueprintInput<WidgetSpec>, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary {
+  const { owner, spec, observed } = input;
+  const r = release(spec, observed);
+  const url = spec.host ? `https://${spec.host}` : `http://${serviceName(owner)}.${owner.namespace}.svc.cluster.local:${spec.port}`;
+  const activeDeployment = r.live === undefined ? undefined : observed.get(KEYS.deployment(r.live));
+  const status: Obj = { url };
+  if (r.live !== undefined) status['activeColor'] = r.live;
+  status['availableReplicas'] = num(activeDeployment, 'status', 'availableReplicas') ?? 0;
+
+  const warnings: Summary['warnings'] = [];
+  for (const { key, object } of plan.resources) {
+    const v = verdicts.get(key);
+    if (v && !v.ready && v.detail.startsWith('rollout stuck')) {
+      warnings.push({ reason: 'RolloutStuck', message: `Deployment ${String(field(object, 'metadata', 'name'))}: ${v.detail}` });
+    }
+  }
+
+  if (r.draining !== undefined) {
+    const progress = `${r.wanted} ${r.wantedAvailable}/${spec.size} available`;
+    const message = r.wantedAtFullSize
+      ? `switching traffic from ${r.draining} to ${r.wanted}: ${progress}, waiting for Service ${serviceName(owner)} to follow`
+      : `switching traffic from ${r.draining} to ${r.wanted}: ${progress}; ${r.draining} keeps serving until then`;
+    return { ready: false, message, reason: 'SwitchingTraffic', status, warnings };
+  }
+  const blocker = firstBlocker(plan, verdicts);
+  if (blocker !== undefined) {
+    const liveKey = KEYS.deployment(r.wanted);
+    const rolling = !(verdicts.get(liveKey)?.ready ?? false);
+    return { ready: false, message: blocker, reason: warnings.length > 0 ? 'RolloutStuck' : rolling ? 'RollingOut' : 'Provisioning', status, warnings };
+  }
+  if (r.live !== r.wanted) {
+    // Every resource is ready but the Service has not been observed on the wanted color.
+    return { ready: false, message: `waiting for Service ${serviceName(owner)} to select ${r.wanted}`, reason: 'SwitchingTraffic', status, warnings };
+  }
+  const replicas = num(activeDeployment, 'status', 'availableReplicas') ?? 0;
+  return {
+    ready: true,
+    message: `available: ${replicas} ${replicas === 1 ? 'replica' : 'replicas'} of ${r.wanted} serving at ${url}`,
+    reason: 'Available',
+    status,
+    warnings,
+  };
+}
+
+export const widget: Blueprint<WidgetSpec> = {
+  name: 'widget',
+  kinds: ['Widget', 'XWidget'],
+  conditionType: 'WidgetReady',
+  parse(spec) {
+    const parsed = validate(spec);
+    checkWidgetRules(parsed);
+    return parsed;
+  },
+  compose,
+  summarize,
+};
+

@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// The function's entry point, as Crossplane runs it:
+//   node dist/src/main.js [--address 0.0.0.0:9443] [--insecure] [--tls-server-certs-dir /tls/server] [--debug]
+import { helpText, parseArgs } from '@crossplane-org/function-sdk-typescript';
+import { pino } from 'pino';
+import { listen, newServer, shutdown } from './server.js';
+
+const GRACE_MS = 10_000;
+
+function main(): void {
+  let args: ReturnType<typeof parseArgs>;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`function-platform: ${err instanceof Error ? err.message : String(err)}\nTry --help for the flags.\n`);
+    process.exit(2);
+  }
+  if (args.help) {
+    process.stdout.write(`${helpText('function-platform')}\n`);
+    process.exit(0);
+  }
+  const log = pino({
+    level: args.debug ? 'debug' : 'info',
+    base: { fn: 'function-platform' },
+    formatters: { level: (label) => ({ severity: label.toUpperCase() }) },
+  });
+  const server = newServer(log);
+  const opts = { address: args.address, insecure: args.insecure ?? false, tlsServerCertsDir: args.tlsServerCertsDir ?? '/tls/server' };
+  listen(server, opts).then(
+    (port) => log.info({ address: args.address, port, tls: !args.insecure }, `listening on port ${port}`),
+    (err: Error) => {
+      log.error({ error: err.message }, 'cannot start the server');
+      process.exit(1);
+    },
+  );
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing calls in flight');
+    void shutdown(server, GRACE_MS).then(() => {
+      log.info({}, 'stopped');
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main();

@@ -1,0 +1,110 @@
+// Validates a spec against its XRD schema and fills in the schema's defaults,
+// as the API server would. The schema is compiled once per process.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+
+/** A spec that failed its schema: every message names the field, the value and what is allowed. */
+export class SpecError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('; '));
+    this.name = 'SpecError';
+  }
+}
+
+const ajv = new Ajv({
+  allErrors: true,
+  useDefaults: true,
+  // x-kubernetes-* keywords belong to the API server; they are not ours to evaluate here.
+  strict: false,
+  validateFormats: false,
+});
+
+/** How a value is shown in an error: short, and never a whole object. */
+export function show(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (typeof value === 'string') return JSON.stringify(value.length > 64 ? `${value.slice(0, 61)}...` : value);
+  if (Array.isArray(value)) return 'a list';
+  if (value === null) return 'null';
+  if (typeof value === 'object') return 'an object';
+  return String(value);
+}
+
+function valueAt(root: unknown, pointer: string): unknown {
+  let cur: unknown = root;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (typeof cur !== 'object' || cur === null) return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+function pathOf(prefix: string, pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .reduce((p, raw) => {
+      const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+      return /^\d+$/.test(key) ? `${p}[${key}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${p}.${key}` : `${p}[${JSON.stringify(key)}]`;
+    }, prefix);
+}
+
+function describeError(prefix: string, root: unknown, e: ErrorObject): string {
+  const params = e.params as Record<string, unknown>;
+  if (e.keyword === 'required') {
+    return `${pathOf(prefix, e.instancePath)}.${String(params['missingProperty'])} is required`;
+  }
+  const path = pathOf(prefix, e.instancePath);
+  const got = show(valueAt(root, e.instancePath));
+  const schema = e.parentSchema as Record<string, unknown> | undefined;
+  switch (e.keyword) {
+    case 'type':
+      return `${path} is ${got}; it must be ${params['type'] === 'integer' ? 'a whole number' : `a ${String(params['type'])}`}`;
+    case 'enum':
+      return `${path} is ${got}; allowed: ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'minimum':
+    case 'maximum': {
+      const min = schema?.['minimum'];
+      const max = schema?.['maximum'];
+      const range = min !== undefined && max !== undefined ? `from ${min} to ${max}` : e.keyword === 'minimum' ? `at least ${min}` : `at most ${max}`;
+      return `${path} is ${got}; it must be ${range}`;
+    }
+    case 'pattern':
+      return `${path} is ${got}; it must match ${String(params['pattern'])}${hintFor(schema)}`;
+    case 'minLength':
+      return `${path} is ${got}; it must be at least ${String(params['limit'])} characters`;
+    case 'maxLength':
+      return `${path} is ${got.length > 20 ? 'too long' : got}; it must be at most ${String(params['limit'])} characters`;
+    case 'maxProperties':
+      return `${path} has too many entries; at most ${String(params['limit'])} are allowed`;
+    case 'additionalProperties':
+      return `${path}.${String(params['additionalProperty'])} is not a known field`;
+    default:
+      return `${path} is ${got}; ${e.message ?? 'it is invalid'}`;
+  }
+}
+
+/** Patterns are exact but unfriendly; say in words what the common ones mean. */
+function hintFor(schema: Record<string, unknown> | undefined): string {
+  const pattern = schema?.['pattern'];
+  if (pattern === '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') return ' (a DNS label: lowercase letters, digits and "-", starting and ending with a letter or digit)';
+  return '';
+}
+
+export interface SpecValidator<T> {
+  /** Returns the spec with defaults applied, or throws SpecError. Never mutates its input. */
+  (spec: unknown): T;
+}
+
+/** Compiles a spec schema once; the validator copies its input before defaulting it. */
+export function specValidator<T>(schema: object, prefix = 'spec'): SpecValidator<T> {
+  const validate: ValidateFunction = ajv.compile(structuredClone(schema) as object);
+  return (spec: unknown): T => {
+    if (spec === undefined || spec === null) {
+      throw new SpecError([`${prefix} is missing; the object needs a ${prefix} (an empty one takes every default)`]);
+    }
+    const copy = structuredClone(spec);
+    if (validate(copy)) return copy as T;
+    const problems = [...new Set((validate.errors ?? []).map((e) => describeError(prefix, copy, e)))];
+    throw new SpecError(problems);
+  };
+}
