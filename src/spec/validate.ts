@@ -13,6 +13,8 @@ export class SpecError extends Error {
 const ajv = new Ajv({
   allErrors: true,
   useDefaults: true,
+  // parentSchema on errors lets messages say the whole allowed range.
+  verbose: true,
   // x-kubernetes-* keywords belong to the API server; they are not ours to evaluate here.
   strict: false,
   validateFormats: false,

@@ -1,0 +1,156 @@
+// Local render: what Crossplane would do with one call of the function,
+// without a cluster. It builds the request the way Crossplane does, runs the
+// same code in-process, and lays the answer out as `crossplane render` prints
+// it: the XR with its new status, then the composed resources, then results.
+import { readFileSync } from 'node:fs';
+import { Ready, type RunFunctionRequest, type RunFunctionResponse, Severity, Status } from '@crossplane-org/function-sdk-typescript';
+import { parseAllDocuments, stringify } from 'yaml';
+import { runFunction } from './function.js';
+import { isObj, record, str, type Obj } from './kube.js';
+
+export const RESOURCE_NAME_ANNOTATION = 'crossplane.io/composition-resource-name';
+
+/** Every YAML document of a file that is an object (comments-only documents are skipped). */
+export function readYamlObjects(path: string): Obj[] {
+  const text = readFileSync(path, 'utf8');
+  const out: Obj[] = [];
+  for (const doc of parseAllDocuments(text)) {
+    if (doc.errors.length > 0) throw new Error(`${path}: ${doc.errors[0]!.message}`);
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) continue;
+    if (!isObj(value)) throw new Error(`${path}: every document must be a Kubernetes object`);
+    out.push(value);
+  }
+  return out;
+}
+
+/** Observed composed resources keyed as Crossplane keys them: by their composition-resource-name annotation. */
+export function observedByKey(objects: Obj[], source = 'observed resources'): Record<string, { resource: Obj; connectionDetails: Record<string, Buffer>; ready: Ready }> {
+  const out: Record<string, { resource: Obj; connectionDetails: Record<string, Buffer>; ready: Ready }> = {};
+  for (const obj of objects) {
+    const key = str(obj, 'metadata', 'annotations', RESOURCE_NAME_ANNOTATION);
+    if (!key) throw new Error(`${source}: ${str(obj, 'kind')} ${str(obj, 'metadata', 'name')} has no ${RESOURCE_NAME_ANNOTATION} annotation`);
+    out[key] = { resource: obj, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED };
+  }
+  return out;
+}
+
+/** Pipeline credentials from Secret manifests, keyed by the Secret's name (data is base64, stringData plain). */
+export function credentialsFromSecrets(secrets: Obj[]): RunFunctionRequest['credentials'] {
+  const out: RunFunctionRequest['credentials'] = {};
+  for (const secret of secrets) {
+    const name = str(secret, 'metadata', 'name');
+    if (!name) continue;
+    const data: Record<string, Buffer> = {};
+    for (const [k, v] of Object.entries(record(secret, 'data') ?? {})) if (typeof v === 'string') data[k] = Buffer.from(v, 'base64');
+    for (const [k, v] of Object.entries(record(secret, 'stringData') ?? {})) if (typeof v === 'string') data[k] = Buffer.from(v, 'utf8');
+    out[name] = { credentialData: { data } };
+  }
+  return out;
+}
+
+/** The request Crossplane would send for this XR and observed state. */
+export function buildRequest(xr: Obj, observed: Obj[] = [], credentials: Obj[] = [], input?: Obj): RunFunctionRequest {
+  return {
+    meta: { tag: 'render', capabilities: [] },
+    observed: { composite: { resource: xr, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED }, resources: observedByKey(observed) },
+    desired: { composite: undefined, resources: {} },
+    input,
+    context: undefined,
+    extraResources: {},
+    credentials: credentialsFromSecrets(credentials),
+    requiredResources: {},
+    requiredSchemas: {},
+  };
+}
+
+export interface Rendered {
+  /** The XR with the status Crossplane would write. */
+  xr: Obj;
+  /** Composed resources with the metadata Crossplane adds, sorted by composition-resource name. */
+  resources: Obj[];
+  /** Results (events) as render prints them. */
+  results: Obj[];
+  /** The Fatal message, when the call failed: nothing would be applied. */
+  fatal?: string;
+}
+
+const SEVERITY: Record<number, string> = {
+  [Severity.SEVERITY_FATAL]: 'SEVERITY_FATAL',
+  [Severity.SEVERITY_WARNING]: 'SEVERITY_WARNING',
+  [Severity.SEVERITY_NORMAL]: 'SEVERITY_NORMAL',
+};
+
+const CONDITION_STATUS: Record<number, string> = {
+  [Status.STATUS_CONDITION_TRUE]: 'True',
+  [Status.STATUS_CONDITION_FALSE]: 'False',
+  [Status.STATUS_CONDITION_UNKNOWN]: 'Unknown',
+};
+
+/** Lays a response out as Crossplane would apply it. */
+export function assemble(xr: Obj, rsp: RunFunctionResponse): Rendered {
+  const results = rsp.results.map((r) => ({
+    apiVersion: 'render.crossplane.io/v1beta1',
+    kind: 'Result',
+    severity: SEVERITY[r.severity] ?? 'SEVERITY_UNSPECIFIED',
+    ...(r.reason ? { reason: r.reason } : {}),
+    message: r.message,
+    step: 'compose',
+  }));
+  const fatal = rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL);
+  const xrMeta = record(xr, 'metadata') ?? {};
+  const name = str(xr, 'metadata', 'name') ?? '';
+  if (fatal) {
+    return { xr: { apiVersion: xr['apiVersion'], kind: xr['kind'], metadata: xrMeta, status: xr['status'] ?? {} }, resources: [], results, fatal: fatal.message };
+  }
+  const desired = rsp.desired?.resources ?? {};
+  const keys = Object.keys(desired).sort();
+  const allReady = keys.every((k) => desired[k]!.ready === Ready.READY_TRUE);
+  const compositeReady = rsp.desired?.composite?.ready;
+  const ready = compositeReady === Ready.READY_TRUE || (compositeReady !== Ready.READY_FALSE && allReady);
+  const unready = keys.filter((k) => desired[k]!.ready !== Ready.READY_TRUE);
+  const conditions: Obj[] = [
+    ready
+      ? { type: 'Ready', status: 'True', reason: 'Available' }
+      : { type: 'Ready', status: 'False', reason: 'Creating', ...(unready.length ? { message: `Unready resources: ${unready.join(', ')}` } : {}) },
+    ...rsp.conditions.map((c) => ({
+      type: c.type,
+      status: CONDITION_STATUS[c.status] ?? 'Unknown',
+      reason: c.reason,
+      ...(c.message ? { message: c.message } : {}),
+    })),
+  ];
+  const desiredStatus = record(rsp.desired?.composite?.resource, 'status') ?? {};
+  const outXr: Obj = {
+    apiVersion: xr['apiVersion'],
+    kind: xr['kind'],
+    metadata: { name, ...(xrMeta['namespace'] ? { namespace: xrMeta['namespace'] } : {}) },
+    status: { ...desiredStatus, conditions },
+  };
+  const owner = { apiVersion: xr['apiVersion'], kind: xr['kind'], name, uid: str(xr, 'metadata', 'uid') ?? '', controller: true, blockOwnerDeletion: true };
+  const resources = keys.map((key) => {
+    const obj = structuredClone(desired[key]!.resource ?? {}) as Obj;
+    const meta = (record(obj, 'metadata') ?? {}) as Obj;
+    obj['metadata'] = {
+      ...(meta['name'] ? {} : { generateName: `${name}-` }),
+      ...meta,
+      annotations: { ...(record(meta, 'annotations') ?? {}), [RESOURCE_NAME_ANNOTATION]: key },
+      labels: { ...(record(meta, 'labels') ?? {}), 'crossplane.io/composite': name },
+      ownerReferences: [owner],
+    };
+    return obj;
+  });
+  return { xr: outXr, resources, results };
+}
+
+/** Renders one XR in-process. */
+export function render(xr: Obj, observed: Obj[] = [], credentials: Obj[] = [], input?: Obj): Rendered {
+  return assemble(xr, runFunction(buildRequest(xr, observed, credentials, input)));
+}
+
+/** The documents `crossplane render` would print, as YAML or as a JSON list. */
+export function format(rendered: Rendered, opts: { results: boolean; output: 'yaml' | 'json' }): string {
+  const docs = [rendered.xr, ...rendered.resources, ...(opts.results ? rendered.results : [])];
+  if (opts.output === 'json') return `${JSON.stringify(docs, null, 2)}\n`;
+  return docs.map((d) => `---\n${stringify(d, { lineWidth: 0 })}`).join('');
+}
