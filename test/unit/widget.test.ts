@@ -1,0 +1,208 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Ready, Severity } from '@crossplane-org/function-sdk-typescript';
+import { runFunction } from '../../src/function.js';
+import type { Obj } from '../../src/kube.js';
+import { buildRequest } from '../../src/render.js';
+import { Loop } from '../support/loop.js';
+
+const seed: Obj = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'my-widget', namespace: 'team-a' }, spec: { color: 'blue', size: 42 } };
+
+function widget(spec: Obj, name = 'my-widget'): Obj {
+  return { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace: 'team-a' }, spec };
+}
+
+const selectorColor = (svc: Obj | undefined) => ((svc?.['spec'] as Obj)['selector'] as Obj)['function-platform.dev/color'];
+
+describe('Widget blueprint', () => {
+  test('the seed composes a 42-replica Deployment, a Service and a PDB, none ready yet', () => {
+    const loop = new Loop(seed);
+    const rsp = loop.call();
+    assert.deepEqual(loop.desiredKeys(), ['deployment-blue', 'pdb', 'service']);
+    const dep = loop.desired('deployment-blue')!;
+    assert.equal((dep['spec'] as Obj)['replicas'], 42);
+    assert.equal((dep['metadata'] as Obj)['name'], 'my-widget-blue');
+    assert.equal((dep['metadata'] as Obj)['namespace'], 'team-a');
+    assert.equal(selectorColor(loop.desired('service')), 'blue');
+    for (const r of Object.values(rsp.desired!.resources)) assert.equal(r.ready, Ready.READY_FALSE);
+    assert.equal(rsp.desired!.composite!.ready, Ready.READY_FALSE);
+    const status = loop.status();
+    assert.equal(status['ready'], false);
+    assert.equal(status['message'], 'Deployment my-widget-blue: not created yet');
+    assert.equal(status['url'], 'http://my-widget.team-a.svc.cluster.local:8080');
+    assert.equal(status['activeColor'], undefined, 'no Service observed yet, so no color is live');
+  });
+
+  test('size 1 composes no PodDisruptionBudget; defaults fill the rest', () => {
+    const loop = new Loop(widget({}));
+    loop.call();
+    assert.deepEqual(loop.desiredKeys(), ['deployment-blue', 'service']);
+    const container = (((loop.desired('deployment-blue')!['spec'] as Obj)['template'] as Obj)['spec'] as Obj)['containers'] as Obj[];
+    assert.equal(container[0]!['image'], 'traefik/whoami:v1.11.0');
+    assert.deepEqual(container[0]!['resources'], { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '128Mi' } });
+    assert.deepEqual(container[0]!['ports'], [{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+  });
+
+  test('every field: HPA, Ingress, env, resources, port', () => {
+    const loop = new Loop(
+      widget({ color: 'green', size: 3, image: 'ghcr.io/x/shop:1', port: 9090, env: { B: '2', A: '1' }, resources: { cpu: '250m', memory: '256Mi' }, host: 'shop.example.org', autoscale: { maxSize: 10 } }),
+    );
+    loop.call();
+    assert.deepEqual(loop.desiredKeys(), ['deployment-green', 'hpa', 'ingress', 'pdb', 'service']);
+    const hpa = loop.desired('hpa')!['spec'] as Obj;
+    assert.equal(hpa['minReplicas'], 3);
+    assert.equal(hpa['maxReplicas'], 10);
+    assert.deepEqual(hpa['scaleTargetRef'], { apiVersion: 'apps/v1', kind: 'Deployment', name: 'my-widget-green' });
+    assert.equal(JSON.stringify(hpa['metrics']).includes('"averageUtilization":80'), true, 'targetCPUPercent defaults to 80');
+    const ing = loop.desired('ingress')!['spec'] as Obj;
+    assert.equal(((ing['rules'] as Obj[])[0]!)['host'], 'shop.example.org');
+    const c = ((((loop.desired('deployment-green')!['spec'] as Obj)['template'] as Obj)['spec'] as Obj)['containers'] as Obj[])[0]!;
+    assert.deepEqual(c['env'], [
+      { name: 'A', value: '1' },
+      { name: 'B', value: '2' },
+      { name: 'PORT', value: '9090' },
+    ]);
+    assert.equal(loop.status()['url'], 'https://shop.example.org');
+  });
+
+  test('rolling out: the message names the Deployment and its numbers', () => {
+    const loop = new Loop(seed);
+    loop.apply(loop.call());
+    loop.rollOut('deployment-blue', 12);
+    loop.settle();
+    loop.call();
+    assert.equal(loop.status()['message'], 'Deployment my-widget-blue: 12/42 replicas available');
+    assert.equal(loop.status()['availableReplicas'], 12);
+    assert.equal(loop.last!.conditions[0]!.reason, 'RollingOut');
+  });
+
+  test('ready once every resource is ready; the XR and every resource are marked ready', () => {
+    const loop = new Loop(seed);
+    loop.apply(loop.call());
+    loop.rollOut('deployment-blue');
+    loop.settle();
+    const rsp = loop.call();
+    assert.equal(loop.status()['ready'], true);
+    assert.equal(loop.status()['activeColor'], 'blue');
+    assert.equal(loop.status()['availableReplicas'], 42);
+    assert.equal(rsp.desired!.composite!.ready, Ready.READY_TRUE);
+    for (const r of Object.values(rsp.desired!.resources)) assert.equal(r.ready, Ready.READY_TRUE);
+    assert.equal(rsp.conditions[0]!.type, 'WidgetReady');
+    assert.equal(rsp.conditions[0]!.reason, 'Available');
+  });
+
+  test('an event is emitted when the reason changes, not on every call', () => {
+    const loop = new Loop(seed);
+    loop.apply(loop.call());
+    assert.equal(loop.last!.results.filter((r) => r.severity === Severity.SEVERITY_NORMAL).length, 1);
+    loop.apply(loop.call());
+    assert.equal(loop.last!.results.length, 0, 'same reason as observed: no new event');
+    loop.rollOut('deployment-blue');
+    loop.settle();
+    loop.apply(loop.call());
+    assert.deepEqual(loop.last!.results.map((r) => r.reason), ['Available']);
+  });
+
+  test('a full blue/green cutover, each step read from observed state', () => {
+    const loop = new Loop(seed);
+    loop.apply(loop.call());
+    loop.rollOut('deployment-blue');
+    loop.settle();
+    loop.apply(loop.call());
+    assert.equal(loop.status()['ready'], true);
+
+    // The user asks for green.
+    loop.xr = { ...loop.xr, spec: { color: 'green', size: 42 } };
+    loop.apply(loop.call());
+    assert.deepEqual(loop.desiredKeys(), ['deployment-blue', 'deployment-green', 'pdb', 'service']);
+    assert.equal(selectorColor(loop.desired('service')), 'blue', 'traffic stays on blue while green starts');
+    assert.equal((loop.desired('deployment-green')!['spec'] as Obj)['replicas'], 42, 'green starts at full size');
+    assert.equal(loop.status()['activeColor'], 'blue');
+    assert.equal(loop.status()['ready'], false);
+
+    // Green part way: still on blue, and the message says where it stands.
+    loop.rollOut('deployment-green', 12);
+    loop.apply(loop.call());
+    assert.equal(selectorColor(loop.desired('service')), 'blue');
+    assert.match(String(loop.status()['message']), /switching traffic from blue to green: green 12\/42 available/);
+    assert.equal(loop.last!.conditions[0]!.reason, 'SwitchingTraffic');
+
+    // Green fully available: the Service switches, blue is still kept.
+    loop.rollOut('deployment-green');
+    loop.apply(loop.call());
+    assert.equal(selectorColor(loop.desired('service')), 'green');
+    assert.ok(loop.desiredKeys().includes('deployment-blue'), 'blue stays until the switch is observed');
+    assert.equal(loop.status()['ready'], false);
+
+    // The switch is observed: blue leaves desired state, and the Widget is ready on green.
+    loop.settle();
+    loop.apply(loop.call());
+    assert.deepEqual(loop.desiredKeys(), ['deployment-green', 'pdb', 'service']);
+    assert.equal(loop.status()['activeColor'], 'green');
+    assert.equal(loop.status()['ready'], true);
+    assert.equal(loop.status()['availableReplicas'], 42);
+  });
+
+  test('changing color and image together leaves the live pods untouched', () => {
+    const loop = new Loop(widget({ color: 'blue', size: 2, image: 'shop:1' }));
+    loop.apply(loop.call());
+    loop.rollOut('deployment-blue');
+    loop.apply(loop.call());
+    const before = JSON.stringify(loop.observed.get('deployment-blue')!['spec']);
+    loop.xr = { ...loop.xr, spec: { color: 'green', size: 2, image: 'shop:2' } };
+    loop.apply(loop.call());
+    assert.equal(JSON.stringify(loop.desired('deployment-blue')!['spec']), before);
+    assert.match(JSON.stringify(loop.desired('deployment-green')), /shop:2/);
+  });
+
+  test('reverting the color mid-cutover drops the half-started color', () => {
+    const loop = new Loop(seed);
+    loop.apply(loop.call());
+    loop.rollOut('deployment-blue');
+    loop.apply(loop.call());
+    loop.xr = { ...loop.xr, spec: { color: 'green', size: 42 } };
+    loop.apply(loop.call());
+    loop.rollOut('deployment-green', 5);
+    loop.xr = { ...loop.xr, spec: { color: 'blue', size: 42 } };
+    loop.apply(loop.call());
+    assert.deepEqual(loop.desiredKeys(), ['deployment-blue', 'pdb', 'service']);
+    assert.equal(selectorColor(loop.desired('service')), 'blue');
+  });
+
+  test('a restart at any step converges: the same observed state gives the same answer', () => {
+    const loop = new Loop(seed);
+    loop.apply(loop.call());
+    loop.rollOut('deployment-blue');
+    loop.apply(loop.call());
+    loop.xr = { ...loop.xr, spec: { color: 'green', size: 42 } };
+    for (let step = 0; step < 4; step++) {
+      const a = loop.call();
+      const b = runFunction(buildRequest(loop.xr, [...loop.observed.values()]));
+      assert.deepEqual(b.desired, a.desired, `step ${step}: answers differ`);
+      loop.apply(a);
+      for (const key of loop.observed.keys()) if (key.startsWith('deployment-')) loop.rollOut(key);
+    }
+    assert.equal(loop.status()['activeColor'], 'green');
+  });
+
+  test('with an autoscaler the live Deployment leaves replicas to it', () => {
+    const loop = new Loop(widget({ color: 'blue', size: 2, autoscale: { maxSize: 5 } }));
+    loop.apply(loop.call());
+    assert.equal((loop.desired('deployment-blue')!['spec'] as Obj)['replicas'], 2, 'before anything is live, start at size');
+    loop.rollOut('deployment-blue');
+    loop.settle();
+    loop.apply(loop.call());
+    assert.equal((loop.desired('deployment-blue')!['spec'] as Obj)['replicas'], undefined, 'live: the HPA owns replicas');
+  });
+
+  test('names too long for a Service are shortened with a hash, stably', () => {
+    const long = 'a'.repeat(80);
+    const a = new Loop(widget({}, long));
+    a.call();
+    const name = String((a.desired('service')!['metadata'] as Obj)['name']);
+    assert.ok(name.length <= 63, name);
+    const b = new Loop(widget({}, long));
+    b.call();
+    assert.equal((b.desired('service')!['metadata'] as Obj)['name'], name);
+  });
+});
