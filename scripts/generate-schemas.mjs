@@ -16,6 +16,7 @@ const out = join(root, 'src/generated/schemas.ts');
 // Each XRD becomes a schema constant and a spec type.
 const apis = [
   { file: 'package/configuration/apis/widget/definition.yaml', name: 'widget', type: 'WidgetSpec' },
+  { file: 'package/configuration/apis/database/definition.yaml', name: 'database', type: 'DatabaseSpec' },
 ];
 function loadSpecSchema(file) {
   const xrd = parse(readFileSync(join(root, file), 'utf8'));

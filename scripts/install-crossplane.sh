@@ -38,7 +38,9 @@ reported_version() {
 if [[ -x "$BIN" && -z "${CRANK_FORCE:-}" ]]; then
   have="$(reported_version)"
   stamp="$(cat "$STAMP" 2>/dev/null || true)"
-  if [[ "$have" == "$CRANK_VERSION" || "$stamp" == "$CRANK_VERSION" ]]; then
+  # Trust what the binary says; the stamp only covers binaries built without
+  # the version baked in (crank then reports an empty version).
+  if [[ "$have" == "$CRANK_VERSION" || ( -z "$have" && "$stamp" == "$CRANK_VERSION" ) ]]; then
     say "crank $CRANK_VERSION already built at ${BIN#"$ROOT"/} (reports '${have:-?}', stamp '${stamp:-none}'); nothing to do"
     exit 0
   fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// function-platform render XR.yaml [--observed-resources FILE] [--function-credentials FILE] [--input FILE] [-r] [-o yaml|json]
+// function-platform render XR.yaml [--observed-resources FILE] [--function-credentials FILE] [-e FILE] [--input FILE] [-r] [-o yaml|json]
 //
 // Runs the function in-process on one XR, the way `crossplane render` runs a
 // pipeline, with no cluster, no Docker and no Go.
@@ -14,6 +14,7 @@ Flags:
   --observed-resources FILE     observed composed resources (multi-document YAML,
                                 each with a crossplane.io/composition-resource-name annotation)
   --function-credentials FILE   Secrets passed as pipeline credentials, by name
+  -e, --required-resources FILE objects the function may ask for (multi-document YAML)
   --input FILE                  the Composition step's input (e.g. blueprint: widget)
   -r, --include-function-results   print results (events) after the resources
   -o, --output yaml|json        output format (default yaml)
@@ -27,6 +28,7 @@ function main(argv: string[]): number {
     options: {
       'observed-resources': { type: 'string' },
       'function-credentials': { type: 'string' },
+      'required-resources': { type: 'string', short: 'e' },
       input: { type: 'string' },
       'include-function-results': { type: 'boolean', short: 'r', default: false },
       output: { type: 'string', short: 'o', default: 'yaml' },
@@ -54,7 +56,8 @@ function main(argv: string[]): number {
   const observed = values['observed-resources'] ? readYamlObjects(values['observed-resources']) : [];
   const credentials = values['function-credentials'] ? readYamlObjects(values['function-credentials']) : [];
   const input = values.input ? readYamlObjects(values.input)[0] : undefined;
-  const rendered = render(xrs[0]!, observed, credentials, input);
+  const required = values['required-resources'] ? readYamlObjects(values['required-resources']) : [];
+  const rendered = render(xrs[0]!, observed, credentials, input, required);
   if (rendered.fatal !== undefined) {
     process.stderr.write(`function-platform: fatal result: ${rendered.fatal}\n`);
     if (values['include-function-results']) process.stdout.write(format({ ...rendered, resources: [] }, { results: true, output: values.output }));

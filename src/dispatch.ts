@@ -1,10 +1,11 @@
 // Which blueprint serves an XR: the one the Composition step's input names,
 // else the one that claims the XR's kind.
 import type { Blueprint } from './blueprints/blueprint.js';
+import { database } from './blueprints/database/index.js';
 import { widget } from './blueprints/widget.js';
 import type { Obj } from './kube.js';
 
-export const BLUEPRINTS: ReadonlyArray<Blueprint<any>> = [widget];
+export const BLUEPRINTS: ReadonlyArray<Blueprint<any>> = [widget, database];
 
 export class BlueprintChoiceError extends Error {
   constructor(message: string) {

@@ -13,6 +13,7 @@ import {
 import type { Blueprint, BlueprintInput, Owner, Summary } from './blueprints/blueprint.js';
 import { blueprintFor, BlueprintChoiceError } from './dispatch.js';
 import { FatalError } from './errors.js';
+import { randomBytes } from 'node:crypto';
 import { condition, isObj, record, str, type Obj } from './kube.js';
 import { judge, type Verdict } from './readiness.js';
 import { guardNothingLost } from './safety.js';
@@ -53,6 +54,31 @@ function observedResources(req: RunFunctionRequest): Map<string, Obj> {
   const out = new Map<string, Obj>();
   for (const [key, res] of Object.entries(req.observed?.resources ?? {})) {
     if (res && isObj(res.resource)) out.set(key, res.resource);
+  }
+  return out;
+}
+
+/** Answers to earlier requirements: required resources (v2), or extra resources (v1). */
+function requiredResources(req: RunFunctionRequest): Map<string, Obj[]> {
+  const out = new Map<string, Obj[]>();
+  for (const source of [req.extraResources, req.requiredResources]) {
+    for (const [name, resources] of Object.entries(source ?? {})) {
+      out.set(name, (resources?.items ?? []).map((i) => i.resource).filter(isObj));
+    }
+  }
+  return out;
+}
+
+const PASSWORD_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** 32 characters from a cryptographic source: about 190 bits, and safe in URIs and shells. */
+export function newPassword(): string {
+  let out = '';
+  while (out.length < 32) {
+    for (const byte of randomBytes(48)) {
+      // 248 = 4 × 62: dropping the rest keeps every character equally likely.
+      if (byte < 248 && out.length < 32) out += PASSWORD_ALPHABET[byte % 62];
+    }
   }
   return out;
 }
@@ -114,12 +140,15 @@ function compose(req: RunFunctionRequest, rsp: RunFunctionResponse, log?: Log): 
   const blueprint = blueprintFor(str(xr, 'kind') ?? '', isObj(req.input) ? req.input : undefined);
   const owner = ownerOf(xr);
   const observed = observedResources(req);
-  const base = { owner, xr, observed };
+  const base = { owner, xr, observed, required: requiredResources(req), newPassword };
   const spec = blueprint.parse(xr['spec'], base);
   const input: BlueprintInput<unknown> = { ...base, spec };
 
   const plan = blueprint.compose(input);
   guardNothingLost(plan, observed);
+  if (plan.requirements && Object.keys(plan.requirements).length > 0) {
+    rsp.requirements = { extraResources: {}, resources: { ...plan.requirements }, schemas: {} };
+  }
 
   const verdicts = new Map<string, Verdict>();
   const desired = rsp.desired!.resources;

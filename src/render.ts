@@ -50,7 +50,7 @@ export function credentialsFromSecrets(secrets: Obj[]): RunFunctionRequest['cred
 }
 
 /** The request Crossplane would send for this XR and observed state. */
-export function buildRequest(xr: Obj, observed: Obj[] = [], credentials: Obj[] = [], input?: Obj): RunFunctionRequest {
+export function buildRequest(xr: Obj, observed: Obj[] = [], credentials: Obj[] = [], input?: Obj, required: RunFunctionRequest['requiredResources'] = {}): RunFunctionRequest {
   return {
     meta: { tag: 'render', capabilities: [] },
     observed: { composite: { resource: xr, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED }, resources: observedByKey(observed) },
@@ -59,7 +59,7 @@ export function buildRequest(xr: Obj, observed: Obj[] = [], credentials: Obj[] =
     context: undefined,
     extraResources: {},
     credentials: credentialsFromSecrets(credentials),
-    requiredResources: {},
+    requiredResources: required,
     requiredSchemas: {},
   };
 }
@@ -143,9 +143,48 @@ export function assemble(xr: Obj, rsp: RunFunctionResponse): Rendered {
   return { xr: outXr, resources, results };
 }
 
+/** What a requirement finds among the objects a render was given, as Crossplane would answer it. */
+export function answer(requirements: RunFunctionResponse['requirements'], available: Obj[]): RunFunctionRequest['requiredResources'] {
+  const out: RunFunctionRequest['requiredResources'] = {};
+  for (const [name, sel] of Object.entries(requirements?.resources ?? {})) {
+    if (!sel) continue;
+    const items = available.filter(
+      (o) =>
+        o['apiVersion'] === sel.apiVersion &&
+        o['kind'] === sel.kind &&
+        (sel.matchName === undefined || str(o, 'metadata', 'name') === sel.matchName) &&
+        (sel.namespace === undefined || str(o, 'metadata', 'namespace') === sel.namespace) &&
+        Object.entries(sel.matchLabels?.labels ?? {}).every(([k, v]) => str(o, 'metadata', 'labels', k) === v),
+    );
+    out[name] = { items: items.map((resource) => ({ resource, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED })) };
+  }
+  return out;
+}
+
+/**
+ * Calls the function until its requirements stop changing, answering them
+ * from `required`, the way Crossplane runs a step (at most five times).
+ */
+export function runWithRequirements(call: (req: RunFunctionRequest) => RunFunctionResponse, base: RunFunctionRequest, required: Obj[]): RunFunctionResponse;
+export function runWithRequirements(call: (req: RunFunctionRequest) => Promise<RunFunctionResponse>, base: RunFunctionRequest, required: Obj[]): Promise<RunFunctionResponse>;
+export function runWithRequirements(
+  call: (req: RunFunctionRequest) => RunFunctionResponse | Promise<RunFunctionResponse>,
+  base: RunFunctionRequest,
+  required: Obj[],
+): RunFunctionResponse | Promise<RunFunctionResponse> {
+  const step = (rsp: RunFunctionResponse, asked: string, round: number): RunFunctionResponse | Promise<RunFunctionResponse> => {
+    const now = JSON.stringify(rsp.requirements?.resources ?? {});
+    if (now === asked || round >= 5 || now === '{}') return rsp;
+    const next = call({ ...base, requiredResources: answer(rsp.requirements, required) });
+    return next instanceof Promise ? next.then((r) => step(r, now, round + 1)) : step(next, now, round + 1);
+  };
+  const first = call(base);
+  return first instanceof Promise ? first.then((r) => step(r, '', 1)) : step(first, '', 1);
+}
+
 /** Renders one XR in-process. */
-export function render(xr: Obj, observed: Obj[] = [], credentials: Obj[] = [], input?: Obj): Rendered {
-  return assemble(xr, runFunction(buildRequest(xr, observed, credentials, input)));
+export function render(xr: Obj, observed: Obj[] = [], credentials: Obj[] = [], input?: Obj, required: Obj[] = []): Rendered {
+  return assemble(xr, runWithRequirements((req) => runFunction(req), buildRequest(xr, observed, credentials, input), required));
 }
 
 /** The documents `crossplane render` would print, as YAML or as a JSON list. */

@@ -22,6 +22,18 @@ export interface BlueprintInput<Spec> {
   xr: Obj;
   /** Observed composed resources by composition-resource name. */
   observed: ReadonlyMap<string, Obj>;
+  /** Answers to the requirements of an earlier call, by name; a missing name was not answered yet. */
+  required: ReadonlyMap<string, Obj[]>;
+  /** A new random password: the only impure input, so tests can watch it. */
+  newPassword: () => string;
+}
+
+/** Something the function needs to read from the cluster on its next call (Crossplane's required resources). */
+export interface Requirement {
+  apiVersion: string;
+  kind: string;
+  matchName: string;
+  namespace?: string;
 }
 
 /** A desired composed resource, in the order the user should hear about it. */
@@ -32,6 +44,7 @@ export interface Desired {
 
 export interface Plan {
   resources: Desired[];
+  requirements?: Record<string, Requirement>;
 }
 
 /** What the blueprint tells the user, from its plan and each resource's verdict. */

@@ -183,3 +183,323 @@ export type WidgetStatus = {
   /** Where the Widget is served. */
   "url"?: string;
 };
+
+/** The spec schema of Database (databases.example.com). */
+export const databaseSpecSchema = {
+  "type": "object",
+  "description": "What the Database should be.",
+  "default": {},
+  "x-kubernetes-validations": [
+    {
+      "rule": "self.placement != 'aws' || (has(self.aws) && has(self.aws.region))",
+      "message": "spec.aws.region is required with placement aws",
+      "fieldPath": ".aws"
+    },
+    {
+      "rule": "self.placement != 'aws' || self.storageGB >= 20",
+      "message": "spec.storageGB must be at least 20 with placement aws (the RDS minimum)",
+      "fieldPath": ".storageGB"
+    },
+    {
+      "rule": "!(self.placement == 'cluster' && self.highAvailability && self.engine == 'mysql')",
+      "message": "highAvailability in the cluster needs engine postgres (CloudNativePG)",
+      "fieldPath": ".highAvailability"
+    },
+    {
+      "rule": "!has(self.version) || (self.engine == 'postgres' ? self.version in ['14', '15', '16', '17'] : self.version in ['8.0', '8.4'])",
+      "message": "spec.version must be one the engine supports: postgres 14, 15, 16, 17; mysql 8.0, 8.4",
+      "fieldPath": ".version"
+    }
+  ],
+  "properties": {
+    "engine": {
+      "type": "string",
+      "description": "The database engine. It cannot be changed once the Database exists.",
+      "default": "postgres",
+      "enum": [
+        "postgres",
+        "mysql"
+      ],
+      "x-kubernetes-validations": [
+        {
+          "rule": "self == oldSelf",
+          "message": "spec.engine cannot be changed once the Database exists"
+        }
+      ]
+    },
+    "version": {
+      "type": "string",
+      "description": "Major version of the engine (postgres 14-17, mysql 8.0 or 8.4). Defaults to the newest supported for the engine.",
+      "pattern": "^[0-9]+(\\.[0-9]+)?$",
+      "maxLength": 8
+    },
+    "storageGB": {
+      "type": "integer",
+      "description": "Storage in GiB. It may grow but never shrink.",
+      "default": 20,
+      "minimum": 1,
+      "maximum": 65536,
+      "x-kubernetes-validations": [
+        {
+          "rule": "self >= oldSelf",
+          "message": "spec.storageGB may grow but never shrink"
+        }
+      ]
+    },
+    "size": {
+      "type": "string",
+      "description": "Capacity: pod resources in the cluster, an instance class on AWS (spec.aws.instanceClass overrides it).",
+      "default": "small",
+      "enum": [
+        "small",
+        "medium",
+        "large"
+      ]
+    },
+    "placement": {
+      "type": "string",
+      "description": "Where the database runs. It cannot be changed once the Database exists.",
+      "default": "cluster",
+      "enum": [
+        "cluster",
+        "aws"
+      ],
+      "x-kubernetes-validations": [
+        {
+          "rule": "self == oldSelf",
+          "message": "spec.placement cannot be changed once the Database exists"
+        }
+      ]
+    },
+    "highAvailability": {
+      "type": "boolean",
+      "description": "On AWS, a Multi-AZ instance. In the cluster, a CloudNativePG Cluster of several instances (postgres only; the CloudNativePG operator must be installed).",
+      "default": false
+    },
+    "backup": {
+      "type": "object",
+      "description": "Scheduled backups and how long they are kept.",
+      "default": {},
+      "properties": {
+        "enabled": {
+          "type": "boolean",
+          "description": "Take backups.",
+          "default": true
+        },
+        "schedule": {
+          "type": "string",
+          "description": "When to back up, a cron schedule in UTC (minute hour day month weekday). On AWS the hour picks the RDS backup window.",
+          "default": "0 3 * * *",
+          "maxLength": 100,
+          "pattern": "^(\\S+\\s+){4}\\S+$"
+        },
+        "retentionDays": {
+          "type": "integer",
+          "description": "Days a backup is kept.",
+          "default": 7,
+          "minimum": 1,
+          "maximum": 35
+        }
+      }
+    },
+    "aws": {
+      "type": "object",
+      "description": "AWS settings, required with placement aws.",
+      "properties": {
+        "region": {
+          "type": "string",
+          "description": "The AWS region, such as eu-west-1.",
+          "pattern": "^[a-z]{2}(-[a-z]+)+-[0-9]+$",
+          "maxLength": 32
+        },
+        "instanceClass": {
+          "type": "string",
+          "description": "An RDS instance class such as db.t4g.medium; overrides spec.size.",
+          "pattern": "^db\\.[a-z0-9-]+\\.[a-z0-9]+$",
+          "maxLength": 64
+        },
+        "subnetIds": {
+          "type": "array",
+          "description": "Subnets for a DB subnet group; without them RDS uses the default VPC.",
+          "maxItems": 16,
+          "items": {
+            "type": "string",
+            "pattern": "^subnet-[0-9a-f]+$"
+          }
+        },
+        "securityGroupIds": {
+          "type": "array",
+          "description": "VPC security groups of the instance.",
+          "maxItems": 16,
+          "items": {
+            "type": "string",
+            "pattern": "^sg-[0-9a-f]+$"
+          }
+        },
+        "providerConfigName": {
+          "type": "string",
+          "description": "The provider-upjet-aws ClusterProviderConfig to use.",
+          "default": "default",
+          "maxLength": 253
+        }
+      }
+    },
+    "deletionPolicy": {
+      "type": "string",
+      "description": "Retain keeps the data when the Database is deleted (volumes, the RDS instance with deletion protection and a final snapshot, the backup bucket). Delete removes it.",
+      "default": "Retain",
+      "enum": [
+        "Retain",
+        "Delete"
+      ]
+    }
+  }
+} as const;
+
+/** The status schema of Database: every field the function may write. */
+export const databaseStatusSchema = {
+  "type": "object",
+  "description": "What the Database is doing, written by the function.",
+  "properties": {
+    "ready": {
+      "type": "boolean",
+      "description": "True when the database accepts connections and every composed resource is ready."
+    },
+    "message": {
+      "type": "string",
+      "description": "One sentence on what is happening or what blocks readiness."
+    },
+    "phase": {
+      "type": "string",
+      "description": "Provisioning, Ready, Updating or Degraded."
+    },
+    "endpoint": {
+      "type": "string",
+      "description": "host:port where applications connect."
+    },
+    "host": {
+      "type": "string",
+      "description": "The host applications connect to."
+    },
+    "port": {
+      "type": "integer",
+      "description": "The port applications connect to."
+    },
+    "connectionSecret": {
+      "type": "string",
+      "description": "A Secret in the Database's namespace with host, port, dbname, username, password, uri and jdbc-uri."
+    },
+    "backup": {
+      "type": "object",
+      "description": "The newest backup.",
+      "properties": {
+        "lastSuccessfulTime": {
+          "type": "string",
+          "description": "When the newest backup finished."
+        },
+        "location": {
+          "type": "string",
+          "description": "Where backups are kept."
+        }
+      }
+    },
+    "aws": {
+      "type": "object",
+      "description": "Live facts read from AWS when the Composition step has AWS credentials.",
+      "properties": {
+        "dbInstanceStatus": {
+          "type": "string",
+          "description": "The RDS instance status, such as available."
+        },
+        "engineVersion": {
+          "type": "string",
+          "description": "The engine version RDS runs."
+        },
+        "latestRestorableTime": {
+          "type": "string",
+          "description": "The latest time the instance can be restored to."
+        },
+        "observedAt": {
+          "type": "string",
+          "description": "When these facts were read from AWS."
+        }
+      }
+    }
+  }
+} as const;
+
+/** Database spec with the schema's defaults applied. */
+export type DatabaseSpec = {
+  /** The database engine. It cannot be changed once the Database exists. */
+  "engine": "postgres" | "mysql";
+  /** Major version of the engine (postgres 14-17, mysql 8.0 or 8.4). Defaults to the newest supported for the engine. */
+  "version"?: string;
+  /** Storage in GiB. It may grow but never shrink. */
+  "storageGB": number;
+  /** Capacity: pod resources in the cluster, an instance class on AWS (spec.aws.instanceClass overrides it). */
+  "size": "small" | "medium" | "large";
+  /** Where the database runs. It cannot be changed once the Database exists. */
+  "placement": "cluster" | "aws";
+  /** On AWS, a Multi-AZ instance. In the cluster, a CloudNativePG Cluster of several instances (postgres only; the CloudNativePG operator must be installed). */
+  "highAvailability": boolean;
+  /** Scheduled backups and how long they are kept. */
+  "backup": {
+    /** Take backups. */
+    "enabled": boolean;
+    /** When to back up, a cron schedule in UTC (minute hour day month weekday). On AWS the hour picks the RDS backup window. */
+    "schedule": string;
+    /** Days a backup is kept. */
+    "retentionDays": number;
+  };
+  /** AWS settings, required with placement aws. */
+  "aws"?: {
+    /** The AWS region, such as eu-west-1. */
+    "region"?: string;
+    /** An RDS instance class such as db.t4g.medium; overrides spec.size. */
+    "instanceClass"?: string;
+    /** Subnets for a DB subnet group; without them RDS uses the default VPC. */
+    "subnetIds"?: Array<string>;
+    /** VPC security groups of the instance. */
+    "securityGroupIds"?: Array<string>;
+    /** The provider-upjet-aws ClusterProviderConfig to use. */
+    "providerConfigName": string;
+  };
+  /** Retain keeps the data when the Database is deleted (volumes, the RDS instance with deletion protection and a final snapshot, the backup bucket). Delete removes it. */
+  "deletionPolicy": "Retain" | "Delete";
+};
+
+/** Database status as the function writes it. */
+export type DatabaseStatus = {
+  /** True when the database accepts connections and every composed resource is ready. */
+  "ready"?: boolean;
+  /** One sentence on what is happening or what blocks readiness. */
+  "message"?: string;
+  /** Provisioning, Ready, Updating or Degraded. */
+  "phase"?: string;
+  /** host:port where applications connect. */
+  "endpoint"?: string;
+  /** The host applications connect to. */
+  "host"?: string;
+  /** The port applications connect to. */
+  "port"?: number;
+  /** A Secret in the Database's namespace with host, port, dbname, username, password, uri and jdbc-uri. */
+  "connectionSecret"?: string;
+  /** The newest backup. */
+  "backup"?: {
+    /** When the newest backup finished. */
+    "lastSuccessfulTime"?: string;
+    /** Where backups are kept. */
+    "location"?: string;
+  };
+  /** Live facts read from AWS when the Composition step has AWS credentials. */
+  "aws"?: {
+    /** The RDS instance status, such as available. */
+    "dbInstanceStatus"?: string;
+    /** The engine version RDS runs. */
+    "engineVersion"?: string;
+    /** The latest time the instance can be restored to. */
+    "latestRestorableTime"?: string;
+    /** When these facts were read from AWS. */
+    "observedAt"?: string;
+  };
+};

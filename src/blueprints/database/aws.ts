@@ -1,0 +1,224 @@
+// A Database on AWS: an RDS instance and a private, versioned, encrypted S3
+// bucket for backups, as provider-upjet-aws v2 namespaced managed resources.
+import { num, str, type Obj } from '../../kube.js';
+import { dnsLabel } from '../../names.js';
+import type { Desired, Plan } from '../blueprint.js';
+import { APP_USER, baseName, connectionSecret, type DatabaseInput, dbname, identity, meta, type ResolvedSpec, secretValue } from './common.js';
+import { backupWindow, INSTANCE_CLASSES } from './engine.js';
+
+export const AWS_KEYS = {
+  instance: 'rds-instance',
+  subnetGroup: 'rds-subnet-group',
+  bucket: 'backup-bucket',
+  versioning: 'backup-bucket-versioning',
+  encryption: 'backup-bucket-encryption',
+  publicAccessBlock: 'backup-bucket-public-access-block',
+  lifecycle: 'backup-bucket-lifecycle',
+  connection: 'connection',
+} as const;
+
+/** The provider's own connection Secret, read through Crossplane's required resources. */
+export const RDS_CONNECTION = 'rds-connection';
+
+/**
+ * Retain must survive the Database's deletion. Namespaced (v2) managed
+ * resources have no deletionPolicy; leaving Delete out of the management
+ * policies is what makes the provider orphan the external resource.
+ */
+function managementPolicies(spec: ResolvedSpec): string[] {
+  return spec.deletionPolicy === 'Retain' ? ['Observe', 'Create', 'Update', 'LateInitialize'] : ['*'];
+}
+
+function providerConfigRef(spec: ResolvedSpec): Obj {
+  return { kind: 'ClusterProviderConfig', name: spec.aws?.providerConfigName ?? 'default' };
+}
+
+const rdsSecretName = (input: DatabaseInput) => dnsLabel(baseName(input.owner), 'rds');
+const masterPasswordName = (input: DatabaseInput) => dnsLabel(baseName(input.owner), 'master-password');
+
+/**
+ * RDS identifiers are unique per account and region, so two namespaces'
+ * "orders" must differ: the namespace is part of it, and a hash of the XR
+ * keeps it unique when it has to be shortened. RDS allows 63 characters,
+ * letters, digits and single hyphens, starting with a letter.
+ */
+export function rdsIdentifier(input: DatabaseInput): string {
+  const raw = `${input.owner.namespace}-${baseName(input.owner)}`.replace(/-+/g, '-');
+  return dnsLabel(raw).replace(/-+/g, '-');
+}
+
+/** Bucket names are global: stable (from the XR's uid), lowercase, at most 63 characters. */
+export function bucketName(input: DatabaseInput): string {
+  const token = identity(input.owner, 10);
+  const stem = `${baseName(input.owner)}-backups`.slice(0, 63 - token.length - 1).replace(/-+$/, '');
+  return `${stem}-${token}`;
+}
+
+function instance(input: DatabaseInput, spec: ResolvedSpec): Obj {
+  const aws = spec.aws!;
+  const retain = spec.deletionPolicy === 'Retain';
+  const window = backupWindow(spec.backup.schedule);
+  const forProvider: Obj = {
+    region: aws.region,
+    identifier: rdsIdentifier(input),
+    engine: spec.engine,
+    engineVersion: spec.version,
+    instanceClass: aws.instanceClass ?? INSTANCE_CLASSES[spec.size],
+    allocatedStorage: spec.storageGB,
+    storageType: 'gp3',
+    storageEncrypted: true,
+    multiAz: spec.highAvailability,
+    publiclyAccessible: false,
+    dbName: dbname(input.owner),
+    username: APP_USER,
+    // The provider generates the password into this Secret once and never replaces it.
+    autoGeneratePassword: true,
+    passwordSecretRef: { name: masterPasswordName(input), key: 'password' },
+    backupRetentionPeriod: spec.backup.enabled ? spec.backup.retentionDays : 0,
+    ...(spec.backup.enabled && window ? { backupWindow: window } : {}),
+    copyTagsToSnapshot: true,
+    autoMinorVersionUpgrade: true,
+    deletionProtection: retain,
+    skipFinalSnapshot: !retain,
+    ...(retain ? { finalSnapshotIdentifier: `${rdsIdentifier(input).slice(0, 48).replace(/-+$/, '')}-final-${identity(input.owner, 6)}` } : {}),
+    deleteAutomatedBackups: !retain,
+    ...(aws.subnetIds?.length ? { dbSubnetGroupNameRef: { name: dnsLabel(baseName(input.owner), 'subnets') } } : {}),
+    ...(aws.securityGroupIds?.length ? { vpcSecurityGroupIds: aws.securityGroupIds } : {}),
+    tags: tags(input),
+  };
+  return {
+    apiVersion: 'rds.aws.m.upbound.io/v1beta1',
+    kind: 'Instance',
+    metadata: meta(input.owner, spec, baseName(input.owner)),
+    spec: {
+      managementPolicies: managementPolicies(spec),
+      providerConfigRef: providerConfigRef(spec),
+      forProvider,
+      writeConnectionSecretToRef: { name: rdsSecretName(input) },
+    },
+  };
+}
+
+function tags(input: DatabaseInput): Record<string, string> {
+  return { 'managed-by': 'function-platform', 'function-platform/database': `${input.owner.namespace}/${input.owner.claim?.name ?? input.owner.name}` };
+}
+
+function subnetGroup(input: DatabaseInput, spec: ResolvedSpec): Obj {
+  return {
+    apiVersion: 'rds.aws.m.upbound.io/v1beta1',
+    kind: 'SubnetGroup',
+    metadata: meta(input.owner, spec, dnsLabel(baseName(input.owner), 'subnets')),
+    spec: {
+      managementPolicies: managementPolicies(spec),
+      providerConfigRef: providerConfigRef(spec),
+      forProvider: { region: spec.aws!.region, description: `Subnets of Database ${input.owner.namespace}/${input.owner.name}`, subnetIds: spec.aws!.subnetIds, tags: tags(input) },
+    },
+  };
+}
+
+function s3(input: DatabaseInput, spec: ResolvedSpec, kind: string, name: string, forProvider: Obj): Obj {
+  return {
+    apiVersion: 's3.aws.m.upbound.io/v1beta1',
+    kind,
+    metadata: meta(input.owner, spec, name),
+    spec: { managementPolicies: managementPolicies(spec), providerConfigRef: providerConfigRef(spec), forProvider: { region: spec.aws!.region, ...forProvider } },
+  };
+}
+
+function bucketResources(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
+  const bucket = bucketName(input);
+  const ref = { bucketRef: { name: bucket } };
+  const days = spec.backup.retentionDays;
+  const bucketObj = s3(input, spec, 'Bucket', bucket, { forceDestroy: false, tags: tags(input) });
+  // The bucket's name in AWS is its object name, said outright so a default never changes it.
+  (bucketObj['metadata'] as Obj)['annotations'] = { 'crossplane.io/external-name': bucket };
+  return [
+    { key: AWS_KEYS.bucket, object: bucketObj },
+    { key: AWS_KEYS.versioning, object: s3(input, spec, 'BucketVersioning', `${bucket}-versioning`, { ...ref, versioningConfiguration: { status: 'Enabled' } }) },
+    {
+      key: AWS_KEYS.encryption,
+      object: s3(input, spec, 'BucketServerSideEncryptionConfiguration', `${bucket}-encryption`, {
+        ...ref,
+        rule: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: 'AES256' }, bucketKeyEnabled: true }],
+      }),
+    },
+    {
+      key: AWS_KEYS.publicAccessBlock,
+      object: s3(input, spec, 'BucketPublicAccessBlock', `${bucket}-public-access-block`, {
+        ...ref,
+        blockPublicAcls: true,
+        blockPublicPolicy: true,
+        ignorePublicAcls: true,
+        restrictPublicBuckets: true,
+      }),
+    },
+    {
+      key: AWS_KEYS.lifecycle,
+      object: s3(input, spec, 'BucketLifecycleConfiguration', `${bucket}-lifecycle`, {
+        ...ref,
+        rule: [
+          {
+            id: 'expire-backups',
+            status: 'Enabled',
+            filter: [{ prefix: '' }],
+            expiration: [{ days }],
+            noncurrentVersionExpiration: [{ noncurrentDays: days }],
+            abortIncompleteMultipartUpload: [{ daysAfterInitiation: 1 }],
+          },
+        ],
+      }),
+    },
+  ];
+}
+
+/** Host and port of the instance, from what the provider observed. */
+export function instanceAddress(input: DatabaseInput): { host: string; port: number } | undefined {
+  const inst = input.observed.get(AWS_KEYS.instance);
+  const host = str(inst, 'status', 'atProvider', 'address');
+  const port = num(inst, 'status', 'atProvider', 'port');
+  return host && port ? { host, port } : undefined;
+}
+
+export function composeAws(input: DatabaseInput, spec: ResolvedSpec): Plan {
+  const resources: Desired[] = [{ key: AWS_KEYS.instance, object: instance(input, spec) }];
+  if (spec.aws?.subnetIds?.length) resources.push({ key: AWS_KEYS.subnetGroup, object: subnetGroup(input, spec) });
+  // Once the bucket exists it stays, even if backups are turned off: it holds them.
+  if (spec.backup.enabled || input.observed.has(AWS_KEYS.bucket)) resources.push(...bucketResources(input, spec));
+
+  // Our connection Secret is built from the provider's, which holds the generated password.
+  const requirements: Plan['requirements'] = {
+    [RDS_CONNECTION]: { apiVersion: 'v1', kind: 'Secret', matchName: rdsSecretName(input), namespace: input.owner.namespace },
+  };
+  const providerSecret = input.required.get(RDS_CONNECTION)?.[0];
+  const observedOwn = input.observed.get(AWS_KEYS.connection);
+  const password = secretValue(providerSecret, 'password') ?? secretValue(observedOwn, 'password');
+  const address = instanceAddress(input);
+  const host = address?.host ?? secretValue(providerSecret, 'address') ?? secretValue(observedOwn, 'host');
+  const port = address?.port ?? Number(secretValue(providerSecret, 'port') ?? secretValue(observedOwn, 'port') ?? NaN);
+  if (password && host && Number.isFinite(port)) {
+    resources.push({
+      key: AWS_KEYS.connection,
+      object: connectionSecret(input, spec, { host, port, username: secretValue(providerSecret, 'username') ?? APP_USER, password, dbname: dbname(input.owner) }),
+    });
+  } else if (observedOwn) {
+    // Never drop it: keep what exists until the provider's Secret can be read again.
+    resources.push({ key: AWS_KEYS.connection, object: keepSecret(observedOwn) });
+  }
+  return { resources, requirements };
+}
+
+function keepSecret(observed: Obj): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: str(observed, 'metadata', 'name'), namespace: str(observed, 'metadata', 'namespace'), labels: observed['metadata'] ? ((observed['metadata'] as Obj)['labels'] ?? {}) : {} },
+    type: str(observed, 'type') ?? 'Opaque',
+    data: (observed['data'] as Obj | undefined) ?? {},
+  };
+}
+
+export function awsBackupStatus(input: DatabaseInput, spec: ResolvedSpec): Obj | undefined {
+  if (!spec.backup.enabled) return undefined;
+  return { location: `s3://${bucketName(input)}` };
+}
+

@@ -1,0 +1,325 @@
+// A Database in the cluster: a StatefulSet of the official image, or a
+// CloudNativePG Cluster for high availability, with a dump CronJob.
+import { list, str, type Obj } from '../../kube.js';
+import { dnsLabel } from '../../names.js';
+import type { Desired, Plan } from '../blueprint.js';
+import {
+  APP_USER,
+  baseName,
+  connectionSecret,
+  type DatabaseInput,
+  dbname,
+  labels,
+  meta,
+  names,
+  type ResolvedSpec,
+  secret,
+  stablePassword,
+} from './common.js';
+import { ENGINES, POD_RESOURCES } from './engine.js';
+
+export const CLUSTER_KEYS = {
+  credentials: 'credentials',
+  connection: 'connection',
+  statefulset: 'statefulset',
+  service: 'service',
+  headless: 'headless',
+  cnpg: 'cnpg-cluster',
+  backupVolume: 'backup-volume',
+  backup: 'backup',
+} as const;
+
+/** The required resource that tells whether CloudNativePG is installed. */
+export const CNPG_CRD = 'cnpg-crd';
+const CNPG_CRD_NAME = 'clusters.postgresql.cnpg.io';
+
+const ROLE_LABEL = 'function-platform.dev/role';
+/** uid and gid the official postgres and mysql images run their server as. */
+const DB_UID = 999;
+
+export function usesCnpg(spec: ResolvedSpec): boolean {
+  return spec.highAvailability && spec.engine === 'postgres';
+}
+
+export type OperatorState = 'installed' | 'missing' | 'unknown';
+
+/** Is the CloudNativePG operator installed? Read from the CRD Crossplane fetched for us. */
+export function cnpgOperator(input: DatabaseInput): OperatorState {
+  if (input.observed.has(CLUSTER_KEYS.cnpg)) return 'installed';
+  const answer = input.required.get(CNPG_CRD);
+  if (answer === undefined) return 'unknown';
+  return answer.length > 0 ? 'installed' : 'missing';
+}
+
+/** Where applications connect in the cluster. */
+export function clusterHost(input: DatabaseInput, spec: ResolvedSpec): string {
+  const service = usesCnpg(spec) ? `${baseName(input.owner)}-rw` : baseName(input.owner);
+  return `${service}.${input.owner.namespace}.svc.cluster.local`;
+}
+
+const gi = (gb: number) => `${gb}Gi`;
+
+function podSecurity(): Obj {
+  return { runAsNonRoot: true, runAsUser: DB_UID, runAsGroup: DB_UID, fsGroup: DB_UID, seccompProfile: { type: 'RuntimeDefault' } };
+}
+
+const containerSecurity = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+
+function resources(spec: ResolvedSpec): Obj {
+  const r = POD_RESOURCES[spec.size];
+  return { requests: { cpu: r.cpu, memory: r.memory }, limits: { memory: r.memory } };
+}
+
+function claimTemplate(input: DatabaseInput, spec: ResolvedSpec, name: string): Obj {
+  return {
+    metadata: { name, labels: labels(input.owner, spec) },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: gi(spec.storageGB) } } },
+  };
+}
+
+/** Storage of the StatefulSet's data volume as observed, in GiB. */
+export function observedStatefulSetGB(input: DatabaseInput): number | undefined {
+  const sts = input.observed.get(CLUSTER_KEYS.statefulset);
+  const data = list(sts, 'spec', 'volumeClaimTemplates').find((t) => str(t, 'metadata', 'name') === 'data');
+  return gigabytes(str(data, 'spec', 'resources', 'requests', 'storage'));
+}
+
+/** Storage of the CloudNativePG cluster as observed, in GiB (wrapped in a provider-kubernetes Object). */
+export function observedCnpgGB(input: DatabaseInput): number | undefined {
+  return gigabytes(str(input.observed.get(CLUSTER_KEYS.cnpg), 'spec', 'forProvider', 'manifest', 'spec', 'storage', 'size'));
+}
+
+/** "20Gi" → 20; other units converted; undefined when it is not a quantity. */
+export function gigabytes(quantity: string | undefined): number | undefined {
+  const m = quantity === undefined ? null : /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(quantity);
+  if (!m) return undefined;
+  const factor: Record<string, number> = { Ki: 2 ** -20, Mi: 2 ** -10, Gi: 1, Ti: 2 ** 10, k: 1e3 / 2 ** 30, M: 1e6 / 2 ** 30, G: 1e9 / 2 ** 30, T: 1e12 / 2 ** 30 };
+  return Number(m[1]) * (m[2] ? factor[m[2]]! : 1 / 2 ** 30);
+}
+
+function statefulSet(input: DatabaseInput, spec: ResolvedSpec): Obj {
+  const { owner } = input;
+  const engine = ENGINES[spec.engine];
+  const base = baseName(owner);
+  const selector = { 'app.kubernetes.io/instance': labels(owner, spec)['app.kubernetes.io/instance']!, 'app.kubernetes.io/name': 'database', [ROLE_LABEL]: 'server' };
+  const probe = { exec: { command: engine.readyCommand }, timeoutSeconds: 5 };
+  // Claim templates cannot change once the StatefulSet exists: keep what runs.
+  const observedTemplates = list(input.observed.get(CLUSTER_KEYS.statefulset), 'spec', 'volumeClaimTemplates');
+  const templates = observedTemplates.length > 0 ? observedTemplates : [claimTemplate(input, spec, 'data'), claimTemplate(input, spec, 'backup')];
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: meta(owner, spec, base),
+    spec: {
+      serviceName: dnsLabel(base, 'headless'),
+      replicas: 1,
+      selector: { matchLabels: selector },
+      // Retain: deleting the Database (and so this StatefulSet) keeps the volumes.
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: spec.deletionPolicy, whenScaled: 'Retain' },
+      updateStrategy: { type: 'RollingUpdate' },
+      template: {
+        metadata: { labels: labels(owner, spec, { [ROLE_LABEL]: 'server' }) },
+        spec: {
+          securityContext: podSecurity(),
+          terminationGracePeriodSeconds: 60,
+          containers: [
+            {
+              name: 'db',
+              image: engine.image(spec.version),
+              ports: [{ name: 'db', containerPort: engine.port, protocol: 'TCP' }],
+              env: engine.serverEnv(names.credentials(owner), dbname(owner)),
+              resources: resources(spec),
+              volumeMounts: [{ name: 'data', mountPath: engine.dataPath }],
+              startupProbe: { ...probe, periodSeconds: 5, failureThreshold: 120 },
+              readinessProbe: { ...probe, periodSeconds: 10, failureThreshold: 3 },
+              livenessProbe: { ...probe, periodSeconds: 20, failureThreshold: 6 },
+              securityContext: containerSecurity,
+            },
+          ],
+        },
+      },
+      volumeClaimTemplates: templates,
+    },
+  };
+}
+
+function services(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
+  const { owner } = input;
+  const base = baseName(owner);
+  const port = ENGINES[spec.engine].port;
+  const selector = { 'app.kubernetes.io/instance': labels(owner, spec)['app.kubernetes.io/instance']!, 'app.kubernetes.io/name': 'database', [ROLE_LABEL]: 'server' };
+  const ports = [{ name: 'db', port, targetPort: 'db', protocol: 'TCP' }];
+  return [
+    { key: CLUSTER_KEYS.service, object: { apiVersion: 'v1', kind: 'Service', metadata: meta(owner, spec, base), spec: { type: 'ClusterIP', selector, ports } } },
+    {
+      key: CLUSTER_KEYS.headless,
+      object: {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: meta(owner, spec, dnsLabel(base, 'headless')),
+        spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector, ports },
+      },
+    },
+  ];
+}
+
+/**
+ * A plain Kubernetes object that must outlive the Database under Retain goes
+ * through a provider-kubernetes Object: the Object's management policies (no
+ * Delete) orphan it, where a directly composed object would be garbage
+ * collected with its owner. Delete lets the Object take it along.
+ */
+function lasting(input: DatabaseInput, spec: ResolvedSpec, name: string, manifest: Obj): Obj {
+  return {
+    apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+    kind: 'Object',
+    metadata: meta(input.owner, spec, name),
+    spec: {
+      managementPolicies: spec.deletionPolicy === 'Retain' ? ['Observe', 'Create', 'Update', 'LateInitialize'] : ['*'],
+      forProvider: { manifest },
+    },
+  };
+}
+
+function cnpgCluster(input: DatabaseInput, spec: ResolvedSpec): Obj {
+  const { owner } = input;
+  const base = baseName(owner);
+  return lasting(input, spec, base, {
+    apiVersion: 'postgresql.cnpg.io/v1',
+    kind: 'Cluster',
+    metadata: { name: base, namespace: owner.namespace, labels: labels(owner, spec) },
+    spec: {
+      instances: 2,
+      imageName: `ghcr.io/cloudnative-pg/postgresql:${spec.version}`,
+      primaryUpdateStrategy: 'unsupervised',
+      storage: { size: gi(spec.storageGB) },
+      resources: resources(spec),
+      affinity: { enablePodAntiAffinity: true, topologyKey: 'kubernetes.io/hostname' },
+      bootstrap: { initdb: { database: dbname(owner), owner: APP_USER, secret: { name: names.credentials(owner) } } },
+    },
+  });
+}
+
+function backupVolume(input: DatabaseInput, spec: ResolvedSpec): Obj {
+  const name = dnsLabel(baseName(input.owner), 'backup');
+  return lasting(input, spec, name, {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace: input.owner.namespace, labels: labels(input.owner, spec) },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: gi(spec.storageGB) } } },
+  });
+}
+
+/** The claim the dumps go to: the StatefulSet's own backup volume, or the HA backup volume. */
+export function backupClaim(input: DatabaseInput, spec: ResolvedSpec): string {
+  const base = baseName(input.owner);
+  return usesCnpg(spec) ? dnsLabel(base, 'backup') : `backup-${base}-0`;
+}
+
+function backupCronJob(input: DatabaseInput, spec: ResolvedSpec): Obj {
+  const { owner } = input;
+  const engine = ENGINES[spec.engine];
+  const credentials = names.credentials(owner);
+  // HA dumps read from a replica; a single server is read where it runs.
+  const host = usesCnpg(spec) ? `${baseName(owner)}-r` : baseName(owner);
+  const script = [
+    'set -eu',
+    'STAMP=$(date -u +%Y%m%dT%H%M%SZ)',
+    engine.dumpScript,
+    `find /backup -maxdepth 1 -type f -name '${engine.dumpGlob}' -mmin +$((RETENTION_DAYS * 1440)) -print -delete`,
+  ].join('\n');
+  // The StatefulSet's backup volume is ReadWriteOnce: run beside the server so both can mount it.
+  const affinity = usesCnpg(spec)
+    ? undefined
+    : {
+        podAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [
+            {
+              labelSelector: { matchLabels: { 'app.kubernetes.io/instance': labels(owner, spec)['app.kubernetes.io/instance']!, [ROLE_LABEL]: 'server' } },
+              topologyKey: 'kubernetes.io/hostname',
+            },
+          ],
+        },
+      };
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'CronJob',
+    metadata: meta(owner, spec, dnsLabel(baseName(owner), 'backup')),
+    spec: {
+      schedule: spec.backup.schedule,
+      timeZone: 'Etc/UTC',
+      concurrencyPolicy: 'Forbid',
+      startingDeadlineSeconds: 3600,
+      successfulJobsHistoryLimit: 3,
+      failedJobsHistoryLimit: 3,
+      jobTemplate: {
+        spec: {
+          backoffLimit: 2,
+          template: {
+            metadata: { labels: labels(owner, spec, { [ROLE_LABEL]: 'backup' }) },
+            spec: {
+              restartPolicy: 'OnFailure',
+              securityContext: podSecurity(),
+              ...(affinity ? { affinity } : {}),
+              containers: [
+                {
+                  name: 'backup',
+                  image: engine.image(spec.version),
+                  command: ['sh', '-c', script],
+                  env: [
+                    { name: 'HOST', value: host },
+                    { name: 'DB_NAME', value: dbname(owner) },
+                    { name: 'DB_USER', valueFrom: { secretKeyRef: { name: credentials, key: 'username' } } },
+                    { name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: credentials, key: 'password' } } },
+                    { name: 'RETENTION_DAYS', value: String(spec.backup.retentionDays) },
+                  ],
+                  volumeMounts: [{ name: 'backup', mountPath: '/backup' }],
+                  securityContext: containerSecurity,
+                },
+              ],
+              volumes: [{ name: 'backup', persistentVolumeClaim: { claimName: backupClaim(input, spec) } }],
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+export function composeCluster(input: DatabaseInput, spec: ResolvedSpec): Plan {
+  const { owner } = input;
+  // The workload first: it is what the user hears about while it is not ready.
+  const resources: Desired[] = [];
+  const requirements: Plan['requirements'] = {};
+  if (usesCnpg(spec)) {
+    requirements[CNPG_CRD] = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', matchName: CNPG_CRD_NAME };
+    // Without the operator its Cluster kind does not exist: composing one would only fail to apply.
+    if (cnpgOperator(input) === 'installed') resources.push({ key: CLUSTER_KEYS.cnpg, object: cnpgCluster(input, spec) });
+    if (spec.backup.enabled || input.observed.has(CLUSTER_KEYS.backupVolume)) {
+      resources.push({ key: CLUSTER_KEYS.backupVolume, object: backupVolume(input, spec) });
+    }
+  } else {
+    resources.push({ key: CLUSTER_KEYS.statefulset, object: statefulSet(input, spec) }, ...services(input, spec));
+  }
+  const password = stablePassword(input, CLUSTER_KEYS.credentials, CLUSTER_KEYS.connection) ?? input.newPassword();
+  // basic-auth, the type CloudNativePG's initdb wants; the StatefulSet reads the same keys.
+  resources.push({
+    key: CLUSTER_KEYS.credentials,
+    object: secret(owner, spec, names.credentials(owner), { username: APP_USER, password }, 'kubernetes.io/basic-auth'),
+  });
+  resources.push({
+    key: CLUSTER_KEYS.connection,
+    object: connectionSecret(input, spec, { host: clusterHost(input, spec), port: ENGINES[spec.engine].port, username: APP_USER, password, dbname: dbname(owner) }),
+  });
+  if (spec.backup.enabled) resources.push({ key: CLUSTER_KEYS.backup, object: backupCronJob(input, spec) });
+  return { resources, requirements };
+}
+
+/** The newest successful dump, from the observed CronJob. */
+export function clusterBackupStatus(input: DatabaseInput, spec: ResolvedSpec): Obj | undefined {
+  if (!spec.backup.enabled) return undefined;
+  const cron = input.observed.get(CLUSTER_KEYS.backup);
+  const last = str(cron, 'status', 'lastSuccessfulTime');
+  return { ...(last ? { lastSuccessfulTime: last } : {}), location: `persistentvolumeclaim/${backupClaim(input, spec)}` };
+}
+

@@ -1,0 +1,107 @@
+// What both placements of a Database share: names, labels, the credentials
+// that are generated once, and the one connection Secret users read.
+import type { DatabaseSpec } from '../../generated/schemas.js';
+import { str, type Obj } from '../../kube.js';
+import { dnsLabel, shortHash } from '../../names.js';
+import type { BlueprintInput, Owner } from '../blueprint.js';
+import { databaseName, ENGINES, newestVersion } from './engine.js';
+
+export const ENGINE_LABEL = 'function-platform.dev/engine';
+
+export type DatabaseInput = BlueprintInput<DatabaseSpec>;
+
+/** The spec after every default, including the version that depends on the engine. */
+export type ResolvedSpec = DatabaseSpec & { version: string };
+
+export function resolve(spec: DatabaseSpec): ResolvedSpec {
+  return { ...spec, version: spec.version ?? newestVersion(spec.engine) };
+}
+
+export function appName(owner: Owner): string {
+  return owner.claim?.name ?? owner.name;
+}
+
+/** Base name of every object a Database composes; the suffix keeps it apart from a Widget of the same name. */
+export function baseName(owner: Owner): string {
+  return dnsLabel(appName(owner), 'db');
+}
+
+export const names = {
+  credentials: (o: Owner) => dnsLabel(baseName(o), 'credentials'),
+  connection: (o: Owner) => dnsLabel(baseName(o), 'connection'),
+};
+
+/** The username every placement uses for the application's account. */
+export const APP_USER = 'app';
+
+export function dbname(owner: Owner): string {
+  return databaseName(appName(owner));
+}
+
+export function labels(owner: Owner, spec: DatabaseSpec, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    'app.kubernetes.io/name': 'database',
+    'app.kubernetes.io/instance': appName(owner),
+    'app.kubernetes.io/managed-by': 'function-platform',
+    [ENGINE_LABEL]: spec.engine,
+    ...extra,
+  };
+}
+
+export function meta(owner: Owner, spec: DatabaseSpec, name: string, extra: Record<string, string> = {}): Obj {
+  return { name, namespace: owner.namespace, labels: labels(owner, spec, extra) };
+}
+
+/** A stable token for globally unique names: from the XR's uid, or its namespace and name when it has none (a render). */
+export function identity(owner: Owner, length = 8): string {
+  return shortHash(owner.uid || `${owner.namespace}/${owner.name}`, length);
+}
+
+/** A Secret's decoded value, from data (base64) or stringData. */
+export function secretValue(secret: Obj | undefined, key: string): string | undefined {
+  const data = str(secret, 'data', key);
+  if (data !== undefined) return Buffer.from(data, 'base64').toString('utf8');
+  return str(secret, 'stringData', key);
+}
+
+/** An Opaque Secret whose values are written as data (base64), as the API server stores them. */
+export function secret(owner: Owner, spec: DatabaseSpec, name: string, values: Record<string, string>, type = 'Opaque'): Obj {
+  const data: Record<string, string> = {};
+  for (const key of Object.keys(values).sort()) data[key] = Buffer.from(values[key]!, 'utf8').toString('base64');
+  return { apiVersion: 'v1', kind: 'Secret', metadata: meta(owner, spec, name), type, data };
+}
+
+export interface Connection {
+  host: string;
+  port: number;
+  username: string;
+  password: string;
+  dbname: string;
+}
+
+/** The one connection Secret: the same keys whatever the placement. */
+export function connectionSecret(input: DatabaseInput, spec: ResolvedSpec, c: Connection): Obj {
+  const engine = ENGINES[spec.engine];
+  return secret(input.owner, spec, names.connection(input.owner), {
+    host: c.host,
+    port: String(c.port),
+    dbname: c.dbname,
+    username: c.username,
+    password: c.password,
+    uri: engine.uri(c.username, c.password, c.host, c.port, c.dbname),
+    'jdbc-uri': engine.jdbc(c.host, c.port, c.dbname),
+  });
+}
+
+/**
+ * The application password: read back from what exists, generated only when
+ * nothing holds one yet. A regenerated password would lock the application
+ * out of a database initialised with the old one.
+ */
+export function stablePassword(input: DatabaseInput, ...keys: string[]): string | undefined {
+  for (const key of keys) {
+    const value = secretValue(input.observed.get(key), 'password');
+    if (value) return value;
+  }
+  return undefined;
+}

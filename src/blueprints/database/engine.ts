@@ -1,0 +1,102 @@
+// What differs between postgres and mysql: versions, images, ports, the
+// commands that prove the server accepts connections, and how to dump it.
+import type { DatabaseSpec } from '../../generated/schemas.js';
+
+export type Engine = DatabaseSpec['engine'];
+export type Size = DatabaseSpec['size'];
+
+export interface EngineFacts {
+  versions: readonly string[];
+  port: number;
+  image(version: string): string;
+  /** Where the data directory lives in the container. */
+  dataPath: string;
+  /** Environment of the server container, given the credentials Secret's name. */
+  serverEnv(credentials: string, dbname: string): object[];
+  /** A command that succeeds only when the server accepts a connection as the app user. */
+  readyCommand: string[];
+  /** Shell that writes one dump into /backup, reading HOST, DB_USER, DB_PASSWORD, DB_NAME and STAMP from the environment. */
+  dumpScript: string;
+  /** File name pattern of dumps, for pruning. */
+  dumpGlob: string;
+  uri(user: string, password: string, host: string, port: number, db: string): string;
+  jdbc(host: string, port: number, db: string): string;
+}
+
+const secretEnv = (name: string, secret: string, key: string) => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
+
+export const ENGINES: Record<Engine, EngineFacts> = {
+  postgres: {
+    versions: ['14', '15', '16', '17'],
+    port: 5432,
+    image: (v) => `postgres:${v}`,
+    dataPath: '/var/lib/postgresql/data',
+    serverEnv: (credentials, dbname) => [
+      secretEnv('POSTGRES_USER', credentials, 'username'),
+      secretEnv('POSTGRES_PASSWORD', credentials, 'password'),
+      { name: 'POSTGRES_DB', value: dbname },
+      // A subdirectory, so a volume's lost+found does not upset initdb.
+      { name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' },
+    ],
+    readyCommand: ['sh', '-c', 'exec pg_isready -h 127.0.0.1 -p 5432 -U "$POSTGRES_USER" -d "$POSTGRES_DB"'],
+    dumpScript: 'PGPASSWORD="$DB_PASSWORD" pg_dump -h "$HOST" -U "$DB_USER" -d "$DB_NAME" -Fc -f "/backup/$DB_NAME-$STAMP.dump"',
+    dumpGlob: '*.dump',
+    uri: (u, p, h, port, db) => `postgresql://${encodeURIComponent(u)}:${encodeURIComponent(p)}@${h}:${port}/${db}`,
+    jdbc: (h, port, db) => `jdbc:postgresql://${h}:${port}/${db}`,
+  },
+  mysql: {
+    versions: ['8.0', '8.4'],
+    port: 3306,
+    image: (v) => `mysql:${v}`,
+    dataPath: '/var/lib/mysql',
+    serverEnv: (credentials, dbname) => [
+      secretEnv('MYSQL_USER', credentials, 'username'),
+      secretEnv('MYSQL_PASSWORD', credentials, 'password'),
+      { name: 'MYSQL_DATABASE', value: dbname },
+      { name: 'MYSQL_RANDOM_ROOT_PASSWORD', value: 'yes' },
+    ],
+    readyCommand: ['sh', '-c', 'MYSQL_PWD="$MYSQL_PASSWORD" exec mysql -h 127.0.0.1 -u "$MYSQL_USER" -e "SELECT 1"'],
+    dumpScript:
+      'MYSQL_PWD="$DB_PASSWORD" mysqldump --single-transaction -h "$HOST" -u "$DB_USER" "$DB_NAME" | gzip > "/backup/$DB_NAME-$STAMP.sql.gz.part" && mv "/backup/$DB_NAME-$STAMP.sql.gz.part" "/backup/$DB_NAME-$STAMP.sql.gz"',
+    dumpGlob: '*.sql.gz',
+    uri: (u, p, h, port, db) => `mysql://${encodeURIComponent(u)}:${encodeURIComponent(p)}@${h}:${port}/${db}`,
+    jdbc: (h, port, db) => `jdbc:mysql://${h}:${port}/${db}`,
+  },
+};
+
+export function newestVersion(engine: Engine): string {
+  const versions = ENGINES[engine].versions;
+  return versions[versions.length - 1]!;
+}
+
+/** Pod resources in the cluster: requests, with memory also the limit. */
+export const POD_RESOURCES: Record<Size, { cpu: string; memory: string }> = {
+  small: { cpu: '250m', memory: '512Mi' },
+  medium: { cpu: '1', memory: '2Gi' },
+  large: { cpu: '2', memory: '8Gi' },
+};
+
+/** RDS instance classes (Graviton, current generation) when spec.aws.instanceClass is not set. */
+export const INSTANCE_CLASSES: Record<Size, string> = {
+  small: 'db.t4g.small',
+  medium: 'db.m7g.large',
+  large: 'db.r7g.xlarge',
+};
+
+/** A database name both engines accept: letters, digits and underscores, starting with a letter. */
+export function databaseName(app: string): string {
+  const name = app.toLowerCase().replace(/[^a-z0-9_]/g, '_').replace(/^[^a-z]+/, '');
+  return (name || 'app').slice(0, 63);
+}
+
+/** The first hour and minute of a simple daily cron schedule, for the RDS backup window. */
+export function backupWindow(schedule: string): string | undefined {
+  const [minute, hour] = schedule.trim().split(/\s+/);
+  if (!minute || !hour || !/^\d+$/.test(minute) || !/^\d+$/.test(hour)) return undefined;
+  const m = Number(minute);
+  const h = Number(hour);
+  if (m > 59 || h > 23) return undefined;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  // RDS wants at least 30 minutes; an hour leaves room for large instances.
+  return `${pad(h)}:${pad(m)}-${pad((h + 1) % 24)}:${pad(m)}`;
+}
