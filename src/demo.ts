@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { FunctionRunnerServiceService, type RunFunctionRequest, type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk-typescript';
 import { parse } from 'yaml';
 import { record, str } from './kube.js';
-import { assemble, buildRequest, readYamlObjects } from './render.js';
+import { assemble, buildRequest, readYamlObjects, runWithRequirements } from './render.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const examples = join(root, 'examples');
@@ -18,6 +18,7 @@ const examples = join(root, 'examples');
 interface Scenario {
   xr: string;
   observed: string[];
+  required?: string;
 }
 
 /** Starts dist/main.js on a free loopback port and resolves with that port. */
@@ -57,16 +58,17 @@ async function main(): Promise<void> {
   const scenarios = parse(readFileSync(join(examples, 'scenarios.yaml'), 'utf8')) as Scenario[];
   const fn = await startFunction();
   const { call, close } = client(fn.port);
-  const widths = [22, 20, 52, 6];
+  const widths = [24, 20, 44, 6];
   const header = ['OBJECT', 'OBSERVED', 'COMPOSED', 'READY'].map((h, i) => cell(h, widths[i]!)).join(' ') + ' MESSAGE';
   process.stdout.write(`function-platform demo: gRPC server on 127.0.0.1:${fn.port}, ${scenarios.length} scenarios from examples/\n\n${header}\n`);
   let failures = 0;
   try {
     for (const scenario of scenarios) {
       const [xr] = readYamlObjects(join(examples, scenario.xr));
+      const required = scenario.required ? readYamlObjects(join(examples, scenario.required)) : [];
       for (const observedFile of scenario.observed) {
         const observed = readYamlObjects(join(examples, observedFile));
-        const rsp = await call(buildRequest(xr!, observed));
+        const rsp = await runWithRequirements(call, buildRequest(xr!, observed), required);
         const rendered = assemble(xr!, rsp);
         const status = record(rendered.xr, 'status') ?? {};
         const composed = rendered.resources.map((r) => str(r, 'metadata', 'annotations', 'crossplane.io/composition-resource-name')).join(', ');
