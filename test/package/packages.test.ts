@@ -1,0 +1,199 @@
+// The packages users install: their metadata validates against Crossplane's
+// own schemas, the real crossplane CLI builds them and validates examples
+// against the XRDs (CEL included), and the runtime image is what it claims.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { parse } from 'yaml';
+import type { Obj } from '../../src/kube.js';
+import { readYamlObjects, render } from '../../src/render.js';
+import { findCrank } from '../support/crank.js';
+import { repoRoot } from '../support/paths.js';
+import { validateObject } from '../support/schemas.js';
+import { startFunction } from '../support/function-process.js';
+
+const pkg = (...p: string[]) => join(repoRoot, 'package', ...p);
+const yamlOf = (path: string) => parse(readFileSync(path, 'utf8')) as Obj;
+const XRDS = ['widget', 'database'].map((api) => pkg('configuration', 'apis', api, 'definition.yaml'));
+
+function problems(obj: Obj): string {
+  return validateObject(obj)
+    .map((p) => `${p.path}: ${p.message}`)
+    .join('\n');
+}
+
+describe('package metadata and APIs', () => {
+  test('crossplane.yaml of the Function and the Configuration validate against the meta.pkg schemas', () => {
+    for (const file of [pkg('function', 'crossplane.yaml'), pkg('configuration', 'crossplane.yaml')]) {
+      assert.equal(problems(yamlOf(file)), '', file);
+    }
+    const fn = yamlOf(pkg('function', 'crossplane.yaml'));
+    assert.match(String((fn['metadata'] as Obj)['name']), /^function-/);
+  });
+
+  test('the Configuration depends on the function and the providers, fully qualified, with versions', () => {
+    const deps = ((yamlOf(pkg('configuration', 'crossplane.yaml'))['spec'] as Obj)['dependsOn'] as Obj[]).map((d) => `${d['kind']} ${d['package']} ${d['version']}`);
+    for (const want of [/^Function [a-z0-9.-]+\.[a-z]+\/.+\/function-platform >=/, /^Provider [a-z0-9.-]+\.[a-z]+\/.+\/provider-aws-rds >=v2/, /^Provider .+\/provider-aws-s3 >=v2/, /^Provider .+\/provider-kubernetes >=/]) {
+      assert.ok(deps.some((d) => want.test(d)), `no dependency like ${want}: ${deps.join('; ')}`);
+    }
+  });
+
+  test('XRDs and Compositions validate against Crossplane CRDs', () => {
+    for (const dir of ['widget', 'database']) {
+      for (const file of ['definition.yaml', 'composition.yaml']) {
+        const obj = yamlOf(pkg('configuration', 'apis', dir, file));
+        assert.equal(problems(obj), '', `${dir}/${file}`);
+      }
+    }
+  });
+
+  test('XRDs are namespaced v2 with printer columns, short names, the composite category and a description on every field', () => {
+    const columns: Record<string, string[]> = { Widget: ['COLOR', 'SIZE', 'AVAILABLE', 'URL'], Database: ['ENGINE', 'PLACEMENT', 'PHASE', 'ENDPOINT'] };
+    for (const file of XRDS) {
+      const xrd = yamlOf(file);
+      const spec = xrd['spec'] as Obj;
+      assert.equal(xrd['apiVersion'], 'apiextensions.crossplane.io/v2');
+      assert.equal(spec['scope'], 'Namespaced');
+      const names = spec['names'] as Obj;
+      assert.ok((names['categories'] as string[]).includes('composite'));
+      assert.ok((names['shortNames'] as string[]).length > 0);
+      const version = (spec['versions'] as Obj[])[0]!;
+      assert.deepEqual((version['additionalPrinterColumns'] as Obj[]).map((c) => c['name']), columns[String(names['kind'])]);
+      const missing: string[] = [];
+      const walk = (node: Obj, path: string) => {
+        for (const [key, child] of Object.entries((node['properties'] as Record<string, Obj>) ?? {})) {
+          if (!child['description']) missing.push(`${path}.${key}`);
+          walk(child, `${path}.${key}`);
+          if (child['items']) walk(child['items'] as Obj, `${path}.${key}[]`);
+        }
+      };
+      walk(((version['schema'] as Obj)['openAPIV3Schema'] as Obj), String(names['kind']));
+      assert.deepEqual(missing, [], 'every field is described');
+    }
+  });
+
+  test('the compositions in examples/ are the packaged ones', () => {
+    for (const api of ['widget', 'database']) {
+      assert.equal(readFileSync(join(repoRoot, 'examples', api, 'composition.yaml'), 'utf8'), readFileSync(pkg('configuration', 'apis', api, 'composition.yaml'), 'utf8'));
+    }
+  });
+
+  test('the aggregated ClusterRole covers every kind the function composes beyond what Crossplane may touch', () => {
+    const role = yamlOf(pkg('rbac', 'aggregate-to-crossplane.yaml'));
+    assert.equal(((role['metadata'] as Obj)['labels'] as Obj)['rbac.crossplane.io/aggregate-to-crossplane'], 'true');
+    const rules = role['rules'] as Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
+    const scenarios = parse(readFileSync(join(repoRoot, 'examples', 'scenarios.yaml'), 'utf8')) as Array<{ xr: string; observed: string[]; required?: string }>;
+    const kinds = new Set<string>();
+    for (const s of scenarios) {
+      const xr = readYamlObjects(join(repoRoot, 'examples', s.xr))[0]!;
+      const required = s.required ? readYamlObjects(join(repoRoot, 'examples', s.required)) : [];
+      for (const o of s.observed) {
+        for (const r of render(xr, readYamlObjects(join(repoRoot, 'examples', o)), [], undefined, required).resources) {
+          const api = String(r['apiVersion']);
+          const kind = String(r['kind']).toLowerCase();
+          const plural = kind.endsWith('s') ? `${kind}es` : kind.endsWith('y') ? `${kind.slice(0, -1)}ies` : `${kind}s`;
+          kinds.add(`${api.includes('/') ? api.split('/')[0] : ''}/${plural}`);
+        }
+      }
+    }
+    // Crossplane's own role covers these, and every provider's managed resources come with their provider.
+    const covered = (gk: string) =>
+      ['apps/deployments', '/services', '/secrets', '/configmaps', '/serviceaccounts'].includes(gk) ||
+      /\.(upbound\.io|crossplane\.io)\//.test(gk) ||
+      rules.some((r) => r.apiGroups.includes(gk.split('/')[0]!) && r.resources.includes(gk.split('/')[1]!) && ['create', 'update', 'patch', 'delete', 'get', 'list', 'watch'].every((v) => r.verbs.includes(v)));
+    const uncovered = [...kinds].filter((k) => !covered(k));
+    assert.deepEqual(uncovered, []);
+    assert.ok(kinds.has('apps/statefulsets') && kinds.has('batch/cronjobs') && kinds.has('policy/poddisruptionbudgets'));
+  });
+});
+
+describe('the real crossplane CLI on the packages', () => {
+  const crank = findCrank();
+  const skip = crank ? false : 'crossplane CLI not built (scripts/install-crossplane.sh)';
+
+  test('xpkg build makes the Function and the Configuration packages', { skip }, () => {
+    const out = execFileSync('bash', ['scripts/build-packages.sh'], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    assert.match(out, /built \.cache\/xpkg\/platform\.xpkg/);
+    assert.match(out, /built \.cache\/xpkg\/function-platform\.xpkg/);
+    const files = readdirSync(join(repoRoot, '.cache', 'xpkg'));
+    assert.ok(files.includes('platform.xpkg') && files.includes('function-platform.xpkg'));
+  });
+
+  // beta validate wants Crossplane's own CRDs in its cache; seed it from ../shared/crds.
+  function validate(resources: string[]): { code: number | null; out: string } {
+    const cache = mkdtempSync(join(tmpdir(), 'fp-validate-'));
+    const seeded = join(cache, 'xpkg.crossplane.io', 'crossplane', 'crossplane@v2.2.1');
+    mkdirSync(seeded, { recursive: true });
+    cpSync(join(repoRoot, '..', 'shared', 'crds', 'crossplane'), seeded, { recursive: true, filter: (p) => !p.endsWith('.proto') });
+    const r = spawnSync(crank!, ['beta', 'validate', XRDS.join(','), resources.join(','), `--cache-dir=${cache}`, '--crossplane-image=xpkg.crossplane.io/crossplane/crossplane:v2.2.1'], { encoding: 'utf8' });
+    return { code: r.status, out: `${r.stdout}${r.stderr}` };
+  }
+
+  test('every example Widget and Database validates against the XRDs, CEL rules included', { skip }, () => {
+    const examples = ['widget', 'database'].flatMap((api) =>
+      readdirSync(join(repoRoot, 'examples', api))
+        .filter((f) => f.endsWith('.yaml') && f !== 'composition.yaml')
+        .map((f) => join(repoRoot, 'examples', api, f)),
+    );
+    const { code, out } = validate(examples);
+    assert.equal(code, 0, out);
+    assert.match(out, new RegExp(`Total ${examples.length} resources: 0 missing schemas, ${examples.length} success cases, 0 failure cases`));
+  });
+
+  test('invalid objects are rejected by the XRD schema and its CEL rules', { skip }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fp-bad-'));
+    const bad: Array<[string, string, RegExp]> = [
+      ['bad-color.yaml', 'kind: Widget\nmetadata: {name: a}\nspec: {color: Blue}', /spec\.color.*should match/],
+      ['big.yaml', 'kind: Widget\nmetadata: {name: b}\nspec: {size: 101}', /spec\.size.*less than or equal to 100/],
+      ['autoscale.yaml', 'kind: Widget\nmetadata: {name: c}\nspec: {size: 5, autoscale: {maxSize: 2}}', /maxSize must be at least spec\.size/],
+      ['no-region.yaml', 'kind: Database\nmetadata: {name: d}\nspec: {placement: aws}', /spec\.aws\.region is required with placement aws/],
+      ['mysql-ha.yaml', 'kind: Database\nmetadata: {name: e}\nspec: {engine: mysql, highAvailability: true}', /needs engine postgres/],
+      ['version.yaml', 'kind: Database\nmetadata: {name: f}\nspec: {engine: mysql, version: "17"}', /spec\.version must be one the engine supports/],
+    ];
+    for (const [file, body] of bad) writeFileSync(join(dir, file), `apiVersion: example.com/v1\n${body}\n`);
+    const { code, out } = validate(bad.map(([f]) => join(dir, f)));
+    assert.notEqual(code, 0);
+    for (const [file, , message] of bad) assert.match(out, message, `${file}: ${out}`);
+    assert.match(out, /0 success cases, 6 failure cases/);
+  });
+});
+
+describe('the runtime image', () => {
+  const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
+  const stages = dockerfile.split('\n').filter((l) => /^FROM /.test(l));
+
+  test('multi-stage, Node 24, a distroless final stage, non-root, entrypoint dist/main.js', () => {
+    assert.ok(stages.length >= 2, 'multi-stage');
+    assert.ok(stages.every((s) => /node(js)?[-:]?24/.test(s)), `every stage on Node 24: ${stages.join(' | ')}`);
+    const final = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    assert.match(final, /^\nFROM gcr\.io\/distroless\/nodejs24/);
+    const user = /^USER (\S+)/m.exec(final)?.[1];
+    assert.ok(user && !/^(0|root)(:|$)/.test(user), `non-root USER, got ${user}`);
+    assert.match(final, /ENTRYPOINT \["\/nodejs\/bin\/node", "dist\/main\.js"\]/);
+    assert.doesNotMatch(final, /npm (install|ci)(?![^\n]*--omit=dev)/, 'no dev dependencies reach the final image');
+    assert.doesNotMatch(final, /^RUN /m, 'the final stage runs nothing: distroless has no shell');
+  });
+
+  test('the production dependency tree alone runs the server, and it writes nothing to its files', async () => {
+    // What the deps and build stages produce, made here without Docker.
+    const dir = mkdtempSync(join(tmpdir(), 'fp-runtime-'));
+    cpSync(join(repoRoot, 'package.json'), join(dir, 'package.json'));
+    cpSync(join(repoRoot, 'package-lock.json'), join(dir, 'package-lock.json'));
+    execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'pipe' });
+    cpSync(join(repoRoot, 'dist'), join(dir, 'dist'), { recursive: true, filter: (p) => !p.includes(`${join('dist', 'test')}`) });
+    const installed = readdirSync(join(dir, 'node_modules'));
+    const devDependencies = Object.keys((JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Obj }).devDependencies);
+    for (const dev of devDependencies.filter((d) => !d.startsWith('@types/'))) assert.ok(!installed.includes(dev), `${dev} is a dev dependency`);
+    // readOnlyRootFilesystem: the tree must be the same after a run.
+    const marker = join(tmpdir(), `fp-marker-${process.pid}`);
+    writeFileSync(marker, '');
+    const listing = () => execFileSync('find', [dir, '-newer', marker], { encoding: 'utf8' });
+    const before = listing();
+    const fn = await startFunction({ insecure: true, entry: join(dir, 'dist', 'main.js') });
+    assert.equal(await fn.stop(), 0, fn.logs());
+    assert.equal(listing(), before, 'the server wrote files');
+  });
+});
