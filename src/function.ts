@@ -12,6 +12,7 @@ import {
 } from '@crossplane-org/function-sdk-typescript';
 import type { Blueprint, BlueprintInput, Owner, Summary } from './blueprints/blueprint.js';
 import { blueprintFor, BlueprintChoiceError } from './dispatch.js';
+import { unwrap, wrap } from './claims.js';
 import { FatalError } from './errors.js';
 import { randomBytes } from 'node:crypto';
 import { condition, isObj, record, str, type Obj } from './kube.js';
@@ -140,7 +141,9 @@ function compose(req: RunFunctionRequest, rsp: RunFunctionResponse, log?: Log): 
   const blueprint = blueprintFor(str(xr, 'kind') ?? '', isObj(req.input) ? req.input : undefined);
   const owner = ownerOf(xr);
   const observed = observedResources(req);
-  const base = { owner, xr, observed, required: requiredResources(req), newPassword };
+  // Blueprints read the objects themselves, whatever carries them.
+  const seen = owner.claim ? new Map([...observed].map(([key, obj]) => [key, unwrap(obj)])) : observed;
+  const base = { owner, xr, observed: seen, required: requiredResources(req), newPassword };
   const spec = blueprint.parse(xr['spec'], base);
   const input: BlueprintInput<unknown> = { ...base, spec };
 
@@ -155,7 +158,8 @@ function compose(req: RunFunctionRequest, rsp: RunFunctionResponse, log?: Log): 
   for (const { key, object } of plan.resources) {
     const verdict = judge(observed.get(key));
     verdicts.set(key, verdict);
-    desired[key] = { resource: object, connectionDetails: {}, ready: toReady(verdict.ready) } satisfies Resource;
+    const composed = owner.claim ? wrap(owner, object) : object;
+    desired[key] = { resource: composed, connectionDetails: {}, ready: toReady(verdict.ready) } satisfies Resource;
   }
 
   const summary = blueprint.summarize(input, plan, verdicts);

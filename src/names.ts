@@ -15,11 +15,16 @@ export function shortHash(text: string, length = 6): string {
  * different inputs never end up with the same name.
  */
 export function dnsLabel(base: string, ...suffixes: string[]): string {
+  return boundedLabel(MAX_LABEL, base, ...suffixes);
+}
+
+/** dnsLabel with a tighter bound, for names Kubernetes extends (a StatefulSet's pods and revisions). */
+export function boundedLabel(max: number, base: string, ...suffixes: string[]): string {
   const whole = [base, ...suffixes].filter((p) => p !== '').join('-');
-  if (whole.length <= MAX_LABEL && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(whole)) return whole;
+  if (whole.length <= max && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(whole)) return whole;
   const hash = shortHash(whole);
   let stem = whole.toLowerCase().replace(/[^a-z0-9-]/g, '-');
   if (!/^[a-z]/.test(stem)) stem = `x-${stem}`;
-  stem = stem.slice(0, MAX_LABEL - hash.length - 1).replace(/-+$/, '');
+  stem = stem.slice(0, max - hash.length - 1).replace(/-+$/, '');
   return `${stem}-${hash}`;
 }

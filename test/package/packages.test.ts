@@ -27,7 +27,7 @@ function problems(obj: Obj): string {
 
 describe('package metadata and APIs', () => {
   test('crossplane.yaml of the Function and the Configuration validate against the meta.pkg schemas', () => {
-    for (const file of [pkg('function', 'crossplane.yaml'), pkg('configuration', 'crossplane.yaml')]) {
+    for (const file of [pkg('function', 'crossplane.yaml'), pkg('configuration', 'crossplane.yaml'), pkg('configuration-claims', 'crossplane.yaml')]) {
       assert.equal(problems(yamlOf(file)), '', file);
     }
     const fn = yamlOf(pkg('function', 'crossplane.yaml'));
@@ -41,13 +41,35 @@ describe('package metadata and APIs', () => {
     }
   });
 
-  test('XRDs and Compositions validate against Crossplane CRDs', () => {
-    for (const dir of ['widget', 'database']) {
-      for (const file of ['definition.yaml', 'composition.yaml']) {
-        const obj = yamlOf(pkg('configuration', 'apis', dir, file));
-        assert.equal(problems(obj), '', `${dir}/${file}`);
+  test('XRDs and Compositions of both Configurations validate against Crossplane CRDs', () => {
+    for (const config of ['configuration', 'configuration-claims']) {
+      for (const dir of ['widget', 'database']) {
+        for (const file of ['definition.yaml', 'composition.yaml']) {
+          const obj = yamlOf(pkg(config, 'apis', dir, file));
+          assert.equal(problems(obj), '', `${config}/${dir}/${file}`);
+        }
       }
     }
+  });
+
+  test('the claims XRDs are v1 with claim names and the very schema of the namespaced ones', () => {
+    for (const api of ['widget', 'database']) {
+      const modern = yamlOf(pkg('configuration', 'apis', api, 'definition.yaml'));
+      const legacy = yamlOf(pkg('configuration-claims', 'apis', api, 'definition.yaml'));
+      assert.equal(legacy['apiVersion'], 'apiextensions.crossplane.io/v1');
+      const m = modern['spec'] as Obj;
+      const l = legacy['spec'] as Obj;
+      assert.equal(l['scope'], undefined, 'LegacyCluster, the v1 default');
+      assert.equal((l['names'] as Obj)['kind'], `X${String((m['names'] as Obj)['kind'])}`);
+      assert.equal((l['claimNames'] as Obj)['kind'], (m['names'] as Obj)['kind']);
+      assert.deepEqual(l['versions'], m['versions'], 'same schema, printer columns and CEL rules');
+    }
+  });
+
+  test('the claims Configuration depends on provider-kubernetes', () => {
+    const deps = ((yamlOf(pkg('configuration-claims', 'crossplane.yaml'))['spec'] as Obj)['dependsOn'] as Obj[]).map((d) => String(d['package']));
+    assert.ok(deps.some((d) => d.endsWith('/provider-kubernetes')));
+    assert.ok(deps.some((d) => d.endsWith('/function-platform')));
   });
 
   test('XRDs are namespaced v2 with printer columns, short names, the composite category and a description on every field', () => {
@@ -117,18 +139,19 @@ describe('the real crossplane CLI on the packages', () => {
   test('xpkg build makes the Function and the Configuration packages', { skip }, () => {
     const out = execFileSync('bash', ['scripts/build-packages.sh'], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     assert.match(out, /built \.cache\/xpkg\/platform\.xpkg/);
+    assert.match(out, /built \.cache\/xpkg\/platform-claims\.xpkg/);
     assert.match(out, /built \.cache\/xpkg\/function-platform\.xpkg/);
     const files = readdirSync(join(repoRoot, '.cache', 'xpkg'));
     assert.ok(files.includes('platform.xpkg') && files.includes('function-platform.xpkg'));
   });
 
   // beta validate wants Crossplane's own CRDs in its cache; seed it from ../shared/crds.
-  function validate(resources: string[]): { code: number | null; out: string } {
+  function validate(resources: string[], xrds = XRDS): { code: number | null; out: string } {
     const cache = mkdtempSync(join(tmpdir(), 'fp-validate-'));
     const seeded = join(cache, 'xpkg.crossplane.io', 'crossplane', 'crossplane@v2.2.1');
     mkdirSync(seeded, { recursive: true });
     cpSync(join(repoRoot, '..', 'shared', 'crds', 'crossplane'), seeded, { recursive: true, filter: (p) => !p.endsWith('.proto') });
-    const r = spawnSync(crank!, ['beta', 'validate', XRDS.join(','), resources.join(','), `--cache-dir=${cache}`, '--crossplane-image=xpkg.crossplane.io/crossplane/crossplane:v2.2.1'], { encoding: 'utf8' });
+    const r = spawnSync(crank!, ['beta', 'validate', xrds.join(','), resources.join(','), `--cache-dir=${cache}`, '--crossplane-image=xpkg.crossplane.io/crossplane/crossplane:v2.2.1'], { encoding: 'utf8' });
     return { code: r.status, out: `${r.stdout}${r.stderr}` };
   }
 
@@ -138,9 +161,14 @@ describe('the real crossplane CLI on the packages', () => {
         .filter((f) => f.endsWith('.yaml') && f !== 'composition.yaml')
         .map((f) => join(repoRoot, 'examples', api, f)),
     );
-    const { code, out } = validate(examples);
-    assert.equal(code, 0, out);
-    assert.match(out, new RegExp(`Total ${examples.length} resources: 0 missing schemas, ${examples.length} success cases, 0 failure cases`));
+    // The same YAML is a namespaced composite with one Configuration and a claim with the other.
+    const claimXrds = XRDS.map((f) => f.replace('/package/configuration/', '/package/configuration-claims/'));
+    assert.notDeepEqual(claimXrds, XRDS);
+    for (const xrds of [XRDS, claimXrds]) {
+      const { code, out } = validate(examples, xrds);
+      assert.equal(code, 0, out);
+      assert.match(out, new RegExp(`Total ${examples.length} resources: 0 missing schemas, ${examples.length} success cases, 0 failure cases`));
+    }
   });
 
   test('invalid objects are rejected by the XRD schema and its CEL rules', { skip }, () => {

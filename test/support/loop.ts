@@ -6,9 +6,13 @@ import type { Obj } from '../../src/kube.js';
 import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
 import { runFunction } from '../../src/function.js';
 
+const isWrapper = (o: Obj | undefined) => o?.['kind'] === 'Object' && String(o['apiVersion']).startsWith('kubernetes.crossplane.io/');
+
 export class Loop {
-  /** Observed composed resources by composition-resource name. */
+  /** The objects as the cluster has them, by composition-resource name (for a claim: what the Objects wrap). */
   readonly observed = new Map<string, Obj>();
+  /** What Crossplane composed where it differs: the provider-kubernetes Object around a claim's workload. */
+  private readonly wrappers = new Map<string, Obj>();
   xr: Obj;
   last: RunFunctionResponse | undefined;
 
@@ -16,10 +20,18 @@ export class Loop {
     this.xr = structuredClone(xr);
   }
 
+  /** Observed composed resources as Crossplane sends them: an Object reports what it wraps, as provider-kubernetes does. */
+  composed(): Obj[] {
+    return [...this.observed].map(([key, obj]) => {
+      const wrapper = this.wrappers.get(key);
+      if (!wrapper) return obj;
+      return { ...wrapper, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }], atProvider: { manifest: obj } } };
+    });
+  }
+
   /** One call of the function against the current observed state. */
   call(): RunFunctionResponse {
-    const objects = [...this.observed.values()];
-    const rsp = runFunction(buildRequest(this.xr, objects));
+    const rsp = runFunction(buildRequest(this.xr, this.composed()));
     this.last = rsp;
     return rsp;
   }
@@ -28,9 +40,18 @@ export class Loop {
   apply(rsp: RunFunctionResponse = this.last!): void {
     if (rsp.results.some((r) => r.severity === Severity.SEVERITY_FATAL)) return; // Fatal: nothing changes.
     const desired = rsp.desired?.resources ?? {};
-    for (const key of [...this.observed.keys()]) if (!(key in desired)) this.observed.delete(key);
+    for (const key of [...this.observed.keys()]) {
+      if (!(key in desired)) {
+        this.observed.delete(key);
+        this.wrappers.delete(key);
+      }
+    }
     for (const [key, res] of Object.entries(desired)) {
-      const obj = structuredClone(res.resource ?? {}) as Obj;
+      let obj = structuredClone(res.resource ?? {}) as Obj;
+      if (isWrapper(obj)) {
+        this.wrappers.set(key, { ...obj, metadata: { ...(obj['metadata'] as Obj), annotations: { [RESOURCE_NAME_ANNOTATION]: key } } });
+        obj = structuredClone(((obj['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj);
+      }
       const before = this.observed.get(key);
       const meta = (obj['metadata'] ?? {}) as Obj;
       const generation = Number((before?.['metadata'] as Obj | undefined)?.['generation'] ?? 0);

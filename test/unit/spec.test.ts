@@ -86,9 +86,10 @@ describe('spec handling', () => {
   test('XWidget from a claim composes into the claim namespace', () => {
     const claimXr = { apiVersion: 'example.com/v1', kind: 'XWidget', metadata: { name: 'w-x7k2p', labels: { 'crossplane.io/claim-name': 'w', 'crossplane.io/claim-namespace': 'team-b' } }, spec: {} };
     const rsp = runFunction(buildRequest(claimXr));
-    const svc = rsp.desired!.resources['service']!.resource as Obj;
-    assert.deepEqual((svc['metadata'] as Obj)['namespace'], 'team-b');
-    assert.deepEqual((svc['metadata'] as Obj)['name'], 'w');
+    const svc = ((rsp.desired!.resources['service']!.resource as Obj)['spec'] as Obj)['forProvider'] as Obj;
+    const manifest = svc['manifest'] as Obj;
+    assert.deepEqual((manifest['metadata'] as Obj)['namespace'], 'team-b');
+    assert.deepEqual((manifest['metadata'] as Obj)['name'], 'w', 'named after the claim, not the generated composite');
   });
 
   test('every CEL rule in the XRD has a counterpart in the function', () => {

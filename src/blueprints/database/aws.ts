@@ -129,7 +129,8 @@ function bucketResources(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
   const bucket = bucketName(input);
   const ref = { bucketRef: { name: bucket } };
   const days = spec.backup.retentionDays;
-  const bucketObj = s3(input, spec, 'Bucket', bucket, { forceDestroy: false, tags: tags(input) });
+  // Delete was asked for explicitly: a bucket AWS refuses to delete while it holds backups would never go.
+  const bucketObj = s3(input, spec, 'Bucket', bucket, { forceDestroy: spec.deletionPolicy === 'Delete', tags: tags(input) });
   // The bucket's name in AWS is its object name, said outright so a default never changes it.
   (bucketObj['metadata'] as Obj)['annotations'] = { 'crossplane.io/external-name': bucket };
   return [

@@ -2,7 +2,7 @@
 // that are generated once, and the one connection Secret users read.
 import type { DatabaseSpec } from '../../generated/schemas.js';
 import { str, type Obj } from '../../kube.js';
-import { dnsLabel, shortHash } from '../../names.js';
+import { boundedLabel, dnsLabel, shortHash } from '../../names.js';
 import type { BlueprintInput, Owner } from '../blueprint.js';
 import { databaseName, ENGINES, newestVersion } from './engine.js';
 
@@ -21,9 +21,14 @@ export function appName(owner: Owner): string {
   return owner.claim?.name ?? owner.name;
 }
 
-/** Base name of every object a Database composes; the suffix keeps it apart from a Widget of the same name. */
+/**
+ * Base name of every object a Database composes; the suffix keeps it apart
+ * from a Widget of the same name. At most 47 characters: a StatefulSet's name
+ * reappears in its pods' controller-revision-hash label (63 at most, so 52
+ * for the name) and in "<name>-headless".
+ */
 export function baseName(owner: Owner): string {
-  return dnsLabel(appName(owner), 'db');
+  return boundedLabel(47, appName(owner), 'db');
 }
 
 export const names = {

@@ -1,0 +1,94 @@
+// Claims mode: a cluster-scoped composite made from a claim (Crossplane v1,
+// or legacy XRDs on v2). Such a composite cannot compose namespaced objects,
+// so the same manifests travel inside provider-kubernetes Objects that target
+// the claim's namespace, and AWS resources use the cluster-scoped API groups
+// with their Secrets in the claim's namespace. Blueprints never see the
+// difference: observed Objects are unwrapped before they read them, and
+// their desired objects are wrapped afterwards.
+import type { Owner } from './blueprints/blueprint.js';
+import { groupOf, isObj, kindOf, nameOf, record, str, type Obj } from './kube.js';
+
+const OBJECT_API = 'kubernetes.crossplane.io/v1alpha2';
+const NAMESPACED_OBJECT_GROUP = 'kubernetes.m.crossplane.io';
+
+/** Namespaced (v2) managed resources and the cluster-scoped version that has the same shape. */
+const CLUSTER_SCOPED: Record<string, string> = {
+  'rds.aws.m.upbound.io/Instance': 'rds.aws.upbound.io/v1beta3',
+  'rds.aws.m.upbound.io/SubnetGroup': 'rds.aws.upbound.io/v1beta1',
+  's3.aws.m.upbound.io/Bucket': 's3.aws.upbound.io/v1beta2',
+  's3.aws.m.upbound.io/BucketVersioning': 's3.aws.upbound.io/v1beta2',
+  's3.aws.m.upbound.io/BucketServerSideEncryptionConfiguration': 's3.aws.upbound.io/v1beta2',
+  's3.aws.m.upbound.io/BucketPublicAccessBlock': 's3.aws.upbound.io/v1beta1',
+  's3.aws.m.upbound.io/BucketLifecycleConfiguration': 's3.aws.upbound.io/v1beta2',
+};
+
+function isProviderKubernetesObject(obj: unknown): boolean {
+  const group = groupOf(obj);
+  return kindOf(obj) === 'Object' && (group === 'kubernetes.crossplane.io' || group === NAMESPACED_OBJECT_GROUP);
+}
+
+/** A cluster-wide unique name for something that lives in the claim's namespace. */
+function clusterName(owner: Owner, name: string, kind?: string): string {
+  const parts = [kind?.toLowerCase(), owner.namespace, name].filter(Boolean);
+  return parts.join('-').slice(0, 253);
+}
+
+/**
+ * What a blueprint should see for an observed Object: the wrapped object as
+ * the provider last observed it. Secret data may be left out of the provider's
+ * observation, so it is taken from what we asked for.
+ */
+export function unwrap(observed: Obj): Obj {
+  if (!isProviderKubernetesObject(observed)) return observed;
+  const desired = record(observed, 'spec', 'forProvider', 'manifest') ?? {};
+  const seen = record(observed, 'status', 'atProvider', 'manifest');
+  if (!seen) return desired;
+  if (kindOf(seen) === 'Secret' && !isObj(seen['data']) && isObj(desired['data'])) return { ...seen, data: desired['data'] };
+  return seen;
+}
+
+function objectFor(owner: Owner, manifest: Obj, managementPolicies: unknown): Obj {
+  return {
+    apiVersion: OBJECT_API,
+    kind: 'Object',
+    metadata: { name: clusterName(owner, nameOf(manifest), kindOf(manifest)) },
+    spec: {
+      managementPolicies: Array.isArray(managementPolicies) ? managementPolicies : ['*'],
+      forProvider: { manifest: { ...manifest, metadata: { ...(record(manifest, 'metadata') ?? {}), namespace: owner.namespace } } },
+      providerConfigRef: { name: 'default' },
+    },
+  };
+}
+
+function clusterScopedManagedResource(owner: Owner, obj: Obj, apiVersion: string): Obj {
+  const spec = { ...(record(obj, 'spec') ?? {}) };
+  const forProvider = { ...(record(spec, 'forProvider') ?? {}) };
+  // References name other managed resources, which are renamed the same way.
+  for (const ref of ['bucketRef', 'dbSubnetGroupNameRef']) {
+    const name = str(forProvider, ref, 'name');
+    if (name) forProvider[ref] = { name: clusterName(owner, name) };
+  }
+  const password = record(forProvider, 'passwordSecretRef');
+  if (password) forProvider['passwordSecretRef'] = { ...password, namespace: owner.namespace };
+  spec['forProvider'] = forProvider;
+  const connection = record(spec, 'writeConnectionSecretToRef');
+  if (connection) spec['writeConnectionSecretToRef'] = { ...connection, namespace: owner.namespace };
+  const config = str(spec, 'providerConfigRef', 'name');
+  spec['providerConfigRef'] = { name: config ?? 'default' };
+  const policies = spec['managementPolicies'];
+  spec['deletionPolicy'] = Array.isArray(policies) && !policies.includes('*') && !policies.includes('Delete') ? 'Orphan' : 'Delete';
+  const { namespace: _namespace, ...metadata } = record(obj, 'metadata') ?? {};
+  return { apiVersion, kind: kindOf(obj), metadata: { ...metadata, name: clusterName(owner, nameOf(obj)) }, spec };
+}
+
+/** What a claim's composite composes in place of a blueprint's object. */
+export function wrap(owner: Owner, obj: Obj): Obj {
+  const group = groupOf(obj);
+  const scoped = CLUSTER_SCOPED[`${group}/${kindOf(obj)}`];
+  if (scoped) return clusterScopedManagedResource(owner, obj, scoped);
+  if (group === NAMESPACED_OBJECT_GROUP && kindOf(obj) === 'Object') {
+    const manifest = record(obj, 'spec', 'forProvider', 'manifest') ?? {};
+    return objectFor(owner, manifest, record(obj, 'spec')?.['managementPolicies']);
+  }
+  return objectFor(owner, obj, undefined);
+}

@@ -1,0 +1,72 @@
+// Claims mode through the real Crossplane CLI: every example, turned into the
+// cluster-scoped composite Crossplane makes from a claim, renders with the
+// claims Compositions, and what it composes validates against the
+// provider-kubernetes and cluster-scoped provider-upjet-aws CRDs.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Obj } from '../../src/kube.js';
+import { composedOf, crankSkipReason, type Doc, exampleXRs, readYamlDocs, render, xrOf } from '../support/crank.js';
+import { type FunctionProcess, startFunction } from '../support/function-process.js';
+import { validateObject } from '../support/schemas.js';
+
+const COMPOSITIONS: Record<string, string> = {
+  Widget: 'package/configuration-claims/apis/widget/composition.yaml',
+  Database: 'package/configuration-claims/apis/database/composition.yaml',
+};
+
+/** The composite Crossplane creates for a claim of this example. */
+function asClaimComposite(example: Doc): Doc {
+  const meta = example['metadata'] as Obj;
+  const namespace = String(meta['namespace'] ?? 'default');
+  const name = String(meta['name']);
+  return {
+    apiVersion: example['apiVersion'],
+    kind: `X${String(example['kind'])}`,
+    metadata: { name: `${name}-x7k2p`, uid: `0b6c1a2e-claim-${namespace}-${name}`, labels: { 'crossplane.io/claim-name': name, 'crossplane.io/claim-namespace': namespace } },
+    spec: { ...(example['spec'] as Obj), claimRef: { apiVersion: example['apiVersion'], kind: example['kind'], name, namespace } },
+  };
+}
+
+const skip = crankSkipReason('claims-mode renders');
+
+describe('claims mode with crossplane render', { skip }, () => {
+  let fn: FunctionProcess;
+  before(async () => {
+    fn = await startFunction({ insecure: true });
+  });
+  after(async () => {
+    await fn?.stop();
+  });
+
+  const examples = [...exampleXRs('examples/widget', 'Widget'), ...exampleXRs('examples/database', 'Database')];
+  it('finds examples of both kinds', () => assert.ok(examples.length >= 6, examples.join(', ')));
+
+  for (const file of examples) {
+    it(`${file} renders as a claim and composes only cluster-scoped kinds that validate`, async () => {
+      const example = readYamlDocs(file)[0]!;
+      // highAvailability asks whether CloudNativePG is installed; say it is, to render the Cluster too.
+      const extraArgs = file.includes('cluster-ha') ? ['-e', join(process.cwd(), 'examples/database/required/cnpg-installed.yaml')] : [];
+      const r = await render({ xr: asClaimComposite(example), composition: COMPOSITIONS[String(example['kind'])]!, functionsTarget: fn.target, extraArgs });
+      assert.equal(r.code, 0, `${r.command}\n${r.stderr}\n${fn.logs()}`);
+      const xr = xrOf(r);
+      assert.equal(xr['kind'], `X${String(example['kind'])}`);
+      assert.equal(xr['status']?.['ready'], false);
+      const composed = [...composedOf(r).values()];
+      assert.ok(composed.length > 0);
+      const claimNamespace = String((example['metadata'] as Obj)['namespace'] ?? 'default');
+      for (const obj of composed) {
+        assert.equal(obj['metadata']?.['namespace'], undefined, `${obj['kind']} ${obj['metadata']?.['name']} must be cluster-scoped`);
+        assert.doesNotMatch(String(obj['apiVersion']), /\.m\./, 'no namespaced API groups');
+        if (obj['kind'] === 'Object') {
+          assert.equal(obj['apiVersion'], 'kubernetes.crossplane.io/v1alpha2');
+          assert.equal(obj['spec']['forProvider']['manifest']['metadata']['namespace'], claimNamespace);
+        }
+        const problems = validateObject(obj as Obj).concat(obj['kind'] === 'Object' ? validateObject(obj['spec']['forProvider']['manifest'] as Obj) : []);
+        assert.deepEqual(problems, [], `${obj['kind']} ${obj['metadata']?.['name']}`);
+        const secretRef = obj['spec']?.['writeConnectionSecretToRef'];
+        if (secretRef) assert.equal(secretRef['namespace'], claimNamespace, 'connection Secrets go to the claim namespace');
+      }
+    });
+  }
+});
