@@ -1,0 +1,534 @@
+// Renders the Database examples with the real Crossplane CLI (crank render)
+// against the built function: both placements, the observed fixtures of
+// examples/database/observed/ and the required resources of
+// examples/database/required/ (passed with -e, as Crossplane answers the
+// function's requirements), and the inputs the function must refuse.
+//
+// Table-driven like render-widget.test.ts: a case is an XR, optional observed
+// state and required resources, and a check.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { type FunctionProcess, repoRoot, startFunction } from '../support/function-process.js';
+import {
+  type Doc,
+  type RenderResult,
+  type YamlInput,
+  composedOf,
+  conditionOf,
+  crankSkipReason,
+  exampleXRs,
+  findComposed,
+  readYamlDocs,
+  render,
+  resultsOf,
+  xrOf,
+} from '../support/crank.js';
+
+const DIR = 'examples/database';
+const observed = (name: string) => `${DIR}/observed/${name}.yaml`;
+const required = (name: string) => `${DIR}/required/${name}.yaml`;
+
+// The Composition users apply; an equivalent one if the example is not there.
+const COMPOSITION: YamlInput = existsSync(join(repoRoot, DIR, 'composition.yaml'))
+  ? `${DIR}/composition.yaml`
+  : {
+      apiVersion: 'apiextensions.crossplane.io/v1',
+      kind: 'Composition',
+      metadata: { name: 'databases.example.com' },
+      spec: {
+        compositeTypeRef: { apiVersion: 'example.com/v1', kind: 'Database' },
+        mode: 'Pipeline',
+        pipeline: [{ step: 'compose', functionRef: { name: 'function-platform' } }],
+      },
+    };
+
+const CONNECTION_KEYS = ['dbname', 'host', 'jdbc-uri', 'password', 'port', 'uri', 'username'];
+const S3_SETTINGS = ['BucketVersioning', 'BucketServerSideEncryptionConfiguration', 'BucketPublicAccessBlock', 'BucketLifecycleConfiguration'];
+
+interface RenderCase {
+  name: string;
+  xr: YamlInput;
+  /** Observed composed resources (-o); omitted means no -o at all. */
+  observed?: YamlInput;
+  /** Required resources (-e), answering the function's requirements. */
+  required?: string;
+  /** The render must fail (crank exits non-zero on a Fatal result). */
+  fails?: boolean;
+  check(r: RenderResult, again: () => Promise<RenderResult>): void | Promise<void>;
+}
+
+// Accessors whose failures say what was rendered instead.
+function keys(r: RenderResult): string {
+  return [...composedOf(r).keys()].join(', ');
+}
+function byKey(r: RenderResult, key: string): Doc {
+  const d = composedOf(r).get(key);
+  assert.ok(d, `no composed resource with key ${key}; got ${keys(r)}`);
+  return d;
+}
+function one(r: RenderResult, kind: string, name?: string): Doc {
+  const d = findComposed(r, kind, name);
+  assert.ok(d, `${kind}${name ? ` ${name}` : ''} not rendered; got ${keys(r)}`);
+  return d;
+}
+function status(r: RenderResult): Doc {
+  const s = xrOf(r)['status'];
+  assert.ok(s, 'the XR has no status');
+  return s;
+}
+function readyCondition(r: RenderResult): string | undefined {
+  return conditionOf(xrOf(r), 'Ready')?.['status'];
+}
+/** A Secret's data, base64-decoded. */
+function secretData(secret: Doc): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries((secret['data'] ?? {}) as Record<string, string>)) out[k] = Buffer.from(v, 'base64').toString('utf8');
+  for (const [k, v] of Object.entries((secret['stringData'] ?? {}) as Record<string, string>)) out[k] = v;
+  return out;
+}
+/** A document of a fixture file by kind and key. */
+function fixture(path: string, kind: string, key?: string): Doc {
+  const d = readYamlDocs(path).find(
+    (x) => x['kind'] === kind && (key === undefined || x['metadata']?.['annotations']?.['crossplane.io/composition-resource-name'] === key),
+  );
+  assert.ok(d, `${path} has no ${kind}${key ? ` with key ${key}` : ''}`);
+  return d;
+}
+/** An example XR with its spec changed. */
+function variant(path: string, spec: Doc): Doc {
+  const [xr] = readYamlDocs(path);
+  assert.ok(xr, `${path} has no document`);
+  return { ...xr, spec: { ...xr['spec'], ...spec } };
+}
+function forProvider(d: Doc): Doc {
+  const fp = d['spec']?.['forProvider'];
+  assert.ok(fp, `${d['kind']} ${d['metadata']?.['name']} has no spec.forProvider`);
+  return fp;
+}
+function warnings(r: RenderResult): Doc[] {
+  return resultsOf(r).filter((x) => x['severity'] === 'SEVERITY_WARNING');
+}
+
+const providerSecret = secretData(fixture(required('rds-connection'), 'Secret'));
+
+const cases: RenderCase[] = [
+  // ---- placement cluster --------------------------------------------------
+  {
+    name: 'cluster, first reconcile: StatefulSet, Services, Secrets and backup CronJob; Provisioning',
+    xr: `${DIR}/cluster.yaml`,
+    check(r) {
+      const sts = one(r, 'StatefulSet', 'orders-db');
+      assert.equal(byKey(r, 'statefulset'), sts);
+      assert.equal(sts['metadata']['namespace'], 'team-a');
+      const data = (sts['spec']['volumeClaimTemplates'] as Doc[]).find((t) => t['metadata']?.['name'] === 'data');
+      assert.ok(data, 'no volumeClaimTemplate named data');
+      assert.equal(data['spec']['resources']['requests']['storage'], '20Gi');
+      assert.equal(sts['spec']['persistentVolumeClaimRetentionPolicy']?.['whenDeleted'], 'Retain');
+      const [container] = sts['spec']['template']['spec']['containers'] as Doc[];
+      assert.ok(container, 'the StatefulSet has no container');
+      for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
+        const command = container[probe]?.['exec']?.['command'];
+        assert.ok(Array.isArray(command) && command.length > 0, `${probe} has no exec command: ${JSON.stringify(container[probe])}`);
+      }
+      assert.ok(container['volumeMounts'].some((m: Doc) => m['name'] === 'data'), 'data volume not mounted');
+
+      const svc = byKey(r, 'service');
+      assert.equal(svc['kind'], 'Service');
+      assert.equal(svc['metadata']['name'], 'orders-db');
+      assert.equal(svc['spec']['ports'][0]['port'], 5432);
+      const headless = byKey(r, 'headless');
+      assert.equal(headless['kind'], 'Service');
+      assert.equal(headless['spec']['clusterIP'], 'None');
+      assert.equal(sts['spec']['serviceName'], headless['metadata']['name']);
+
+      const credentials = byKey(r, 'credentials');
+      assert.equal(credentials['kind'], 'Secret');
+      assert.equal(credentials['type'], 'kubernetes.io/basic-auth');
+      const creds = secretData(credentials);
+      assert.ok(creds['password'] && creds['password'].length >= 16, 'the generated password is too short');
+
+      const connection = one(r, 'Secret', 'orders-db-connection');
+      assert.equal(byKey(r, 'connection'), connection);
+      const conn = secretData(connection);
+      assert.deepEqual(Object.keys(conn).sort(), CONNECTION_KEYS);
+      assert.equal(conn['host'], 'orders-db.team-a.svc.cluster.local');
+      assert.equal(conn['port'], '5432');
+      assert.equal(conn['dbname'], 'orders');
+      assert.equal(conn['username'], creds['username']);
+      assert.equal(conn['password'], creds['password'], 'the connection Secret and the credentials disagree on the password');
+      assert.ok(conn['uri']!.startsWith('postgresql://') && conn['uri']!.includes('orders-db.team-a.svc.cluster.local:5432/orders'), conn['uri']);
+      assert.equal(conn['jdbc-uri'], 'jdbc:postgresql://orders-db.team-a.svc.cluster.local:5432/orders');
+
+      const cron = byKey(r, 'backup');
+      assert.equal(cron['kind'], 'CronJob');
+      assert.equal(cron['spec']['schedule'], '0 3 * * *');
+
+      const s = status(r);
+      assert.equal(s['ready'], false);
+      assert.equal(s['phase'], 'Provisioning');
+      assert.equal(s['connectionSecret'], 'orders-db-connection');
+      assert.equal(readyCondition(r), 'False');
+    },
+  },
+  {
+    name: 'cluster, provisioning observed: still Provisioning, password read back',
+    xr: `${DIR}/cluster.yaml`,
+    observed: observed('cluster-provisioning'),
+    check(r) {
+      const s = status(r);
+      assert.equal(s['ready'], false);
+      assert.equal(s['phase'], 'Provisioning');
+      assert.match(String(s['message']), /StatefulSet orders-db/);
+      const fixturePassword = secretData(fixture(observed('cluster-provisioning'), 'Secret', 'credentials'))['password'];
+      assert.equal(secretData(byKey(r, 'credentials'))['password'], fixturePassword);
+    },
+  },
+  {
+    name: 'cluster, ready observed: Ready, endpoint, last backup; the password is read back, not regenerated',
+    xr: `${DIR}/cluster.yaml`,
+    observed: observed('cluster-ready'),
+    check(r) {
+      const s = status(r);
+      assert.equal(s['ready'], true);
+      assert.equal(s['phase'], 'Ready');
+      assert.equal(s['endpoint'], 'orders-db.team-a.svc.cluster.local:5432');
+      assert.equal(readyCondition(r), 'True');
+      const cron = fixture(observed('cluster-ready'), 'CronJob');
+      assert.equal(s['backup']?.['lastSuccessfulTime'], cron['status']['lastSuccessfulTime']);
+      const fixturePassword = secretData(fixture(observed('cluster-ready'), 'Secret', 'credentials'))['password'];
+      assert.ok(fixturePassword);
+      assert.equal(secretData(byKey(r, 'credentials'))['password'], fixturePassword);
+      assert.equal(secretData(byKey(r, 'connection'))['password'], fixturePassword);
+    },
+  },
+  {
+    name: 'cluster mysql without backups, Delete: port 3306, no CronJob, volumes deleted with it',
+    xr: `${DIR}/cluster-mysql.yaml`,
+    check(r) {
+      const sts = one(r, 'StatefulSet', 'sessions-db');
+      assert.match(sts['spec']['template']['spec']['containers'][0]['image'], /^mysql:/);
+      assert.equal(sts['spec']['persistentVolumeClaimRetentionPolicy']?.['whenDeleted'], 'Delete');
+      const data = (sts['spec']['volumeClaimTemplates'] as Doc[]).find((t) => t['metadata']?.['name'] === 'data');
+      assert.equal(data?.['spec']['resources']['requests']['storage'], '5Gi');
+      assert.equal(findComposed(r, 'CronJob'), undefined, 'backup.enabled false must compose no CronJob');
+      const conn = secretData(byKey(r, 'connection'));
+      assert.deepEqual(Object.keys(conn).sort(), CONNECTION_KEYS);
+      assert.equal(conn['port'], '3306');
+      assert.match(conn['jdbc-uri']!, /^jdbc:mysql:\/\/sessions-db\.team-c\.svc\.cluster\.local:3306\//);
+    },
+  },
+  {
+    name: 'cluster HA, CloudNativePG not installed: no Cluster composed, the status says so, a warning',
+    xr: `${DIR}/cluster-ha.yaml`,
+    required: required('nothing'),
+    check(r) {
+      assert.equal(composedOf(r).get('cnpg-cluster'), undefined, `cnpg-cluster composed without the operator; got ${keys(r)}`);
+      assert.equal(findComposed(r, 'StatefulSet'), undefined, 'HA must not fall back to a StatefulSet');
+      const s = status(r);
+      assert.equal(s['ready'], false);
+      assert.match(String(s['message']), /CloudNativePG is not installed/);
+      assert.ok(
+        warnings(r).some((w) => /CloudNativePG is not installed/.test(String(w['message']))),
+        `no warning result about CloudNativePG: ${JSON.stringify(resultsOf(r))}`,
+      );
+      assert.equal(readyCondition(r), 'False');
+    },
+  },
+  {
+    name: 'cluster HA, CloudNativePG installed: an Object wrapping a CloudNativePG Cluster of 2+ instances, 50Gi',
+    xr: `${DIR}/cluster-ha.yaml`,
+    required: required('cnpg-installed'),
+    check(r) {
+      const obj = byKey(r, 'cnpg-cluster');
+      assert.equal(obj['apiVersion'], 'kubernetes.m.crossplane.io/v1alpha1');
+      assert.equal(obj['kind'], 'Object');
+      const manifest = obj['spec']['forProvider']['manifest'];
+      assert.equal(manifest['apiVersion'], 'postgresql.cnpg.io/v1');
+      assert.equal(manifest['kind'], 'Cluster');
+      assert.equal(manifest['metadata']['namespace'], 'team-a');
+      assert.ok(manifest['spec']['instances'] >= 2, `instances ${manifest['spec']['instances']}`);
+      assert.equal(manifest['spec']['storage']['size'], '50Gi');
+      assert.ok(!obj['spec']['managementPolicies'].includes('Delete') && !obj['spec']['managementPolicies'].includes('*'), 'Retain must orphan the Cluster');
+      assert.equal(findComposed(r, 'StatefulSet'), undefined);
+      const conn = secretData(byKey(r, 'connection'));
+      assert.equal(conn['host'], 'catalog-db-rw.team-a.svc.cluster.local');
+      assert.equal(status(r)['ready'], false);
+    },
+  },
+  {
+    name: 'cluster HA, CloudNativePG installed and healthy: Ready',
+    xr: `${DIR}/cluster-ha.yaml`,
+    required: required('cnpg-installed'),
+    observed: observed('cluster-ha-ready'),
+    check(r) {
+      const s = status(r);
+      assert.equal(s['ready'], true, `not ready: ${s['message']}`);
+      assert.equal(s['phase'], 'Ready');
+      assert.equal(s['endpoint'], 'catalog-db-rw.team-a.svc.cluster.local:5432');
+      assert.equal(readyCondition(r), 'True');
+      const fixturePassword = secretData(fixture(observed('cluster-ha-ready'), 'Secret', 'credentials'))['password'];
+      assert.equal(secretData(byKey(r, 'credentials'))['password'], fixturePassword);
+    },
+  },
+
+  // ---- placement aws ------------------------------------------------------
+  {
+    name: 'aws, first reconcile: encrypted private RDS kept on delete, private versioned encrypted bucket',
+    xr: `${DIR}/aws.yaml`,
+    async check(r, again) {
+      const inst = byKey(r, 'rds-instance');
+      assert.equal(inst['apiVersion'], 'rds.aws.m.upbound.io/v1beta1');
+      assert.equal(inst['kind'], 'Instance');
+      const fp = forProvider(inst);
+      assert.equal(fp['region'], 'eu-west-1');
+      assert.equal(fp['engine'], 'postgres');
+      assert.equal(fp['allocatedStorage'], 20);
+      assert.equal(fp['storageEncrypted'], true);
+      assert.equal(fp['deletionProtection'], true);
+      assert.equal(fp['skipFinalSnapshot'], false);
+      assert.ok(typeof fp['finalSnapshotIdentifier'] === 'string' && fp['finalSnapshotIdentifier'].length > 0, 'no finalSnapshotIdentifier');
+      assert.match(fp['finalSnapshotIdentifier'], /^[a-zA-Z](?!.*--)[a-zA-Z0-9-]{0,254}[^-]$/, 'finalSnapshotIdentifier is not a valid RDS identifier');
+      assert.equal(fp['publiclyAccessible'], false);
+      assert.equal(fp['multiAz'], false);
+      assert.equal(fp['autoGeneratePassword'], true);
+      assert.ok(fp['passwordSecretRef']?.['name'] && fp['passwordSecretRef']?.['key'], `passwordSecretRef: ${JSON.stringify(fp['passwordSecretRef'])}`);
+      assert.equal(fp['backupRetentionPeriod'], 7);
+      const policies: string[] = inst['spec']['managementPolicies'];
+      assert.ok(Array.isArray(policies) && policies.length > 0, 'no managementPolicies');
+      assert.ok(!policies.includes('Delete') && !policies.includes('*'), `Retain must not delete: ${policies.join(', ')}`);
+      assert.ok(policies.includes('Create') && policies.includes('Observe'), policies.join(', '));
+      assert.equal(findComposed(r, 'SubnetGroup'), undefined, 'no subnetIds, no SubnetGroup');
+
+      const bucket = one(r, 'Bucket');
+      const name: string = bucket['metadata']['name'];
+      assert.ok(name.length <= 63, `bucket name ${name} is ${name.length} characters`);
+      assert.match(name, /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/, 'not a valid S3 bucket name');
+      assert.equal(forProvider(bucket)['region'], 'eu-west-1');
+      for (const kind of S3_SETTINGS) {
+        const setting = one(r, kind);
+        assert.equal(forProvider(setting)['bucketRef']?.['name'], name, `${kind} does not point at the bucket`);
+        assert.equal(forProvider(setting)['region'], 'eu-west-1');
+      }
+      const pab = forProvider(one(r, 'BucketPublicAccessBlock'));
+      for (const f of ['blockPublicAcls', 'blockPublicPolicy', 'ignorePublicAcls', 'restrictPublicBuckets']) assert.equal(pab[f], true, `${f} is ${pab[f]}`);
+      assert.equal(forProvider(one(r, 'BucketVersioning'))['versioningConfiguration']?.['status'], 'Enabled');
+      const lifecycle = forProvider(one(r, 'BucketLifecycleConfiguration'))['rule'];
+      assert.ok(Array.isArray(lifecycle) && lifecycle.length > 0, 'no lifecycle rule');
+      assert.equal(lifecycle[0]['status'], 'Enabled');
+      assert.equal(lifecycle[0]['expiration']?.[0]?.['days'], 7);
+      const encryption = forProvider(one(r, 'BucketServerSideEncryptionConfiguration'))['rule'];
+      assert.ok(encryption?.[0]?.['applyServerSideEncryptionByDefault']?.['sseAlgorithm'], `no default encryption: ${JSON.stringify(encryption)}`);
+
+      const s = status(r);
+      assert.equal(s['ready'], false);
+      assert.equal(s['phase'], 'Provisioning');
+      assert.equal(readyCondition(r), 'False');
+
+      // Bucket names are global and the bucket holds the backups: the name must not move.
+      const second = await again();
+      assert.equal(one(second, 'Bucket')['metadata']['name'], name, 'the bucket name changed between two renders');
+      assert.equal(forProvider(byKey(second, 'rds-instance'))['finalSnapshotIdentifier'], fp['finalSnapshotIdentifier']);
+    },
+  },
+  {
+    name: 'aws, provisioning observed: the message says the instance is being created (AWS: creating)',
+    xr: `${DIR}/aws.yaml`,
+    observed: observed('aws-provisioning'),
+    check(r) {
+      const s = status(r);
+      assert.equal(s['ready'], false);
+      assert.equal(s['phase'], 'Provisioning');
+      assert.match(String(s['message']), /being created/);
+      assert.match(String(s['message']), /creating/);
+      assert.equal(readyCondition(r), 'False');
+    },
+  },
+  {
+    name: 'aws, ready observed with the provider connection Secret: Ready, endpoint, connection Secret from the provider',
+    xr: `${DIR}/aws.yaml`,
+    observed: observed('aws-ready'),
+    required: required('rds-connection'),
+    check(r) {
+      const atProvider = fixture(observed('aws-ready'), 'Instance', 'rds-instance')['status']['atProvider'];
+      const s = status(r);
+      assert.equal(s['ready'], true, `not ready: ${s['message']}`);
+      assert.equal(s['phase'], 'Ready');
+      assert.equal(s['endpoint'], `${atProvider['address']}:${atProvider['port']}`);
+      assert.equal(s['endpoint'], atProvider['endpoint']);
+      assert.equal(s['host'], atProvider['address']);
+      assert.equal(s['port'], 5432);
+      assert.equal(s['connectionSecret'], 'orders-db-connection');
+      assert.equal(readyCondition(r), 'True');
+
+      const conn = secretData(byKey(r, 'connection'));
+      assert.deepEqual(Object.keys(conn).sort(), CONNECTION_KEYS);
+      assert.equal(conn['host'], atProvider['address']);
+      assert.equal(conn['host'], providerSecret['address']);
+      assert.equal(conn['port'], '5432');
+      assert.equal(conn['port'], providerSecret['port']);
+      assert.equal(conn['password'], providerSecret['password']);
+      assert.equal(conn['username'], providerSecret['username']);
+      assert.equal(conn['dbname'], 'orders');
+      const uri = new URL(conn['uri']!);
+      assert.equal(uri.protocol, 'postgresql:');
+      assert.equal(decodeURIComponent(uri.password), providerSecret['password']);
+      assert.equal(uri.hostname, providerSecret['address']);
+      assert.equal(conn['jdbc-uri'], `jdbc:postgresql://${providerSecret['address']}:5432/orders`);
+    },
+  },
+  {
+    name: 'aws, was ready, instance storage-full: Degraded',
+    xr: `${DIR}/aws-was-ready.yaml`,
+    observed: observed('aws-degraded'),
+    required: required('rds-connection'),
+    check(r) {
+      const s = status(r);
+      assert.equal(s['ready'], false);
+      assert.equal(s['phase'], 'Degraded');
+      assert.match(String(s['message']), /storage-full/);
+      assert.equal(readyCondition(r), 'False');
+      // The connection Secret stays while the instance is degraded.
+      assert.deepEqual(Object.keys(secretData(byKey(r, 'connection'))).sort(), CONNECTION_KEYS);
+    },
+  },
+  {
+    name: 'aws HA with deletionPolicy Delete: Multi-AZ, deletable, own subnets, explicit class and backups',
+    xr: `${DIR}/aws-ha-delete.yaml`,
+    check(r) {
+      const inst = byKey(r, 'rds-instance');
+      const fp = forProvider(inst);
+      assert.equal(fp['multiAz'], true);
+      assert.deepEqual(inst['spec']['managementPolicies'], ['*']);
+      assert.equal(fp['skipFinalSnapshot'], true);
+      assert.equal(fp['deletionProtection'], false);
+      assert.equal(fp['engine'], 'mysql');
+      assert.equal(fp['region'], 'us-east-1');
+      assert.equal(fp['instanceClass'], 'db.r7g.large');
+      assert.equal(fp['allocatedStorage'], 100);
+      assert.equal(fp['backupRetentionPeriod'], 14);
+      assert.equal(fp['backupWindow'], '01:30-02:30');
+      assert.deepEqual(fp['vpcSecurityGroupIds'], ['sg-0123abcd']);
+
+      const subnets = one(r, 'SubnetGroup');
+      assert.deepEqual(forProvider(subnets)['subnetIds'], ['subnet-0a1b2c3d', 'subnet-4e5f6a7b']);
+      assert.equal(forProvider(subnets)['region'], 'us-east-1');
+      assert.equal(fp['dbSubnetGroupNameRef']?.['name'], subnets['metadata']['name'], 'the instance does not use the SubnetGroup');
+
+      // Every managed resource goes through the named ProviderConfig.
+      for (const [key, d] of composedOf(r)) {
+        if (!String(d['apiVersion']).includes('.aws.')) continue;
+        assert.equal(d['spec']['providerConfigRef']?.['name'], 'billing-account', `${key} uses another ProviderConfig`);
+        assert.deepEqual(d['spec']['managementPolicies'], ['*'], `${key} is not deleted with the Database`);
+      }
+      assert.equal(forProvider(one(r, 'BucketLifecycleConfiguration'))['rule'][0]['expiration'][0]['days'], 14);
+    },
+  },
+
+  // ---- refused inputs -----------------------------------------------------
+  {
+    name: 'invalid: placement aws without a region is refused naming spec.aws.region',
+    xr: variant(`${DIR}/aws.yaml`, { aws: {} }),
+    fails: true,
+    check(r) {
+      assert.match(r.stderr + r.stdout, /spec\.aws\.region/);
+    },
+  },
+  {
+    name: 'invalid: shrinking storageGB below the observed 20Gi is refused naming spec.storageGB',
+    xr: variant(`${DIR}/cluster.yaml`, { storageGB: 10 }),
+    observed: observed('cluster-ready'),
+    fails: true,
+    check(r) {
+      assert.match(r.stderr + r.stdout, /spec\.storageGB/);
+      assert.match(r.stderr + r.stdout, /shrink/);
+    },
+  },
+  {
+    name: 'invalid: changing the engine of an existing database is refused naming spec.engine',
+    xr: variant(`${DIR}/cluster.yaml`, { engine: 'mysql' }),
+    observed: observed('cluster-ready'),
+    fails: true,
+    check(r) {
+      assert.match(r.stderr + r.stdout, /spec\.engine/);
+    },
+  },
+  {
+    name: 'invalid: an unsupported version is refused naming spec.version',
+    xr: variant(`${DIR}/cluster.yaml`, { version: '12' }),
+    fails: true,
+    check(r) {
+      assert.match(r.stderr + r.stdout, /spec\.version/);
+      assert.match(r.stderr + r.stdout, /14, 15, 16, 17/);
+    },
+  },
+];
+
+// Skipped per test rather than per suite, so the summary counts every skipped render.
+const skip = crankSkipReason('crank render tests for examples/database');
+
+describe('crank render: examples/database', () => {
+  let fn: FunctionProcess | undefined;
+
+  before(async () => {
+    if (!skip) fn = await startFunction();
+  });
+
+  after(async () => {
+    if (fn) assert.equal(await fn.stop(), 0, `function did not stop cleanly\n${fn.logs()}`);
+  });
+
+  const run = (c: Pick<RenderCase, 'xr' | 'observed' | 'required'>) => {
+    assert.ok(fn, 'function not started');
+    return render({
+      xr: c.xr,
+      observed: c.observed,
+      composition: COMPOSITION,
+      functionsTarget: fn.target,
+      extraArgs: c.required ? ['-e', join(repoRoot, c.required)] : [],
+    });
+  };
+  const explain = (r: RenderResult) =>
+    `${r.command}\nexit ${r.code}\n--- stderr ---\n${r.stderr}\n--- stdout ---\n${r.stdout}\n--- function logs ---\n${fn?.logs() ?? ''}`;
+
+  for (const c of cases) {
+    it(c.name, { skip }, async () => {
+      const r = await run(c);
+      if (c.fails) {
+        assert.notEqual(r.code, 0, `expected the render to fail\n${explain(r)}`);
+      } else {
+        assert.equal(r.code, 0, `render failed\n${explain(r)}`);
+        assert.equal(xrOf(r)['kind'], 'Database');
+        assert.deepEqual(resultsOf(r).filter((x) => x['severity'] === 'SEVERITY_FATAL'), []);
+      }
+      try {
+        await c.check(r, async () => {
+          const again = await run(c);
+          assert.equal(again.code, 0, `second render failed\n${explain(again)}`);
+          return again;
+        });
+      } catch (err) {
+        if (err instanceof Error) err.message += `\n${explain(r)}`;
+        throw err;
+      }
+    });
+  }
+
+  // Every example Database must render, so a new example is caught even without a case of its own.
+  const examples = exampleXRs(DIR, 'Database');
+  it('finds the Database examples', { skip }, () => {
+    for (const f of ['cluster.yaml', 'cluster-mysql.yaml', 'cluster-ha.yaml', 'aws.yaml', 'aws-ha-delete.yaml', 'aws-was-ready.yaml']) {
+      assert.ok(examples.includes(`${DIR}/${f}`), `${DIR}/${f} not among ${examples.join(', ')}`);
+    }
+  });
+  for (const xr of examples) {
+    it(`${xr} renders with nothing observed yet`, { skip }, async () => {
+      const r = await run({ xr });
+      assert.equal(r.code, 0, `render failed\n${explain(r)}`);
+      assert.equal(xrOf(r)['kind'], 'Database');
+      assert.ok(composedOf(r).size > 0, `nothing composed\n${explain(r)}`);
+      assert.equal(typeof xrOf(r)['status']?.['message'], 'string', `no status.message\n${explain(r)}`);
+    });
+  }
+});
