@@ -4,7 +4,8 @@
 // the claim's namespace, and AWS resources use the cluster-scoped API groups
 // with their Secrets in the claim's namespace. Blueprints never see the
 // difference: observed Objects are unwrapped before they read them, and
-// their desired objects are wrapped afterwards.
+// their desired objects are wrapped afterwards. (Unwrapping serves both modes:
+// in-cluster high availability composes namespaced Objects too.)
 import type { Owner } from './blueprints/blueprint.js';
 import { groupOf, isObj, kindOf, nameOf, record, str, type Obj } from './kube.js';
 

@@ -141,8 +141,8 @@ function compose(req: RunFunctionRequest, rsp: RunFunctionResponse, log?: Log): 
   const blueprint = blueprintFor(str(xr, 'kind') ?? '', isObj(req.input) ? req.input : undefined);
   const owner = ownerOf(xr);
   const observed = observedResources(req);
-  // Blueprints read the objects themselves, whatever carries them.
-  const seen = owner.claim ? new Map([...observed].map(([key, obj]) => [key, unwrap(obj)])) : observed;
+  // Blueprints read the objects themselves, whatever carries them (a provider-kubernetes Object in either mode).
+  const seen = new Map([...observed].map(([key, obj]) => [key, unwrap(obj)]));
   const base = { owner, xr, observed: seen, required: requiredResources(req), newPassword };
   const spec = blueprint.parse(xr['spec'], base);
   const input: BlueprintInput<unknown> = { ...base, spec };
@@ -150,7 +150,8 @@ function compose(req: RunFunctionRequest, rsp: RunFunctionResponse, log?: Log): 
   const plan = blueprint.compose(input);
   guardNothingLost(plan, observed);
   if (plan.requirements && Object.keys(plan.requirements).length > 0) {
-    rsp.requirements = { extraResources: {}, resources: { ...plan.requirements }, schemas: {} };
+    // Crossplane v2 answers required resources; v1 only knows extra resources. Ask both ways.
+    rsp.requirements = { extraResources: { ...plan.requirements }, resources: { ...plan.requirements }, schemas: {} };
   }
 
   const verdicts = new Map<string, Verdict>();

@@ -3,7 +3,7 @@
 import { num, str, type Obj } from '../../kube.js';
 import { dnsLabel } from '../../names.js';
 import type { Desired, Plan } from '../blueprint.js';
-import { APP_USER, baseName, connectionSecret, type DatabaseInput, dbname, identity, meta, type ResolvedSpec, secretValue } from './common.js';
+import { APP_USER, baseName, compareVersions, connectionSecret, type DatabaseInput, dbname, identity, majorVersion, meta, type ResolvedSpec, secretValue } from './common.js';
 import { backupWindow, INSTANCE_CLASSES } from './engine.js';
 
 export const AWS_KEYS = {
@@ -63,6 +63,8 @@ function instance(input: DatabaseInput, spec: ResolvedSpec): Obj {
     identifier: rdsIdentifier(input),
     engine: spec.engine,
     engineVersion: spec.version,
+    // Only when the spec asks for a newer major version than RDS runs.
+    ...(upgrading(input, spec) ? { allowMajorVersionUpgrade: true } : {}),
     instanceClass: aws.instanceClass ?? INSTANCE_CLASSES[spec.size],
     allocatedStorage: spec.storageGB,
     storageType: 'gp3',
@@ -74,7 +76,8 @@ function instance(input: DatabaseInput, spec: ResolvedSpec): Obj {
     // The provider generates the password into this Secret once and never replaces it.
     autoGeneratePassword: true,
     passwordSecretRef: { name: masterPasswordName(input), key: 'password' },
-    backupRetentionPeriod: spec.backup.enabled ? spec.backup.retentionDays : 0,
+    // Backups off keeps one day: 0 would make RDS delete the automated backups it has.
+    backupRetentionPeriod: spec.backup.enabled ? spec.backup.retentionDays : 1,
     ...(spec.backup.enabled && window ? { backupWindow: window } : {}),
     copyTagsToSnapshot: true,
     autoMinorVersionUpgrade: true,
@@ -97,6 +100,11 @@ function instance(input: DatabaseInput, spec: ResolvedSpec): Obj {
       writeConnectionSecretToRef: { name: rdsSecretName(input) },
     },
   };
+}
+
+function upgrading(input: DatabaseInput, spec: ResolvedSpec): boolean {
+  const running = majorVersion(spec.engine, str(input.observed.get(AWS_KEYS.instance), 'spec', 'forProvider', 'engineVersion'));
+  return running !== undefined && compareVersions(spec.version, running) > 0;
 }
 
 function tags(input: DatabaseInput): Record<string, string> {
@@ -195,8 +203,8 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec): Plan {
   const password = secretValue(providerSecret, 'password') ?? secretValue(observedOwn, 'password');
   const address = instanceAddress(input);
   const host = address?.host ?? secretValue(providerSecret, 'address') ?? secretValue(observedOwn, 'host');
-  const port = address?.port ?? Number(secretValue(providerSecret, 'port') ?? secretValue(observedOwn, 'port') ?? NaN);
-  if (password && host && Number.isFinite(port)) {
+  const port = address?.port ?? portOf(secretValue(providerSecret, 'port')) ?? portOf(secretValue(observedOwn, 'port'));
+  if (password && host && port !== undefined) {
     resources.push({
       key: AWS_KEYS.connection,
       object: connectionSecret(input, spec, { host, port, username: secretValue(providerSecret, 'username') ?? APP_USER, password, dbname: dbname(input.owner) }),
@@ -206,6 +214,11 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec): Plan {
     resources.push({ key: AWS_KEYS.connection, object: keepSecret(observedOwn) });
   }
   return { resources, requirements };
+}
+
+function portOf(text: string | undefined): number | undefined {
+  const port = text !== undefined && /^\d+$/.test(text) ? Number(text) : NaN;
+  return port > 0 && port < 65536 ? port : undefined;
 }
 
 function keepSecret(observed: Obj): Obj {
@@ -219,7 +232,7 @@ function keepSecret(observed: Obj): Obj {
 }
 
 export function awsBackupStatus(input: DatabaseInput, spec: ResolvedSpec): Obj | undefined {
-  if (!spec.backup.enabled) return undefined;
+  if (!spec.backup.enabled && !input.observed.has(AWS_KEYS.bucket)) return undefined;
   return { location: `s3://${bucketName(input)}` };
 }
 

@@ -84,9 +84,14 @@ export function observedStatefulSetGB(input: DatabaseInput): number | undefined 
   return gigabytes(str(data, 'spec', 'resources', 'requests', 'storage'));
 }
 
-/** Storage of the CloudNativePG cluster as observed, in GiB (wrapped in a provider-kubernetes Object). */
+/** Storage of the CloudNativePG cluster as observed, in GiB. */
 export function observedCnpgGB(input: DatabaseInput): number | undefined {
-  return gigabytes(str(input.observed.get(CLUSTER_KEYS.cnpg), 'spec', 'forProvider', 'manifest', 'spec', 'storage', 'size'));
+  return gigabytes(str(input.observed.get(CLUSTER_KEYS.cnpg), 'spec', 'storage', 'size'));
+}
+
+/** Storage of the highly available database's backup volume as observed, in GiB. */
+export function observedBackupVolumeGB(input: DatabaseInput): number | undefined {
+  return gigabytes(str(input.observed.get(CLUSTER_KEYS.backupVolume), 'spec', 'resources', 'requests', 'storage'));
 }
 
 /** "20Gi" → 20; other units converted; undefined when it is not a quantity. */

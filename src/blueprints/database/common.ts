@@ -13,8 +13,30 @@ export type DatabaseInput = BlueprintInput<DatabaseSpec>;
 /** The spec after every default, including the version that depends on the engine. */
 export type ResolvedSpec = DatabaseSpec & { version: string };
 
-export function resolve(spec: DatabaseSpec): ResolvedSpec {
-  return { ...spec, version: spec.version ?? newestVersion(spec.engine) };
+/**
+ * The version defaults to the newest only when the database is created: an
+ * existing one keeps the version it runs, so a newer default never upgrades it.
+ */
+export function resolve(spec: DatabaseSpec, running?: string): ResolvedSpec {
+  return { ...spec, version: spec.version ?? running ?? newestVersion(spec.engine) };
+}
+
+/** The major version of an image tag or RDS engine version: "16.4" → "16", "8.0.39" → "8.0". */
+export function majorVersion(engine: DatabaseSpec['engine'], version: string | undefined): string | undefined {
+  if (!version) return undefined;
+  const m = engine === 'mysql' ? /^(\d+\.\d+)/.exec(version) : /^(\d+)/.exec(version);
+  return m?.[1];
+}
+
+/** Compares major versions numerically: negative when a is older. */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
 }
 
 export function appName(owner: Owner): string {

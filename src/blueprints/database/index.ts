@@ -1,7 +1,7 @@
 // The Database blueprint: in the cluster or on AWS, one connection Secret,
 // backups, and refusal of every change that would lose data.
 import { type DatabaseSpec, databaseSpecSchema } from '../../generated/schemas.js';
-import { condition, field, num, record, str, type Obj } from '../../kube.js';
+import { condition, field, list, num, record, str, type Obj } from '../../kube.js';
 import type { Verdict } from '../../readiness.js';
 import { SpecError, specValidator } from '../../spec/validate.js';
 import { type Blueprint, type BlueprintInput, firstBlocker, type Plan, type Summary } from '../blueprint.js';
@@ -12,11 +12,12 @@ import {
   CLUSTER_KEYS,
   cnpgOperator,
   composeCluster,
+  observedBackupVolumeGB,
   observedCnpgGB,
   observedStatefulSetGB,
   usesCnpg,
 } from './cluster.js';
-import { ENGINE_LABEL, names, resolve, type ResolvedSpec } from './common.js';
+import { compareVersions, ENGINE_LABEL, majorVersion, names, resolve, type ResolvedSpec } from './common.js';
 import { ENGINES } from './engine.js';
 
 const validate = specValidator<DatabaseSpec>(databaseSpecSchema);
@@ -52,12 +53,35 @@ function observedPlacement(o: Observed): 'cluster' | 'aws' | undefined {
   return undefined;
 }
 
+/** The major version the database runs, read from what was composed. */
+export function runningVersion(engine: DatabaseSpec['engine'], o: Observed): string | undefined {
+  const tagOf = (image: string | undefined) => (image?.includes(':') ? image.slice(image.lastIndexOf(':') + 1) : undefined);
+  const sts = o.observed.get(CLUSTER_KEYS.statefulset);
+  const container = list(sts, 'spec', 'template', 'spec', 'containers').find((c) => str(c, 'name') === 'db');
+  const candidates = [
+    tagOf(str(container, 'image')),
+    tagOf(str(o.observed.get(CLUSTER_KEYS.cnpg), 'spec', 'imageName')),
+    str(o.observed.get(AWS_KEYS.instance), 'spec', 'forProvider', 'engineVersion'),
+  ];
+  for (const c of candidates) {
+    const major = majorVersion(engine, c);
+    if (major) return major;
+  }
+  return undefined;
+}
+
+/** The spec with every default, the version taken from the running database when the spec names none. */
+export function resolveFor(spec: DatabaseSpec, o: Observed): ResolvedSpec {
+  return resolve(spec, runningVersion(spec.engine, o));
+}
+
 function observedStorageGB(o: Observed): number | undefined {
   const input = o as BlueprintInput<DatabaseSpec>;
   const rds = o.observed.get(AWS_KEYS.instance);
   const sizes = [
     observedStatefulSetGB(input),
     observedCnpgGB(input),
+    observedBackupVolumeGB(input),
     num(rds, 'spec', 'forProvider', 'allocatedStorage'),
     num(rds, 'status', 'atProvider', 'allocatedStorage'),
   ].filter((n): n is number => n !== undefined);
@@ -75,6 +99,17 @@ export function checkAgainstObserved(spec: ResolvedSpec, o: Observed): void {
   if (placement !== undefined && placement !== spec.placement) {
     problems.push(`spec.placement is ${spec.placement} but the database runs on ${placement}; spec.placement cannot be changed once the Database exists`);
   }
+  const running = runningVersion(spec.engine, o);
+  // An engine change is refused above; versions of different engines do not compare.
+  if (running !== undefined && (engine === undefined || engine === spec.engine)) {
+    const cmp = compareVersions(spec.version, running);
+    if (cmp < 0) problems.push(`spec.version is ${spec.version} but the database runs ${running}; spec.version cannot go down`);
+    if (cmp > 0 && spec.engine === 'postgres' && o.observed.has(CLUSTER_KEYS.statefulset)) {
+      problems.push(
+        `spec.version is ${spec.version} but the database runs ${running}: a postgres major upgrade in a StatefulSet needs pg_upgrade, which the official image does not do; create a new Database on ${spec.version} and move the data, or use highAvailability (CloudNativePG upgrades in place)`,
+      );
+    }
+  }
   const storage = observedStorageGB(o);
   if (storage !== undefined && spec.storageGB < storage) {
     problems.push(`spec.storageGB is ${spec.storageGB} but the database has ${Math.round(storage)}; spec.storageGB may grow but never shrink`);
@@ -91,7 +126,7 @@ export function checkAgainstObserved(spec: ResolvedSpec, o: Observed): void {
 }
 
 function compose(input: BlueprintInput<DatabaseSpec>): Plan {
-  const spec = resolve(input.spec);
+  const spec = resolveFor(input.spec, input);
   return spec.placement === 'aws' ? composeAws(input, spec) : composeCluster(input, spec);
 }
 
@@ -129,7 +164,7 @@ function rdsBlocker(input: BlueprintInput<DatabaseSpec>, verdicts: ReadonlyMap<s
 }
 
 function summarize(input: BlueprintInput<DatabaseSpec>, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary {
-  const spec = resolve(input.spec);
+  const spec = resolveFor(input.spec, input);
   const warnings: Summary['warnings'] = [];
   const status: Obj = { ...endpointStatus(input, spec) };
   if (plan.resources.some((r) => r.key === CLUSTER_KEYS.connection)) status['connectionSecret'] = names.connection(input.owner);
@@ -182,7 +217,7 @@ export const database: Blueprint<DatabaseSpec> = {
   parse(raw, observed) {
     const spec = validate(raw);
     checkDatabaseRules(spec);
-    checkAgainstObserved(resolve(spec), observed);
+    checkAgainstObserved(resolveFor(spec, observed), observed);
     return spec;
   },
   compose,

@@ -1,0 +1,108 @@
+// Helpers for Database tests: XRs, calls with required resources answered,
+// and the step Crossplane takes between calls (desired becomes observed).
+import { type RunFunctionRequest, type RunFunctionResponse, Ready, Severity } from '@crossplane-org/function-sdk-typescript';
+import { runFunction } from '../../src/function.js';
+import type { Obj } from '../../src/kube.js';
+import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
+
+export const NAMESPACE = 'team-a';
+
+/** A namespaced Database XR. */
+export function databaseXr(spec: unknown, opts: { name?: string; namespace?: string; uid?: string; status?: Obj } = {}): Obj {
+  return {
+    apiVersion: 'example.com/v1',
+    kind: 'Database',
+    metadata: { name: opts.name ?? 'orders', namespace: opts.namespace ?? NAMESPACE, uid: opts.uid ?? `uid-${opts.name ?? 'orders'}` },
+    spec,
+    ...(opts.status ? { status: opts.status } : {}),
+  };
+}
+
+/** The CloudNativePG CRD as Crossplane would return it for the `cnpg-crd` requirement. */
+export const CNPG_CRD_OBJECT: Obj = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'clusters.postgresql.cnpg.io' },
+};
+
+export type Required = NonNullable<RunFunctionRequest['requiredResources']>;
+
+/** A required-resources answer: name → objects (an empty list is "looked, found nothing"). */
+export function answered(entries: Record<string, Obj[]>): Required {
+  const out: Required = {};
+  for (const [name, objects] of Object.entries(entries)) {
+    out[name] = { items: objects.map((resource) => ({ resource, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED })) };
+  }
+  return out;
+}
+
+/** One call of the function. */
+export function call(xr: Obj, observed: Obj[] = [], required: Required = {}): RunFunctionResponse {
+  return runFunction(buildRequest(xr, observed, [], undefined, required));
+}
+
+/** The desired composed resources as Crossplane would observe them next time: annotated with their key. */
+export function asObserved(rsp: RunFunctionResponse, status: (key: string, obj: Obj) => unknown = () => undefined): Obj[] {
+  return Object.entries(rsp.desired?.resources ?? {}).map(([key, res]) => {
+    const obj = structuredClone(res.resource ?? {}) as Obj;
+    const meta = (obj['metadata'] ?? {}) as Obj;
+    obj['metadata'] = { ...meta, annotations: { ...((meta['annotations'] as Obj | undefined) ?? {}), [RESOURCE_NAME_ANNOTATION]: key } };
+    const s = status(key, obj);
+    if (s !== undefined) obj['status'] = s;
+    return obj;
+  });
+}
+
+export function fatalOf(rsp: RunFunctionResponse) {
+  return rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL);
+}
+
+export function desiredOf(rsp: RunFunctionResponse, key: string): Obj | undefined {
+  return rsp.desired?.resources[key]?.resource as Obj | undefined;
+}
+
+export function statusOf(rsp: RunFunctionResponse): Obj {
+  return ((rsp.desired?.composite?.resource as Obj | undefined)?.['status'] ?? {}) as Obj;
+}
+
+/** A Secret's data, decoded. */
+export function secretData(secret: Obj | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(((secret?.['data'] ?? {}) as Record<string, string>))) out[k] = Buffer.from(v, 'base64').toString('utf8');
+  return out;
+}
+
+/** A Secret as the API server returns it (data base64). */
+export function k8sSecret(name: string, namespace: string, values: Record<string, string>): Obj {
+  const data: Record<string, string> = {};
+  for (const [k, v] of Object.entries(values)) data[k] = Buffer.from(v, 'utf8').toString('base64');
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'connection.crossplane.io/v1alpha1', data };
+}
+
+/** A cluster-scoped composite made from a Database claim (claims mode). */
+export function claimXr(spec: unknown, opts: { claim?: string; namespace?: string } = {}): Obj {
+  const claim = opts.claim ?? 'orders';
+  return {
+    apiVersion: 'example.com/v1',
+    kind: 'XDatabase',
+    metadata: {
+      name: `${claim}-x7k2p`,
+      uid: `uid-x-${claim}`,
+      labels: { 'crossplane.io/claim-name': claim, 'crossplane.io/claim-namespace': opts.namespace ?? NAMESPACE },
+    },
+    spec,
+  };
+}
+
+/** What a provider-kubernetes Object carries, or the object itself. */
+export function inner(obj: Obj | undefined): Obj | undefined {
+  if (obj?.['kind'] !== 'Object') return obj;
+  return ((obj['spec'] as Obj | undefined)?.['forProvider'] as Obj | undefined)?.['manifest'] as Obj | undefined;
+}
+
+/** As provider-kubernetes reports an Object it has applied: ready, with the object it observed. */
+export function observedObjectStatus(obj: Obj): Obj | undefined {
+  const manifest = inner(obj);
+  if (obj['kind'] !== 'Object' || !manifest) return undefined;
+  return { conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }, { type: 'Synced', status: 'True' }], atProvider: { manifest } };
+}
