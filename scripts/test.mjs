@@ -28,6 +28,21 @@ if (hasGo) {
   console.warn('\n!!! Go is not installed: the tests against the real crossplane CLI will be SKIPPED !!!\n');
 }
 
+// moto's server: the real AWS API the tests of the AWS path talk to.
+const hasPython = spawnSync('python3', ['--version'], { stdio: 'ignore' }).status === 0;
+if (hasPython) {
+  const moto = run('bash', ['scripts/install-moto.sh']);
+  if (!moto.ok) {
+    console.error('installing moto failed');
+    if (ci) process.exit(1);
+  }
+} else if (ci) {
+  console.error('CI needs Python 3 for moto');
+  process.exit(1);
+} else {
+  console.warn('\n!!! Python 3 is not installed: the tests against moto (AWS) will be SKIPPED !!!\n');
+}
+
 const files = process.argv.slice(2);
 const args = ['--test', '--test-timeout=300000', ...(files.length ? files : ['dist/test/**/*.test.js'])];
 const result = run(process.execPath, args);

@@ -4,7 +4,7 @@
 // Runs the function in-process on one XR, the way `crossplane render` runs a
 // pipeline, with no cluster, no Docker and no Go.
 import { parseArgs } from 'node:util';
-import { format, readYamlObjects, render } from './render.js';
+import { format, readYamlObjects, renderLive } from './render.js';
 
 const USAGE = `Usage: function-platform render XR.yaml [flags]
 
@@ -13,7 +13,8 @@ Renders the resources function-platform composes for one XR, in-process.
 Flags:
   --observed-resources FILE     observed composed resources (multi-document YAML,
                                 each with a crossplane.io/composition-resource-name annotation)
-  --function-credentials FILE   Secrets passed as pipeline credentials, by name
+  --function-credentials FILE   Secrets passed as pipeline credentials, by name; a single
+                                Secret is also the step's "aws" credentials
   -e, --required-resources FILE objects the function may ask for (multi-document YAML)
   --input FILE                  the Composition step's input (e.g. blueprint: widget)
   -r, --include-function-results   print results (events) after the resources
@@ -21,7 +22,7 @@ Flags:
   -h, --help                    show this help
 `;
 
-function main(argv: string[]): number {
+async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -57,7 +58,7 @@ function main(argv: string[]): number {
   const credentials = values['function-credentials'] ? readYamlObjects(values['function-credentials']) : [];
   const input = values.input ? readYamlObjects(values.input)[0] : undefined;
   const required = values['required-resources'] ? readYamlObjects(values['required-resources']) : [];
-  const rendered = render(xrs[0]!, observed, credentials, input, required);
+  const rendered = await renderLive(xrs[0]!, observed, credentials, input, required);
   if (rendered.fatal !== undefined) {
     process.stderr.write(`function-platform: fatal result: ${rendered.fatal}\n`);
     if (values['include-function-results']) process.stdout.write(format({ ...rendered, resources: [] }, { results: true, output: values.output }));
@@ -67,9 +68,10 @@ function main(argv: string[]): number {
   return 0;
 }
 
-try {
-  process.exitCode = main(process.argv.slice(2));
-} catch (err) {
-  process.stderr.write(`function-platform: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 2;
-}
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (err: unknown) => {
+    process.stderr.write(`function-platform: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 2;
+  },
+);

@@ -10,7 +10,10 @@ import {
   Status,
   Target,
 } from '@crossplane-org/function-sdk-typescript';
-import type { Blueprint, BlueprintInput, Owner, Summary } from './blueprints/blueprint.js';
+import type { AwsFactsSource } from './aws/facts.js';
+import { AWS_CREDENTIALS } from './aws/credentials.js';
+import { awsQuery } from './aws/query.js';
+import type { Blueprint, BlueprintInput, ExternalFacts, Owner, Summary } from './blueprints/blueprint.js';
 import { blueprintFor, BlueprintChoiceError } from './dispatch.js';
 import { unwrap, wrap } from './claims.js';
 import { FatalError } from './errors.js';
@@ -116,11 +119,38 @@ export interface Outcome {
   verdicts: Map<string, Verdict>;
 }
 
+/** What a blueprint gets besides its spec, from the request alone. */
+function inputBase(req: RunFunctionRequest, xr: Obj, facts?: ExternalFacts): Omit<BlueprintInput<unknown>, 'spec'> {
+  const owner = ownerOf(xr);
+  // Blueprints read the objects themselves, whatever carries them (a provider-kubernetes Object in either mode).
+  const seen = new Map([...observedResources(req)].map(([key, obj]) => [key, unwrap(obj)]));
+  return { owner, xr, observed: seen, required: requiredResources(req), newPassword, ...(facts ? { facts } : {}) };
+}
+
+/**
+ * Runs one call with what AWS says, when the step has AWS credentials: the
+ * I/O happens first, then the same pure run. Facts are optional; whatever
+ * goes wrong reading them, the call is answered.
+ */
+export async function runFunctionLive(req: RunFunctionRequest, aws: AwsFactsSource, log?: Log): Promise<RunFunctionResponse> {
+  // Most calls have no AWS credentials: they take the pure path at once.
+  if (!req.credentials?.[AWS_CREDENTIALS]) return runFunction(req, log);
+  let facts: ExternalFacts | undefined;
+  try {
+    const xr = req.observed?.composite?.resource;
+    const query = isObj(xr) ? awsQuery(req, inputBase(req, xr)) : undefined;
+    if (query) facts = { aws: await aws.gather(query) };
+  } catch {
+    // The pure run reports whatever made the request unusable.
+  }
+  return runFunction(req, log, facts);
+}
+
 /** Runs one call. Never throws: every failure is a Fatal result, so nothing partial is applied. */
-export function runFunction(req: RunFunctionRequest, log?: Log): RunFunctionResponse {
+export function runFunction(req: RunFunctionRequest, log?: Log, facts?: ExternalFacts): RunFunctionResponse {
   const rsp = newResponse(req);
   try {
-    compose(req, rsp, log);
+    compose(req, rsp, log, facts);
     return rsp;
   } catch (err) {
     // A Fatal result makes Crossplane apply nothing and delete nothing.
@@ -135,15 +165,13 @@ export function runFunction(req: RunFunctionRequest, log?: Log): RunFunctionResp
   }
 }
 
-function compose(req: RunFunctionRequest, rsp: RunFunctionResponse, log?: Log): Outcome {
+function compose(req: RunFunctionRequest, rsp: RunFunctionResponse, log?: Log, facts?: ExternalFacts): Outcome {
   const xr = req.observed?.composite?.resource;
   if (!isObj(xr)) throw new FatalError('the request has no observed composite resource (observed.composite is empty)', 'NoCompositeResource');
   const blueprint = blueprintFor(str(xr, 'kind') ?? '', isObj(req.input) ? req.input : undefined);
-  const owner = ownerOf(xr);
   const observed = observedResources(req);
-  // Blueprints read the objects themselves, whatever carries them (a provider-kubernetes Object in either mode).
-  const seen = new Map([...observed].map(([key, obj]) => [key, unwrap(obj)]));
-  const base = { owner, xr, observed: seen, required: requiredResources(req), newPassword };
+  const base = inputBase(req, xr, facts);
+  const owner = base.owner;
   const spec = blueprint.parse(xr['spec'], base);
   const input: BlueprintInput<unknown> = { ...base, spec };
 

@@ -3,6 +3,7 @@
 //   node dist/src/main.js [--address 0.0.0.0:9443] [--insecure] [--tls-server-certs-dir /tls/server] [--debug]
 import { helpText, parseArgs } from '@crossplane-org/function-sdk-typescript';
 import { pino } from 'pino';
+import { AwsFactsSource } from './aws/facts.js';
 import { listen, newServer, shutdown } from './server.js';
 
 const GRACE_MS = 10_000;
@@ -24,7 +25,9 @@ function main(): void {
     base: { fn: 'function-platform' },
     formatters: { level: (label) => ({ severity: label.toUpperCase() }) },
   });
-  const server = newServer(log);
+  // Each AWS call's limit; the default suits Crossplane's reconcile, an emulator may want more.
+  const timeoutMs = Number(process.env['FUNCTION_PLATFORM_AWS_TIMEOUT_MS'] ?? '') || undefined;
+  const server = newServer(log, new AwsFactsSource(timeoutMs ? { timeoutMs } : {}));
   const opts = { address: args.address, insecure: args.insecure ?? false, tlsServerCertsDir: args.tlsServerCertsDir ?? '/tls/server' };
   listen(server, opts).then(
     (port) => log.info({ address: args.address, port, tls: !args.insecure }, `listening on port ${port}`),

@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { Ready, type RunFunctionRequest, type RunFunctionResponse, Severity, Status } from '@crossplane-org/function-sdk-typescript';
 import { parseAllDocuments, stringify } from 'yaml';
-import { runFunction } from './function.js';
+import { AwsFactsSource } from './aws/facts.js';
+import { runFunction, runFunctionLive } from './function.js';
 import { isObj, record, str, type Obj } from './kube.js';
 
 export const RESOURCE_NAME_ANNOTATION = 'crossplane.io/composition-resource-name';
@@ -35,7 +36,11 @@ export function observedByKey(objects: Obj[], source = 'observed resources'): Re
   return out;
 }
 
-/** Pipeline credentials from Secret manifests, keyed by the Secret's name (data is base64, stringData plain). */
+/**
+ * Pipeline credentials from Secret manifests, keyed by the Secret's name (data
+ * is base64, stringData plain). With no Composition to map a Secret to a step
+ * credential, a single Secret also stands for the `aws` credentials.
+ */
 export function credentialsFromSecrets(secrets: Obj[]): RunFunctionRequest['credentials'] {
   const out: RunFunctionRequest['credentials'] = {};
   for (const secret of secrets) {
@@ -46,6 +51,8 @@ export function credentialsFromSecrets(secrets: Obj[]): RunFunctionRequest['cred
     for (const [k, v] of Object.entries(record(secret, 'stringData') ?? {})) if (typeof v === 'string') data[k] = Buffer.from(v, 'utf8');
     out[name] = { credentialData: { data } };
   }
+  const names = Object.keys(out);
+  if (names.length === 1 && !out['aws']) out['aws'] = out[names[0]!]!;
   return out;
 }
 
@@ -180,6 +187,13 @@ export function runWithRequirements(
   };
   const first = call(base);
   return first instanceof Promise ? first.then((r) => step(r, '', 1)) : step(first, '', 1);
+}
+
+/** Renders one XR in-process, asking AWS when the credentials hold AWS keys, as the server does. */
+export async function renderLive(xr: Obj, observed: Obj[] = [], credentials: Obj[] = [], input?: Obj, required: Obj[] = []): Promise<Rendered> {
+  const aws = new AwsFactsSource();
+  const rsp = await runWithRequirements((req) => runFunctionLive(req, aws), buildRequest(xr, observed, credentials, input), required);
+  return assemble(xr, rsp);
 }
 
 /** Renders one XR in-process. */

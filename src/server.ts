@@ -4,7 +4,8 @@ import * as grpc from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FunctionRunnerServiceService, type RunFunctionRequest, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
-import { type Log, runFunction } from './function.js';
+import { AwsFactsSource } from './aws/facts.js';
+import { type Log, runFunctionLive } from './function.js';
 
 /** Requests larger than this are refused by gRPC itself, before they are parsed. */
 export const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
@@ -24,24 +25,67 @@ export function serverCredentials(opts: ServerOptions): grpc.ServerCredentials {
       return readFileSync(path);
     } catch (err) {
       const why = err instanceof Error && 'code' in err ? String((err as NodeJS.ErrnoException).code) : 'unreadable';
-      throw new Error(`cannot read ${path} (${why}): TLS needs tls.crt, tls.key and ca.crt in --tls-server-certs-dir, or pass --insecure`);
+      throw new Error(`cannot read ${path} (${why}): ${CERT_HELP}`);
     }
   };
-  return grpc.ServerCredentials.createSsl(read('ca.crt'), [{ private_key: read('tls.key'), cert_chain: read('tls.crt') }], true);
+  const ca = read('ca.crt');
+  const key = read('tls.key');
+  const cert = read('tls.crt');
+  // OpenSSL would take a ca.crt without a certificate in it and then refuse
+  // every client; a bad tls.crt or tls.key it reports without naming the file.
+  // Check all three here, so a broken mount fails the start and says which file.
+  const path = (file: string) => join(opts.tlsServerCertsDir, file);
+  certificates(ca, path('ca.crt'));
+  const [leaf] = certificates(cert, path('tls.crt'));
+  if (!leaf!.checkPrivateKey(privateKey(key, path('tls.key')))) {
+    throw new Error(`${path('tls.key')} is not the key of the certificate in ${path('tls.crt')}: ${CERT_HELP}`);
+  }
+  return grpc.ServerCredentials.createSsl(ca, [{ private_key: key, cert_chain: cert }], true);
 }
 
-export function newServer(log: Log): grpc.Server {
+/**
+ * The answer on the wire. One too large to send (an earlier step's desired
+ * state or context carried through, say) would end the call with a bare gRPC
+ * error; it becomes a Fatal result instead, so the user reads why.
+ */
+function encodeResponse(rsp: RunFunctionResponse): Buffer {
+  const bytes = Buffer.from(RunFunctionResponse.encode(rsp).finish());
+  if (bytes.length <= MAX_RESPONSE_BYTES) return bytes;
+  const mib = (n: number) => (n / (1024 * 1024)).toFixed(1);
+  const tooLarge: RunFunctionResponse = {
+    meta: rsp.meta,
+    desired: { composite: undefined, resources: {} },
+    results: [
+      {
+        severity: Severity.SEVERITY_FATAL,
+        reason: 'ResponseTooLarge',
+        message: `function-platform's answer would be ${mib(bytes.length)} MiB, over the ${mib(MAX_RESPONSE_BYTES)} MiB a function may send; nothing was changed`,
+        target: Target.TARGET_COMPOSITE_AND_CLAIM,
+      },
+    ],
+    context: undefined,
+    requirements: undefined,
+    conditions: [],
+  };
+  return Buffer.from(RunFunctionResponse.encode(tooLarge).finish());
+}
+
+export function newServer(log: Log, aws = new AwsFactsSource()): grpc.Server {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': MAX_REQUEST_BYTES,
     'grpc.max_send_message_length': MAX_REQUEST_BYTES,
   });
-  server.addService(FunctionRunnerServiceService, {
+  const service = {
+    ...FunctionRunnerServiceService,
+    runFunction: { ...FunctionRunnerServiceService.runFunction, responseSerialize: encodeResponse },
+  };
+  server.addService(service, {
     runFunction(
       call: grpc.ServerUnaryCall<RunFunctionRequest, RunFunctionResponse>,
       callback: grpc.sendUnaryData<RunFunctionResponse>,
     ) {
-      // runFunction never throws: failures are Fatal results.
-      callback(null, runFunction(call.request, log));
+      // Never rejects: failures are Fatal results, AWS trouble is a warning.
+      void runFunctionLive(call.request, aws, log).then((rsp) => callback(null, rsp));
     },
   });
   return server;

@@ -1,5 +1,6 @@
 // What every blueprint is: a pure function from a validated spec and the
 // observed state to desired resources, and a reading of how they are doing.
+import type { AwsFacts } from '../aws/facts.js';
 import { kindOf, nameOf, record, type Obj } from '../kube.js';
 import type { Verdict } from '../readiness.js';
 
@@ -26,6 +27,13 @@ export interface BlueprintInput<Spec> {
   required: ReadonlyMap<string, Obj[]>;
   /** A new random password: the only impure input, so tests can watch it. */
   newPassword: () => string;
+  /** Facts read from outside the cluster before this call (AWS), when there are any. */
+  facts?: ExternalFacts;
+}
+
+/** What the edges learned for this call; blueprints only read it. */
+export interface ExternalFacts {
+  aws?: AwsFacts;
 }
 
 /** Something the function needs to read from the cluster on its next call (Crossplane's required resources). */

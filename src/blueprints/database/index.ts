@@ -170,9 +170,15 @@ function summarize(input: BlueprintInput<DatabaseSpec>, plan: Plan, verdicts: Re
   if (plan.resources.some((r) => r.key === CLUSTER_KEYS.connection)) status['connectionSecret'] = names.connection(input.owner);
   const backup = spec.placement === 'aws' ? awsBackupStatus(input, spec) : clusterBackupStatus(input, spec);
   if (backup) status['backup'] = backup;
-  // Live AWS facts are written by a later stage; keep the last known ones meanwhile.
-  const aws = record(input.xr, 'status', 'aws');
+  // What AWS said on this call, or the last known facts (with the time they were read) when it said nothing.
+  const facts = input.facts?.aws;
+  const aws = facts?.instance ? { ...facts.instance, observedAt: facts.observedAt } : record(input.xr, 'status', 'aws');
   if (aws) status['aws'] = aws;
+  // On AWS the newest backup is only known from reading the bucket: keep the last time read until a newer one is.
+  const newest = facts?.newestBackup ?? (spec.placement === 'aws' ? str(input.xr, 'status', 'backup', 'lastSuccessfulTime') : undefined);
+  if (newest && status['backup']) status['backup'] = { ...(status['backup'] as Obj), lastSuccessfulTime: newest };
+  const kept = input.observed.has(AWS_KEYS.instance) ? '; status.aws keeps the facts last read' : '';
+  for (const message of facts?.warnings ?? []) warnings.push({ reason: 'AwsUnavailable', message: `${message}${kept}` });
 
   let blocker: string | undefined;
   let reason = 'Provisioning';
@@ -218,6 +224,9 @@ export const database: Blueprint<DatabaseSpec> = {
     const spec = validate(raw);
     checkDatabaseRules(spec);
     checkAgainstObserved(resolveFor(spec, observed), observed);
+    // AWS said no before anything was created: refuse rather than compose what would fail.
+    const refusal = observed.facts?.aws?.notOrderable;
+    if (refusal) throw new SpecError([`${refusal.field}: ${refusal.message}`]);
     return spec;
   },
   compose,

@@ -1,0 +1,212 @@
+// What AWS itself says about a Database: whether its instance can be ordered,
+// the instance's state, and the newest backup in its bucket. This is the one
+// place the function talks to AWS: every call has one short timeout and no
+// retries, answers are cached per composite for a bounded time (a reconcile
+// storm must not become an AWS storm), concurrent asks share one request, and
+// clients are reused. Failures become warnings, never errors.
+import type { RDSClient } from '@aws-sdk/client-rds';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { type AwsCredentials, scrub } from './credentials.js';
+
+/** What the function needs to know to ask AWS about one Database. */
+export interface AwsQuery {
+  /** One entry per composite in the cache. */
+  cacheKey: string;
+  region: string;
+  credentials: AwsCredentials;
+  endpoint?: string;
+  /** The instance does not exist yet: check that it can be ordered. */
+  beforeCreation: boolean;
+  identifier: string;
+  bucket?: string;
+  engine: string;
+  version: string;
+  instanceClass: string;
+  /** The spec field the instance class came from, for the message. */
+  instanceClassField: string;
+}
+
+export interface AwsFacts {
+  /** Set only on a definite answer from AWS that the instance cannot be ordered. */
+  notOrderable?: { field: string; message: string };
+  instance?: { dbInstanceStatus?: string; engineVersion?: string; latestRestorableTime?: string };
+  /** The newest object's time in the backup bucket. */
+  newestBackup?: string;
+  /** When these facts were read from AWS (ISO 8601). */
+  observedAt: string;
+  /** Calls that failed, already free of any credential. */
+  warnings: string[];
+}
+
+export interface AwsFactsOptions {
+  /** The limit of each AWS call, connection included. */
+  timeoutMs?: number;
+  /** How long an answer is reused for the same composite. */
+  ttlMs?: number;
+  /** Composites (and client sets) remembered at most. */
+  maxEntries?: number;
+}
+
+interface Clients {
+  rds: RDSClient;
+  s3: S3Client;
+}
+
+type Sdk = { rds: typeof import('@aws-sdk/client-rds'); s3: typeof import('@aws-sdk/client-s3'); http: typeof import('@smithy/node-http-handler') };
+let sdk: Promise<Sdk> | undefined;
+/** The SDK loads on first use: a function with no AWS credentials never pays for it. */
+function loadSdk(): Promise<Sdk> {
+  sdk ??= Promise.all([import('@aws-sdk/client-rds'), import('@aws-sdk/client-s3'), import('@smithy/node-http-handler')]).then(([rds, s3, http]) => ({ rds, s3, http }));
+  return sdk;
+}
+
+/** A Map kept to a size: the oldest entry goes first. */
+function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > max) map.delete(map.keys().next().value as K);
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) {
+    const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    // The first sentence is enough to act on; AWS messages can go on to quote the request.
+    const first = err.message.split(/(?<=\.)\s/)[0] ?? '';
+    return `${err.name}${status ? ` (HTTP ${status})` : ''}${first ? `: ${first.slice(0, 200)}` : ''}`;
+  }
+  return 'unknown error';
+}
+
+export class AwsFactsSource {
+  private readonly timeoutMs: number;
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+  private readonly cache = new Map<string, { at: number; facts: AwsFacts }>();
+  private readonly inFlight = new Map<string, Promise<AwsFacts>>();
+  private readonly clients = new Map<string, Clients>();
+  /** AWS calls actually made, for tests and the benchmark. */
+  calls = 0;
+
+  constructor(opts: AwsFactsOptions = {}) {
+    this.timeoutMs = opts.timeoutMs ?? 2000;
+    this.ttlMs = opts.ttlMs ?? 30_000;
+    this.maxEntries = opts.maxEntries ?? 1000;
+  }
+
+  /** Facts for a composite: cached, or shared with a request already under way. */
+  async gather(q: AwsQuery): Promise<AwsFacts> {
+    const key = `${q.cacheKey}|${q.beforeCreation ? 'create' : 'observe'}`;
+    const hit = this.cache.get(key);
+    if (hit && Date.now() - hit.at < this.ttlMs) return hit.facts;
+    const running = this.inFlight.get(key);
+    if (running) return running;
+    const task = this.ask(q).then((facts) => {
+      // A failed read is not remembered: the next reconcile tries again.
+      if (facts.warnings.length === 0) remember(this.cache, key, { at: Date.now(), facts }, this.maxEntries);
+      return facts;
+    });
+    this.inFlight.set(key, task);
+    try {
+      return await task;
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  private async clientsFor(q: AwsQuery): Promise<Clients> {
+    const key = `${q.region}|${q.endpoint ?? ''}|${q.credentials.accessKeyId}|${q.credentials.secretAccessKey.length}`;
+    const known = this.clients.get(key);
+    if (known) return known;
+    const { rds, s3, http } = await loadSdk();
+    const { accessKeyId, secretAccessKey, sessionToken } = q.credentials;
+    const common = {
+      region: q.region,
+      credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) },
+      ...(q.endpoint ? { endpoint: q.endpoint } : {}),
+      maxAttempts: 1,
+      requestHandler: new http.NodeHttpHandler({ connectionTimeout: this.timeoutMs, requestTimeout: this.timeoutMs }),
+      // The SDK's own logger stays silent: it could print requests.
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    };
+    const made = { rds: new rds.RDSClient(common), s3: new s3.S3Client({ ...common, forcePathStyle: Boolean(q.endpoint) }) };
+    remember(this.clients, key, made, 50);
+    return made;
+  }
+
+  private async ask(q: AwsQuery): Promise<AwsFacts> {
+    const facts: AwsFacts = { observedAt: new Date().toISOString(), warnings: [] };
+    let clients: Clients;
+    try {
+      clients = await this.clientsFor(q);
+    } catch (err) {
+      facts.warnings.push(scrub(`cannot set up AWS clients: ${errorText(err)}`, q.credentials));
+      return facts;
+    }
+    const { rds, s3 } = await loadSdk();
+    const signal = () => AbortSignal.timeout(this.timeoutMs + 250);
+    const attempt = async (what: string, call: () => Promise<void>) => {
+      this.calls++;
+      try {
+        await call();
+      } catch (err) {
+        facts.warnings.push(scrub(`AWS ${what} failed: ${errorText(err)}`, q.credentials));
+      }
+    };
+
+    if (q.beforeCreation) {
+      await attempt('DescribeOrderableDBInstanceOptions', async () => {
+        const major = (v: string | undefined) => v === q.version || (v ?? '').startsWith(`${q.version}.`);
+        const withClass = await clients.rds.send(
+          new rds.DescribeOrderableDBInstanceOptionsCommand({ Engine: q.engine, DBInstanceClass: q.instanceClass, MaxRecords: 1000 }),
+          { abortSignal: signal() },
+        );
+        // The class is filtered here as well: not every endpoint honours the filter.
+        if ((withClass.OrderableDBInstanceOptions ?? []).some((o) => o.DBInstanceClass === q.instanceClass && major(o.EngineVersion))) return;
+        // A definite no: say what can be ordered instead.
+        const all = await clients.rds.send(new rds.DescribeOrderableDBInstanceOptionsCommand({ Engine: q.engine, MaxRecords: 1000 }), { abortSignal: signal() });
+        const options = all.OrderableDBInstanceOptions ?? [];
+        if (options.length === 0) {
+          // No option at all for the engine is no answer about this instance (an emulator may know none): say so, refuse nothing.
+          facts.warnings.push(`AWS lists no orderable ${q.engine} options in ${q.region}, so ${q.instanceClass} could not be checked`);
+          return;
+        }
+        const classes = [...new Set(options.filter((o) => major(o.EngineVersion)).map((o) => o.DBInstanceClass ?? ''))].filter(Boolean).sort();
+        const versions = [...new Set(options.map((o) => (o.EngineVersion ?? '').split('.')[0]!))].filter(Boolean).sort((a, b) => Number(a) - Number(b));
+        facts.notOrderable =
+          classes.length > 0
+            ? { field: q.instanceClassField, message: `${q.instanceClass} cannot be ordered for ${q.engine} ${q.version} in ${q.region}; orderable there: ${classes.slice(0, 30).join(', ')}` }
+            : { field: 'spec.version', message: `${q.engine} ${q.version} cannot be ordered in ${q.region}; orderable major versions there: ${versions.join(', ') || 'none'}` };
+      });
+      return facts;
+    }
+
+    await Promise.all([
+      attempt('DescribeDBInstances', async () => {
+        const out = await clients.rds.send(new rds.DescribeDBInstancesCommand({ DBInstanceIdentifier: q.identifier }), { abortSignal: signal() });
+        const db = out.DBInstances?.[0];
+        if (db) {
+          facts.instance = {
+            ...(db.DBInstanceStatus ? { dbInstanceStatus: db.DBInstanceStatus } : {}),
+            ...(db.EngineVersion ? { engineVersion: db.EngineVersion } : {}),
+            ...(db.LatestRestorableTime ? { latestRestorableTime: new Date(db.LatestRestorableTime).toISOString() } : {}),
+          };
+        }
+      }),
+      q.bucket
+        ? attempt('ListObjectsV2', async () => {
+            let token: string | undefined;
+            let newest: Date | undefined;
+            // A bounded walk: backups expire after the retention, so the bucket stays small.
+            for (let page = 0; page < 5; page++) {
+              const out = await clients.s3.send(new s3.ListObjectsV2Command({ Bucket: q.bucket, ContinuationToken: token, MaxKeys: 1000 }), { abortSignal: signal() });
+              for (const o of out.Contents ?? []) if (o.LastModified && (!newest || o.LastModified > newest)) newest = o.LastModified;
+              if (!out.IsTruncated || !out.NextContinuationToken) break;
+              token = out.NextContinuationToken;
+            }
+            if (newest) facts.newestBackup = newest.toISOString();
+          })
+        : Promise.resolve(),
+    ]);
+    return facts;
+  }
+}
