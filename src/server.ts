@@ -1,14 +1,40 @@
 // The gRPC edge: a RunFunction server, plaintext (--insecure) or mutual TLS as
 // Crossplane's function runner speaks it.
 import * as grpc from '@grpc/grpc-js';
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FunctionRunnerServiceService, type RunFunctionRequest, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import { FunctionRunnerServiceService, type RunFunctionRequest, RunFunctionResponse, Severity, Target } from '@crossplane-org/function-sdk-typescript';
 import { AwsFactsSource } from './aws/facts.js';
 import { type Log, runFunctionLive } from './function.js';
 
 /** Requests larger than this are refused by gRPC itself, before they are parsed. */
 export const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
+/** Answers larger than this cannot be sent; they become a Fatal result that says so. */
+export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+const CERT_HELP = 'TLS needs tls.crt, tls.key and ca.crt in --tls-server-certs-dir, or pass --insecure';
+
+/** Every certificate of a PEM file, parsed; none, or one that does not parse, is an error naming the file. */
+function certificates(pem: Buffer, path: string): X509Certificate[] {
+  const blocks = pem.toString('utf8').match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) throw new Error(`${path} holds no PEM certificate (no "-----BEGIN CERTIFICATE-----" block): ${CERT_HELP}`);
+  return blocks.map((block, i) => {
+    try {
+      return new X509Certificate(block);
+    } catch (err) {
+      throw new Error(`${path}: certificate ${i + 1} cannot be parsed (${err instanceof Error ? err.message : String(err)}): ${CERT_HELP}`);
+    }
+  });
+}
+
+function privateKey(pem: Buffer, path: string): KeyObject {
+  try {
+    return createPrivateKey(pem);
+  } catch (err) {
+    throw new Error(`${path} is not a PEM private key (${err instanceof Error ? err.message : String(err)}): ${CERT_HELP}`);
+  }
+}
 
 export interface ServerOptions {
   address: string;

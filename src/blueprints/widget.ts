@@ -4,6 +4,7 @@
 // second replica) takes the same step: the Service's observed selector says
 // which color is live, the new color's Deployment says whether it is ready to
 // take traffic, and the old color leaves only after the switch is observed.
+import type { V1Deployment, V1Ingress, V1PodDisruptionBudget, V1PodSecurityContext, V1Service, V2HorizontalPodAutoscaler } from '@kubernetes/client-node';
 import { type WidgetSpec, widgetSpecSchema } from '../generated/schemas.js';
 import { field, num, record, str, type Obj } from '../kube.js';
 import { dnsLabel } from '../names.js';
@@ -76,13 +77,16 @@ function containerEnv(spec: WidgetSpec): Array<{ name: string; value: string }> 
     .map((name) => ({ name, value: env[name] as string }));
 }
 
+/** Typed while built (the Kubernetes models catch a misspelt field at compile time), plain JSON after. */
+const plain = (obj: object): Obj => obj as Obj;
+
 function deployment(owner: Owner, spec: WidgetSpec, color: string, replicas: number | undefined): Obj {
   const selector = { [INSTANCE_LABEL]: appName(owner), [COLOR_LABEL]: color };
-  const podSecurity: Obj = { seccompProfile: { type: 'RuntimeDefault' } };
+  const podSecurity: V1PodSecurityContext = { seccompProfile: { type: 'RuntimeDefault' } };
   // The default image needs no root; a user's image may, so only ours is pinned to a uid.
   if (spec.image === DEFAULT_IMAGE) Object.assign(podSecurity, { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 });
   const probe = { tcpSocket: { port: 'http' }, periodSeconds: 10, failureThreshold: 3 };
-  return {
+  const d: V1Deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: meta(owner, deploymentName(owner, color), { [COLOR_LABEL]: color }),
@@ -118,6 +122,7 @@ function deployment(owner: Owner, spec: WidgetSpec, color: string, replicas: num
       },
     },
   };
+  return plain(d);
 }
 
 /**
@@ -145,7 +150,7 @@ function keepAsObserved(observed: Obj): Obj {
 }
 
 function service(owner: Owner, spec: WidgetSpec, color: string): Obj {
-  return {
+  return plain({
     apiVersion: 'v1',
     kind: 'Service',
     metadata: meta(owner, serviceName(owner)),
@@ -154,11 +159,11 @@ function service(owner: Owner, spec: WidgetSpec, color: string): Obj {
       selector: { [INSTANCE_LABEL]: appName(owner), [COLOR_LABEL]: color },
       ports: [{ name: 'http', port: spec.port, targetPort: 'http', protocol: 'TCP' }],
     },
-  };
+  } satisfies V1Service);
 }
 
 function pdb(owner: Owner, color: string): Obj {
-  return {
+  return plain({
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
     metadata: meta(owner, serviceName(owner)),
@@ -166,12 +171,12 @@ function pdb(owner: Owner, color: string): Obj {
       maxUnavailable: 1,
       selector: { matchLabels: { [INSTANCE_LABEL]: appName(owner), [COLOR_LABEL]: color } },
     },
-  };
+  } satisfies V1PodDisruptionBudget);
 }
 
 function hpa(owner: Owner, spec: WidgetSpec, color: string): Obj {
   const autoscale = spec.autoscale!;
-  return {
+  return plain({
     apiVersion: 'autoscaling/v2',
     kind: 'HorizontalPodAutoscaler',
     metadata: meta(owner, serviceName(owner)),
@@ -183,11 +188,11 @@ function hpa(owner: Owner, spec: WidgetSpec, color: string): Obj {
         { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: autoscale.targetCPUPercent } } },
       ],
     },
-  };
+  } satisfies V2HorizontalPodAutoscaler);
 }
 
 function ingress(owner: Owner, host: string): Obj {
-  return {
+  return plain({
     apiVersion: 'networking.k8s.io/v1',
     kind: 'Ingress',
     metadata: meta(owner, serviceName(owner)),
@@ -202,7 +207,7 @@ function ingress(owner: Owner, host: string): Obj {
         },
       ],
     },
-  };
+  } satisfies V1Ingress);
 }
 
 /** The color an observed Service sends traffic to. */

@@ -1,5 +1,6 @@
 // A Database in the cluster: a StatefulSet of the official image, or a
 // CloudNativePG Cluster for high availability, with a dump CronJob.
+import type { V1CronJob, V1PersistentVolumeClaim, V1PodSecurityContext, V1StatefulSet } from '@kubernetes/client-node';
 import { list, str, type Obj } from '../../kube.js';
 import { dnsLabel } from '../../names.js';
 import type { Desired, Plan } from '../blueprint.js';
@@ -59,7 +60,7 @@ export function clusterHost(input: DatabaseInput, spec: ResolvedSpec): string {
 
 const gi = (gb: number) => `${gb}Gi`;
 
-function podSecurity(): Obj {
+function podSecurity(): V1PodSecurityContext {
   return { runAsNonRoot: true, runAsUser: DB_UID, runAsGroup: DB_UID, fsGroup: DB_UID, seccompProfile: { type: 'RuntimeDefault' } };
 }
 
@@ -111,7 +112,7 @@ function statefulSet(input: DatabaseInput, spec: ResolvedSpec): Obj {
   // Claim templates cannot change once the StatefulSet exists: keep what runs.
   const observedTemplates = list(input.observed.get(CLUSTER_KEYS.statefulset), 'spec', 'volumeClaimTemplates');
   const templates = observedTemplates.length > 0 ? observedTemplates : [claimTemplate(input, spec, 'data'), claimTemplate(input, spec, 'backup')];
-  return {
+  const sts: V1StatefulSet = {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
     metadata: meta(owner, spec, base),
@@ -143,9 +144,10 @@ function statefulSet(input: DatabaseInput, spec: ResolvedSpec): Obj {
           ],
         },
       },
-      volumeClaimTemplates: templates,
+      volumeClaimTemplates: templates as V1PersistentVolumeClaim[],
     },
   };
+  return sts as unknown as Obj;
 }
 
 function services(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
@@ -246,7 +248,7 @@ function backupCronJob(input: DatabaseInput, spec: ResolvedSpec): Obj {
           ],
         },
       };
-  return {
+  const cron: V1CronJob = {
     apiVersion: 'batch/v1',
     kind: 'CronJob',
     metadata: meta(owner, spec, dnsLabel(baseName(owner), 'backup')),
@@ -289,6 +291,7 @@ function backupCronJob(input: DatabaseInput, spec: ResolvedSpec): Obj {
       },
     },
   };
+  return cron as unknown as Obj;
 }
 
 export function composeCluster(input: DatabaseInput, spec: ResolvedSpec): Plan {

@@ -1,5 +1,6 @@
 // What differs between postgres and mysql: versions, images, ports, the
 // commands that prove the server accepts connections, and how to dump it.
+import type { V1EnvVar } from '@kubernetes/client-node';
 import type { DatabaseSpec } from '../../generated/schemas.js';
 
 export type Engine = DatabaseSpec['engine'];
@@ -12,7 +13,7 @@ export interface EngineFacts {
   /** Where the data directory lives in the container. */
   dataPath: string;
   /** Environment of the server container, given the credentials Secret's name. */
-  serverEnv(credentials: string, dbname: string): object[];
+  serverEnv(credentials: string, dbname: string): V1EnvVar[];
   /** A command that succeeds only when the server accepts a connection as the app user. */
   readyCommand: string[];
   /** Shell that writes one dump into /backup, reading HOST, DB_USER, DB_PASSWORD, DB_NAME and STAMP from the environment. */
