@@ -38,6 +38,27 @@ function credentialsSecret(endpoint: string, format: 'ini' | 'keys' = 'ini'): Ob
   return { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'aws', namespace: 'crossplane-system' }, stringData: { ...stringData, endpoint } };
 }
 
+/** An RDS instance created through the API, as the provider would have created it. */
+async function createInstance(endpoint: string, engineVersion = '17.2'): Promise<void> {
+  const rds = new RDSClient({ region, endpoint, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY } });
+  try {
+    await rds.send(
+      new CreateDBInstanceCommand({
+        DBInstanceIdentifier: identifier,
+        Engine: 'postgres',
+        EngineVersion: engineVersion,
+        DBInstanceClass: 'db.t4g.small',
+        AllocatedStorage: 20,
+        MasterUsername: 'app',
+        MasterUserPassword: 'not-used-by-the-tests',
+        BackupRetentionPeriod: 7,
+      }),
+    );
+  } finally {
+    rds.destroy();
+  }
+}
+
 const warnings = (rsp: RunFunctionResponse) => rsp.results.filter((r) => r.severity === Severity.SEVERITY_WARNING).map((r) => r.message);
 const fatal = (rsp: RunFunctionResponse) => rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL)?.message;
 const statusOf = (rsp: RunFunctionResponse) => ((rsp.desired?.composite?.resource as Obj | undefined)?.['status'] ?? {}) as Obj;
@@ -118,18 +139,7 @@ describe('AWS facts against moto', { skip }, () => {
   });
 
   test('an instance created through the API shows its status in the XR; a bucket with objects gives the backup time', async () => {
-    await clients.rds.send(
-      new CreateDBInstanceCommand({
-        DBInstanceIdentifier: identifier,
-        Engine: 'postgres',
-        EngineVersion: '17.2',
-        DBInstanceClass: 'db.t4g.small',
-        AllocatedStorage: 20,
-        MasterUsername: 'app',
-        MasterUserPassword: 'not-used-by-the-test-1',
-        BackupRetentionPeriod: 7,
-      }),
-    );
+    await createInstance(moto.endpoint);
     await clients.s3.send(new CreateBucketCommand({ Bucket: bucket, CreateBucketConfiguration: { LocationConstraint: region } }));
     await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'orders-1.dump', Body: 'one' }));
     await new Promise((r) => setTimeout(r, 1100));
@@ -165,11 +175,7 @@ describe('AWS facts against moto', { skip }, () => {
 
   test('AWS unreachable mid-test: a warning, the last known facts kept, and the same desired state', async () => {
     const down = await startMoto();
-    const rds = new RDSClient({ region, endpoint: down.endpoint, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY } });
-    await rds.send(
-      new CreateDBInstanceCommand({ DBInstanceIdentifier: identifier, Engine: 'postgres', EngineVersion: '17.2', DBInstanceClass: 'db.t4g.small', AllocatedStorage: 20, MasterUsername: 'app', MasterUserPassword: 'not-used-by-the-test-3' }),
-    );
-    rds.destroy();
+    await createInstance(down.endpoint);
     const aws = new AwsFactsSource(PATIENT);
     const seenBefore = statusOf(await runFunctionLive(buildRequest(xr, ready, [credentialsSecret(down.endpoint)]), aws));
     await down.stop();
@@ -225,11 +231,7 @@ describe('the gRPC server reads AWS with step credentials', { skip }, () => {
   before(async () => {
     moto = await startMoto();
     fn = await startFunction({ insecure: true, args: ['--debug'], env: { FUNCTION_PLATFORM_AWS_TIMEOUT_MS: '15000' } });
-    const rds = new RDSClient({ region, endpoint: moto.endpoint, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY } });
-    await rds.send(
-      new CreateDBInstanceCommand({ DBInstanceIdentifier: identifier, Engine: 'postgres', EngineVersion: '17.2', DBInstanceClass: 'db.t4g.small', AllocatedStorage: 20, MasterUsername: 'app', MasterUserPassword: 'not-used-by-the-test-2' }),
-    );
-    rds.destroy();
+    await createInstance(moto.endpoint);
   });
   after(async () => {
     await fn?.stop();
@@ -254,11 +256,7 @@ describe('crossplane render with --function-credentials, against moto', { skip: 
   before(async () => {
     moto = await startMoto();
     fn = await startFunction({ insecure: true, env: { FUNCTION_PLATFORM_AWS_TIMEOUT_MS: '15000' } });
-    const rds = new RDSClient({ region, endpoint: moto.endpoint, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY } });
-    await rds.send(
-      new CreateDBInstanceCommand({ DBInstanceIdentifier: identifier, Engine: 'postgres', EngineVersion: '16.4', DBInstanceClass: 'db.t4g.small', AllocatedStorage: 20, MasterUsername: 'app', MasterUserPassword: 'not-used-by-the-test-4' }),
-    );
-    rds.destroy();
+    await createInstance(moto.endpoint, '16.4');
   });
   after(async () => {
     await fn?.stop();
