@@ -43,6 +43,15 @@ if (hasPython) {
   console.warn('\n!!! Python 3 is not installed: the tests against moto (AWS) will be SKIPPED !!!\n');
 }
 
+// A real kube-apiserver and etcd for test/apiserver/ (scripts/install-kube.sh):
+// copied from the per-user cache when built before, else built with Go.
+const kube = run('bash', ['scripts/install-kube.sh']);
+if (!kube.ok) {
+  console.error('installing kube-apiserver and etcd failed');
+  if (ci) process.exit(1);
+  console.warn('\n!!! no kube-apiserver/etcd: the tests against a real API server will be SKIPPED !!!\n');
+}
+
 const files = process.argv.slice(2);
 const args = ['--test', '--test-timeout=300000', ...(files.length ? files : ['dist/test/**/*.test.js'])];
 const result = run(process.execPath, args);

@@ -1,0 +1,487 @@
+// A real Kubernetes API server for test/apiserver/: kube-apiserver and etcd,
+// both built from Go modules by scripts/install-kube.sh into .cache/bin/,
+// started on loopback with certificates made for the run, a fresh etcd data
+// directory in a temp dir, and a client-certificate user in system:masters.
+// Every start is clean; stop() ends exactly the two processes it started and
+// removes the temp dir.
+//
+// The client is @kubernetes/client-node's KubernetesObjectApi, extended with
+// raw JSON requests (`KubeClient`): the typed (de)serializers of client-node
+// drop fields they do not know and turn timestamps into Dates, and these tests
+// must send exactly what the function produced and hand the function exactly
+// what the server returned.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { inCI } from './crank.js';
+import { repoRoot } from './function-process.js';
+
+export type Json = Record<string, any>;
+
+export interface KubeBinaries {
+  apiserver: string;
+  etcd: string;
+}
+
+/**
+ * kube-apiserver and etcd: $KUBE_APISERVER_BIN / $ETCD_BIN, else .cache/bin/.
+ * Undefined when missing outside CI (tests then skip loudly); in CI a missing
+ * binary is an error, because a skipped suite would look like a passing one.
+ */
+export function findKubeBinaries(): KubeBinaries | undefined {
+  const pick = (env: string, name: string): string | undefined => {
+    const fromEnv = process.env[env];
+    if (fromEnv) {
+      if (!existsSync(fromEnv)) throw new Error(`${env}=${fromEnv} does not exist`);
+      return fromEnv;
+    }
+    const bin = join(repoRoot, '.cache', 'bin', name);
+    return existsSync(bin) ? bin : undefined;
+  };
+  const apiserver = pick('KUBE_APISERVER_BIN', 'kube-apiserver');
+  const etcd = pick('ETCD_BIN', 'etcd');
+  if (apiserver && etcd) return { apiserver, etcd };
+  if (inCI()) {
+    throw new Error(`kube-apiserver or etcd missing in .cache/bin and CI is set: run scripts/install-kube.sh first`);
+  }
+  return undefined;
+}
+
+/** Why the API server suites are skipped, or undefined when they can run. Warns loudly when skipping. */
+export function apiServerSkipReason(suite: string): string | undefined {
+  if (findKubeBinaries() !== undefined) return undefined;
+  const reason = 'kube-apiserver/etcd not built: run `bash scripts/install-kube.sh` (needs Go), or set KUBE_APISERVER_BIN and ETCD_BIN';
+  console.warn(`\n!!!!!!!!!!\n!!! SKIPPING ${suite}: ${reason}\n!!! (in CI this is an error)\n!!!!!!!!!!\n`);
+  return reason;
+}
+
+function openssl(cwd: string, ...args: string[]): void {
+  execFileSync('openssl', args, { cwd, stdio: 'pipe' });
+}
+
+interface Pki {
+  dir: string;
+  ca: string;
+  serverCert: string;
+  serverKey: string;
+  clientCert: string;
+  clientKey: string;
+  saKey: string;
+  saPub: string;
+}
+
+/** A CA, the server's certificate (127.0.0.1, localhost), an admin client certificate and service-account keys. */
+function makePki(dir: string): Pki {
+  mkdirSync(dir, { recursive: true });
+  const key = (name: string) => openssl(dir, 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', `${name}.key`);
+  key('ca');
+  openssl(dir, 'req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=fp-test-kube-ca', '-days', '2', '-out', 'ca.crt',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature');
+  const signed = (name: string, subj: string, ext: string) => {
+    key(name);
+    openssl(dir, 'req', '-new', '-key', `${name}.key`, '-subj', subj, '-out', `${name}.csr`);
+    writeFileSync(join(dir, `${name}.ext`), ext);
+    openssl(dir, 'x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.crt`);
+  };
+  signed('apiserver', '/CN=kube-apiserver', 'subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc,IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n');
+  // O=system:masters: the group RBAC lets do everything, as kubeadm's admin.conf.
+  signed('admin', '/O=system:masters/CN=fp-test-admin', 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n');
+  key('sa');
+  openssl(dir, 'pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub');
+  const p = (f: string) => join(dir, f);
+  return { dir, ca: p('ca.crt'), serverCert: p('apiserver.crt'), serverKey: p('apiserver.key'), clientCert: p('admin.crt'), clientKey: p('admin.key'), saKey: p('sa.key'), saPub: p('sa.pub') };
+}
+
+/** A port the OS says is free right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+// Children of this process, ended if the test process goes away first.
+const children = new Set<ChildProcess>();
+let hooked = false;
+function track(child: ChildProcess): void {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  if (hooked) return;
+  hooked = true;
+  const killAll = () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  };
+  process.once('exit', killAll);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      killAll();
+      process.exit(128 + (sig === 'SIGINT' ? 2 : 15));
+    });
+  }
+}
+
+function tail(file: string, lines = 40): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+interface Started {
+  child: ChildProcess;
+  log: string;
+}
+
+function startProcess(bin: string, args: string[], log: string): Started {
+  const out = createWriteStream(log);
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout!.pipe(out);
+  child.stderr!.pipe(out);
+  track(child);
+  return { child, log };
+}
+
+async function stopProcess(p: Started | undefined, graceMs: number): Promise<void> {
+  if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => p.child.once('exit', () => resolve()));
+  p.child.kill('SIGTERM');
+  const timer = setTimeout(() => p.child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+interface Probe {
+  status: number;
+  body: string;
+}
+
+function get(url: string, tls?: { ca: Buffer; cert: Buffer; key: Buffer }): Promise<Probe> {
+  return new Promise((resolve, reject) => {
+    const req = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, { method: 'GET', timeout: 5000, ...(tls ?? {}) }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function waitFor(what: string, p: Started, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = '';
+  while (Date.now() < deadline) {
+    if (p.child.exitCode !== null || p.child.signalCode !== null) {
+      throw new Error(`${what} exited (${p.child.exitCode ?? p.child.signalCode}) before it was ready; log tail:\n${tail(p.log)}`);
+    }
+    try {
+      if (await probe()) return;
+    } catch (e) {
+      lastError = (e as Error).message;
+    }
+    await sleep(250);
+  }
+  throw new Error(`${what} not ready after ${timeoutMs} ms (${lastError}); log tail:\n${tail(p.log)}`);
+}
+
+export interface ApiServer {
+  /** https://127.0.0.1:<port> */
+  url: string;
+  /** A kubeconfig file for the admin user (kubectl --kubeconfig works with it). */
+  kubeconfigPath: string;
+  kc: KubeConfig;
+  client: KubeClient;
+  /** The CA that signed the server's and the client's certificates (PEM). */
+  caPem: string;
+  /** The temp dir holding certificates, etcd data and logs. */
+  dir: string;
+  /** How long startup took, in ms. */
+  startupMs: number;
+  /** The last lines of the apiserver's log, for assertion messages. */
+  logs(lines?: number): string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Extra kube-apiserver flags. */
+  apiserverArgs?: string[];
+  /** How long to wait for /readyz. */
+  timeoutMs?: number;
+}
+
+/**
+ * Starts etcd and kube-apiserver on loopback, each with a fresh state, and
+ * waits until the apiserver is ready. Keep the temp dir with KEEP_APISERVER_DIR=1.
+ */
+export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer> {
+  const bins = findKubeBinaries();
+  if (!bins) throw new Error('kube-apiserver/etcd not built: run scripts/install-kube.sh');
+  const started = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), 'fp-apiserver-'));
+  let etcd: Started | undefined;
+  let apiserver: Started | undefined;
+  const stop = async () => {
+    await stopProcess(apiserver, 15_000);
+    await stopProcess(etcd, 10_000);
+    if (!process.env['KEEP_APISERVER_DIR']) rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const pki = makePki(join(dir, 'pki'));
+    const [clientPort, peerPort, securePort] = [await freePort(), await freePort(), await freePort()];
+    const etcdUrl = `http://127.0.0.1:${clientPort}`;
+    etcd = startProcess(bins.etcd, [
+      '--name=fp-test',
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=fp-test=http://127.0.0.1:${peerPort}`,
+      '--initial-cluster-state=new',
+      // Throwaway data: no fsync makes writes cheap on a busy machine.
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ], join(dir, 'etcd.log'));
+    await waitFor('etcd', etcd, 30_000, async () => {
+      const r = await get(`${etcdUrl}/health`);
+      return r.status === 200 && /"health":\s*"true"/.test(r.body);
+    });
+
+    const url = `https://127.0.0.1:${securePort}`;
+    apiserver = startProcess(bins.apiserver, [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${securePort}`,
+      `--cert-dir=${join(dir, 'apiserver-certs')}`,
+      `--tls-cert-file=${pki.serverCert}`,
+      `--tls-private-key-file=${pki.serverKey}`,
+      `--client-ca-file=${pki.ca}`,
+      '--anonymous-auth=false',
+      '--authorization-mode=RBAC',
+      `--service-account-key-file=${pki.saPub}`,
+      `--service-account-signing-key-file=${pki.saKey}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      '--service-cluster-ip-range=10.96.0.0/16',
+      // ServiceAccount admission wants the token controller's objects for pods; nothing here runs pods.
+      '--disable-admission-plugins=ServiceAccount',
+      // No nodes, no endpoints controller: do not maintain the kubernetes Service's endpoints.
+      '--endpoint-reconciler-type=none',
+      '--enable-priority-and-fairness=false',
+      '--profiling=false',
+      '--shutdown-delay-duration=0s',
+      '--v=1',
+      ...(opts.apiserverArgs ?? []),
+    ], join(dir, 'apiserver.log'));
+    const tls = { ca: readFileSync(pki.ca), cert: readFileSync(pki.clientCert), key: readFileSync(pki.clientKey) };
+    await waitFor('kube-apiserver', apiserver, opts.timeoutMs ?? 180_000, async () => (await get(`${url}/readyz`, tls)).status === 200);
+
+    const kubeconfig = {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'fp-test', cluster: { server: url, 'certificate-authority-data': tls.ca.toString('base64') } }],
+      users: [{ name: 'fp-test-admin', user: { 'client-certificate-data': tls.cert.toString('base64'), 'client-key-data': tls.key.toString('base64') } }],
+      contexts: [{ name: 'fp-test', context: { cluster: 'fp-test', user: 'fp-test-admin', namespace: 'default' } }],
+      'current-context': 'fp-test',
+    };
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfigPath, stringify(kubeconfig), { mode: 0o600 });
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfigPath);
+    const log = apiserver.log;
+    return {
+      url,
+      kubeconfigPath,
+      kc,
+      client: KubeClient.fromKubeConfig(kc),
+      caPem: tls.ca.toString('utf8'),
+      dir,
+      startupMs: Date.now() - started,
+      logs: (lines = 40) => tail(log, lines),
+      stop,
+    };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/** An error answer of the API server, with its Status. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly status: Json,
+    readonly request: string,
+  ) {
+    super(`${request}: ${code} ${String(status['reason'] ?? '')}: ${String(status['message'] ?? JSON.stringify(status))}`);
+    this.name = 'ApiError';
+  }
+
+  /** The server's message, as kubectl prints it after "Error from server". */
+  get serverMessage(): string {
+    return String(this.status['message'] ?? '');
+  }
+}
+
+export interface WriteOptions {
+  fieldManager?: string;
+  /** dryRun=All: admission and validation run, nothing is stored. */
+  dryRun?: boolean;
+  /** Server-side apply only: take fields other managers own. */
+  force?: boolean;
+  /**
+   * Unknown or duplicate fields: Strict rejects them (kubectl's default);
+   * left out, the server's default, Warn, drops them and says so in a
+   * Warning header (what a controller such as Crossplane gets). Warnings are
+   * collected in KubeClient.warnings.
+   */
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
+}
+
+type Header = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
+
+const header = (o: Json): Header => ({
+  apiVersion: String(o['apiVersion']),
+  kind: String(o['kind']),
+  metadata: { name: String(o['metadata']?.['name'] ?? ''), ...(o['metadata']?.['namespace'] ? { namespace: String(o['metadata']['namespace']) } : {}) },
+});
+
+/**
+ * client-node's KubernetesObjectApi (discovery, URL paths, TLS and auth from
+ * the kubeconfig) sending and returning plain JSON, with the status
+ * subresource and server-side apply.
+ */
+export class KubeClient extends KubernetesObjectApi {
+  /** Every Warning header the server sent, with the request it answered. */
+  readonly warnings: { request: string; warning: string }[] = [];
+
+  static fromKubeConfig(kc: KubeConfig): KubeClient {
+    const base = KubernetesObjectApi.makeApiClient(kc);
+    return new KubeClient((base as unknown as { configuration: ConstructorParameters<typeof KubernetesObjectApi>[0] }).configuration);
+  }
+
+  /** One request; `action` picks the collection (create) or the object URL. */
+  async raw(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', obj: Json, action: 'create' | 'list' | 'read' | 'patch' | 'replace' | 'delete', opts: { subresource?: string; query?: Record<string, string>; body?: unknown; contentType?: string } = {}): Promise<Json> {
+    const spec = header(obj) as unknown as KubernetesObject;
+    // Cluster-scoped kinds have no namespace; specUriPath leaves it out for them.
+    let path = await this.specUriPath(spec, action);
+    if (opts.subresource) path += `/${opts.subresource}`;
+    const cfg = this.configuration;
+    const ctx = cfg.baseServer.makeRequestContext(path, method as never);
+    ctx.setHeaderParam('Accept', 'application/json');
+    for (const [k, v] of Object.entries(opts.query ?? {})) ctx.setQueryParam(k, v);
+    if (opts.body !== undefined) {
+      ctx.setHeaderParam('Content-Type', opts.contentType ?? 'application/json');
+      ctx.setBody(JSON.stringify(opts.body));
+    }
+    const auth = cfg.authMethods.default;
+    if (auth?.applySecurityAuthentication) await auth.applySecurityAuthentication(ctx);
+    const what = `${method} ${path}`;
+    const rsp = await cfg.httpApi.send(ctx).toPromise();
+    const text = await rsp.body.text();
+    const warning = rsp.headers['warning'];
+    if (warning) {
+      // "299 - \"unknown field \"spec.foo\"\"", several joined with ", " (RFC 7234 warn-text is quoted).
+      for (const m of warning.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)) this.warnings.push({ request: what, warning: m[1]!.replace(/\\(.)/g, '$1') });
+    }
+    let data: Json;
+    try {
+      data = text ? (JSON.parse(text) as Json) : {};
+    } catch {
+      data = { message: text };
+    }
+    if (rsp.httpStatusCode < 200 || rsp.httpStatusCode > 299) throw new ApiError(rsp.httpStatusCode, data, what);
+    return data;
+  }
+
+  private static query(o: WriteOptions): Record<string, string> {
+    return {
+      ...(o.fieldValidation ? { fieldValidation: o.fieldValidation } : {}),
+      ...(o.fieldManager ? { fieldManager: o.fieldManager } : {}),
+      ...(o.dryRun ? { dryRun: 'All' } : {}),
+      ...(o.force ? { force: 'true' } : {}),
+    };
+  }
+
+  /** POST: create. */
+  async createObj(obj: Json, o: WriteOptions = {}): Promise<Json> {
+    return this.raw('POST', obj, 'create', { body: obj, query: KubeClient.query(o) });
+  }
+
+  /** GET one object; undefined when it does not exist. */
+  async getObj(obj: Json): Promise<Json | undefined> {
+    try {
+      return await this.raw('GET', obj, 'read');
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 404) return undefined;
+      throw e;
+    }
+  }
+
+  /** PUT: replace (an update, so transition rules run). */
+  async updateObj(obj: Json, o: WriteOptions = {}): Promise<Json> {
+    return this.raw('PUT', obj, 'replace', { body: obj, query: KubeClient.query(o) });
+  }
+
+  /** Server-side apply of the object's fully specified intent. */
+  async applyObj(obj: Json, o: WriteOptions & { fieldManager: string }): Promise<Json> {
+    return this.raw('PATCH', obj, 'patch', { body: obj, contentType: 'application/apply-patch+yaml', query: KubeClient.query(o) });
+  }
+
+  /** Server-side apply to the status subresource. */
+  async applyStatus(obj: Json, o: WriteOptions & { fieldManager: string }): Promise<Json> {
+    return this.raw('PATCH', obj, 'patch', { subresource: 'status', body: obj, contentType: 'application/apply-patch+yaml', query: KubeClient.query(o) });
+  }
+
+  /** JSON merge patch of the status subresource, as a controller writes its status. */
+  async mergeStatus(obj: Json, status: Json, o: WriteOptions = {}): Promise<Json> {
+    return this.raw('PATCH', obj, 'patch', { subresource: 'status', body: { status }, contentType: 'application/merge-patch+json', query: KubeClient.query(o) });
+  }
+
+  async deleteObj(obj: Json): Promise<void> {
+    try {
+      await this.raw('DELETE', obj, 'delete');
+    } catch (e) {
+      if (!(e instanceof ApiError && e.code === 404)) throw e;
+    }
+  }
+
+  /** Lists objects as plain JSON (every namespace when none is given). */
+  async listObjs(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<Json[]> {
+    const r = await this.raw('GET', { apiVersion, kind, metadata: { name: '', ...(namespace ? { namespace } : {}) } }, 'list', {
+      query: labelSelector ? { labelSelector } : {},
+    });
+    return (r['items'] ?? []).map((item: Json) => ({ apiVersion, kind, ...item }));
+  }
+
+  /** Waits until a CRD is Established (its kinds are served). */
+  async waitEstablished(name: string, timeoutMs = 60_000): Promise<Json> {
+    const deadline = Date.now() + timeoutMs;
+    const ref = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } };
+    for (;;) {
+      const crd = await this.getObj(ref);
+      const conditions: Json[] = crd?.['status']?.['conditions'] ?? [];
+      if (conditions.some((c) => c['type'] === 'Established' && c['status'] === 'True')) return crd!;
+      const bad = conditions.find((c) => c['type'] === 'NamesAccepted' && c['status'] === 'False');
+      if (bad) throw new Error(`CRD ${name}: names not accepted: ${String(bad['message'])}`);
+      if (Date.now() > deadline) throw new Error(`CRD ${name} not Established after ${timeoutMs} ms: ${JSON.stringify(conditions)}`);
+      await sleep(100);
+    }
+  }
+}
