@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { condition, isObj, record, str, type Obj } from './kube.js';
 import { judge, type Verdict } from './readiness.js';
 import { guardNothingLost } from './safety.js';
-import { SpecError } from './spec/validate.js';
+import { SpecError, unknownFields } from './spec/validate.js';
 
 /** A logger as the SDK passes it (pino); only what we use. */
 export interface Log {
@@ -218,7 +218,8 @@ function compose(req: RunFunctionRequest, rsp: RunFunctionResponse, log?: Log, f
       target: Target.TARGET_COMPOSITE_AND_CLAIM,
     });
   }
-  for (const w of summary.warnings) {
+  const ignored = unknownFields(blueprint.specSchema, xr['spec']).map((message) => ({ reason: 'UnknownField', message }));
+  for (const w of [...ignored, ...summary.warnings]) {
     rsp.results.push({ severity: Severity.SEVERITY_WARNING, reason: w.reason, message: w.message, target: Target.TARGET_COMPOSITE_AND_CLAIM });
   }
   if (!summary.ready) rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: TTL_MOVING, nanos: 0 } };

@@ -67,12 +67,13 @@ function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
   while (map.size > max) map.delete(map.keys().next().value as K);
 }
 
-function errorText(err: unknown): string {
+/** What went wrong, short, with every credential taken out before anything is cut (a cut could split one). */
+function errorText(err: unknown, creds: AwsCredentials): string {
   if (err instanceof Error) {
     const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
     // The first sentence is enough to act on; AWS messages can go on to quote the request.
-    const first = err.message.split(/(?<=\.)\s/)[0] ?? '';
-    return `${err.name}${status ? ` (HTTP ${status})` : ''}${first ? `: ${first.slice(0, 200)}` : ''}`;
+    const first = scrub(err.message, creds).split(/(?<=\.)\s/)[0] ?? '';
+    return `${scrub(err.name, creds)}${status ? ` (HTTP ${status})` : ''}${first ? `: ${first.slice(0, 200)}` : ''}`;
   }
   return 'unknown error';
 }
@@ -139,7 +140,7 @@ export class AwsFactsSource {
     try {
       clients = await this.clientsFor(q);
     } catch (err) {
-      facts.warnings.push(scrub(`cannot set up AWS clients: ${errorText(err)}`, q.credentials));
+      facts.warnings.push(`cannot set up AWS clients: ${errorText(err, q.credentials)}`);
       return facts;
     }
     const { rds, s3 } = await loadSdk();
@@ -149,7 +150,7 @@ export class AwsFactsSource {
       try {
         await call();
       } catch (err) {
-        facts.warnings.push(scrub(`AWS ${what} failed: ${errorText(err)}`, q.credentials));
+        facts.warnings.push(`AWS ${what} failed: ${errorText(err, q.credentials)}`);
       }
     };
 

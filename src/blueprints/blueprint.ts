@@ -75,6 +75,8 @@ export interface Blueprint<Spec = unknown> {
   kinds: readonly string[];
   /** The custom condition type this blueprint reports on the XR. */
   conditionType: string;
+  /** The spec's OpenAPI schema, from the XRD. */
+  specSchema: object;
   /** Validates and defaults the spec; throws SpecError naming the field. */
   parse(spec: unknown, input: Omit<BlueprintInput<unknown>, 'spec'>): Spec;
   compose(input: BlueprintInput<Spec>): Plan;

@@ -311,6 +311,7 @@ export const widget: Blueprint<WidgetSpec> = {
   name: 'widget',
   kinds: ['Widget', 'XWidget'],
   conditionType: 'WidgetReady',
+  specSchema: widgetSpecSchema,
   parse(spec) {
     const parsed = validate(spec);
     checkWidgetRules(parsed);

@@ -36,7 +36,7 @@ export const widgetSpecSchema = {
       "default": "traefik/whoami:v1.11.0",
       "minLength": 1,
       "maxLength": 512,
-      "pattern": "^[^\\s]+$"
+      "pattern": "^[^\\t\\n\\f\\r ]+$"
     },
     "port": {
       "type": "integer",
@@ -291,7 +291,7 @@ export const databaseSpecSchema = {
           "description": "When to back up, a cron schedule in UTC (minute hour day month weekday). On AWS the hour picks the RDS backup window.",
           "default": "0 3 * * *",
           "maxLength": 100,
-          "pattern": "^(\\S+\\s+){4}\\S+$"
+          "pattern": "^([^\\t\\n\\f\\r ]+[\\t ]+){4}[^\\t\\n\\f\\r ]+$"
         },
         "retentionDays": {
           "type": "integer",

@@ -50,13 +50,23 @@ function pathOf(prefix: string, pointer: string): string {
     }, prefix);
 }
 
+/** Where users put secrets (environment values): errors say what a value is, never what it says. */
+const SECRET_PATHS = /^\/env(\/|$)/;
+
+function describeValue(value: unknown, pointer: string): string {
+  if (!SECRET_PATHS.test(pointer)) return show(value);
+  if (typeof value === 'string') return `a string of ${value.length} characters`;
+  if (typeof value === 'number') return 'a number';
+  return show(typeof value === 'object' && value !== null ? value : typeof value);
+}
+
 function describeError(prefix: string, root: unknown, e: ErrorObject): string {
   const params = e.params as Record<string, unknown>;
   if (e.keyword === 'required') {
     return `${pathOf(prefix, e.instancePath)}.${String(params['missingProperty'])} is required`;
   }
   const path = pathOf(prefix, e.instancePath);
-  const got = show(valueAt(root, e.instancePath));
+  const got = describeValue(valueAt(root, e.instancePath), e.instancePath);
   const schema = e.parentSchema as Record<string, unknown> | undefined;
   switch (e.keyword) {
     case 'type':
@@ -109,4 +119,56 @@ export function specValidator<T>(schema: object, prefix = 'spec'): SpecValidator
     const problems = [...new Set((validate.errors ?? []).map((e) => describeError(prefix, copy, e)))];
     throw new SpecError(problems);
   };
+}
+
+/** Fields Crossplane itself keeps in a composite's spec (legacy composites keep them at the top). */
+const MACHINERY = new Set([
+  'crossplane',
+  'claimRef',
+  'compositionRef',
+  'compositionSelector',
+  'compositionRevisionRef',
+  'compositionRevisionSelector',
+  'compositionUpdatePolicy',
+  'resourceRefs',
+  'writeConnectionSecretToRef',
+  'publishConnectionDetailsTo',
+  'environmentConfigRefs',
+]);
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return row[b.length]!;
+}
+
+/**
+ * Fields the schema does not declare. The API server prunes them from a
+ * composite, so a cluster never sends them; a local render may, and a typo
+ * there (spec.colour) deserves a word rather than silence.
+ */
+export function unknownFields(schema: unknown, value: unknown, path = 'spec'): string[] {
+  const s = schema as { properties?: Record<string, unknown>; items?: unknown; additionalProperties?: unknown; 'x-kubernetes-preserve-unknown-fields'?: boolean };
+  if (Array.isArray(value)) return s.items ? value.flatMap((v, i) => unknownFields(s.items, v, `${path}[${i}]`)) : [];
+  if (typeof value !== 'object' || value === null || !s.properties || s.additionalProperties || s['x-kubernetes-preserve-unknown-fields']) return [];
+  const out: string[] = [];
+  for (const [key, child] of Object.entries(value)) {
+    const known = s.properties[key];
+    if (known) {
+      out.push(...unknownFields(known, child, `${path}.${key}`));
+      continue;
+    }
+    if (path === 'spec' && MACHINERY.has(key)) continue;
+    const near = Object.keys(s.properties).find((k) => distance(k, key) <= 2);
+    out.push(`${path}.${key} is not a field and is ignored${near ? `; did you mean ${path}.${near}?` : ''}`);
+  }
+  return out;
 }

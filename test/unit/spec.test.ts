@@ -49,7 +49,7 @@ describe('spec handling', () => {
     ['color not a DNS label', { color: 'Blue_1' }, /spec\.color is "Blue_1"; it must match .*DNS label/],
     ['color empty', { color: '' }, /spec\.color is ""; it must be at least 1 characters/],
     ['port out of range', { port: 70000 }, /spec\.port is 70000; it must be from 1 to 65535/],
-    ['env value not a string', { env: { A: 1 } }, /spec\.env\.A is 1; it must be a string/],
+    ['env value not a string (and not echoed: env holds secrets)', { env: { A: 1 } }, /spec\.env\.A is a number; it must be a string/],
     ['env name invalid', { env: { '1A': 'x' } }, /spec\.env\["1A"\]: env names must be/],
     ['autoscale below size', { size: 5, autoscale: { maxSize: 2 } }, /spec\.autoscale\.maxSize must be at least spec\.size \(5\)/],
     ['autoscale without maxSize', { autoscale: {} }, /spec\.autoscale\.maxSize is required/],

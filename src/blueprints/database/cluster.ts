@@ -2,7 +2,7 @@
 // CloudNativePG Cluster for high availability, with a dump CronJob.
 import type { V1CronJob, V1PersistentVolumeClaim, V1PodSecurityContext, V1StatefulSet } from '@kubernetes/client-node';
 import { list, str, type Obj } from '../../kube.js';
-import { dnsLabel } from '../../names.js';
+import { boundedLabel, dnsLabel } from '../../names.js';
 import type { Desired, Plan } from '../blueprint.js';
 import {
   APP_USER,
@@ -251,7 +251,8 @@ function backupCronJob(input: DatabaseInput, spec: ResolvedSpec): Obj {
   const cron: V1CronJob = {
     apiVersion: 'batch/v1',
     kind: 'CronJob',
-    metadata: meta(owner, spec, dnsLabel(baseName(owner), 'backup')),
+    // CronJob names are limited to 52 characters: their Jobs add a suffix.
+    metadata: meta(owner, spec, boundedLabel(52, baseName(owner), 'backup')),
     spec: {
       schedule: spec.backup.schedule,
       timeZone: 'Etc/UTC',

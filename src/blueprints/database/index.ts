@@ -3,6 +3,7 @@
 import { type DatabaseSpec, databaseSpecSchema } from '../../generated/schemas.js';
 import { condition, field, list, num, record, str, type Obj } from '../../kube.js';
 import type { Verdict } from '../../readiness.js';
+import { cronProblem } from '../../spec/cron.js';
 import { SpecError, specValidator } from '../../spec/validate.js';
 import { type Blueprint, type BlueprintInput, firstBlocker, type Plan, type Summary } from '../blueprint.js';
 import { AWS_KEYS, awsBackupStatus, composeAws, instanceAddress, rdsIdentifier } from './aws.js';
@@ -32,6 +33,8 @@ export function checkDatabaseRules(spec: DatabaseSpec): void {
   if (spec.placement === 'cluster' && spec.highAvailability && spec.engine === 'mysql') {
     problems.push('spec.highAvailability is true; highAvailability in the cluster needs engine postgres (CloudNativePG)');
   }
+  const cron = cronProblem(spec.backup.schedule);
+  if (cron) problems.push(`spec.backup.schedule is ${JSON.stringify(spec.backup.schedule)}; ${cron}`);
   if (spec.version !== undefined && !ENGINES[spec.engine].versions.includes(spec.version)) {
     problems.push(`spec.version is ${JSON.stringify(spec.version)}; spec.version must be one the engine supports: postgres 14, 15, 16, 17; mysql 8.0, 8.4`);
   }
@@ -220,6 +223,7 @@ export const database: Blueprint<DatabaseSpec> = {
   name: 'database',
   kinds: ['Database', 'XDatabase'],
   conditionType: 'DatabaseReady',
+  specSchema: databaseSpecSchema,
   parse(raw, observed) {
     const spec = validate(raw);
     checkDatabaseRules(spec);
