@@ -6,7 +6,7 @@
 // decodeRunFunctionRequest / encodeRunFunctionResponse as the service's
 // requestDeserialize / responseSerialize in src/server.ts instead.
 import { FunctionRunnerServiceService, RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
-import { decodeRunFunctionRequest, encodeRunFunctionResponse } from './wire.js';
+import { decodeRunFunctionRequest, encodeRunFunctionResponse } from '../src/wire.js';
 
 const method = FunctionRunnerServiceService.runFunction as { requestDeserialize: unknown; responseSerialize: unknown };
 method.requestDeserialize = decodeRunFunctionRequest;

@@ -21,7 +21,8 @@ import { parse } from 'yaml';
 import { runFunction } from '../src/function.js';
 import { buildRequest, readYamlObjects, answer } from '../src/render.js';
 import { buildCases } from './cases.js';
-import { decodeRunFunctionRequest, encodeRunFunctionResponse } from './wire.js';
+import { decodeRunFunctionRequest, encodeRunFunctionResponse } from '../src/wire.js';
+import { request, response } from '../test/support/wire-arbitraries.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const iterAt = process.argv.indexOf('--iterations');
@@ -77,83 +78,7 @@ for (const s of scenarios) {
 }
 say(`examples: ${pairs} request/answer pairs checked`);
 
-// 2. Random objects. JSON values, plus the odd ones a function might leave in an object.
-const key = fc.oneof(fc.string(), fc.constantFrom('', 'apiVersion', 'metadata', 'a/b.c', 'ünïcødé', '\ud800', '0', '10'));
-const json = fc.letrec((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small' },
-    fc.constant(null),
-    fc.boolean(),
-    fc.double(),
-    fc.integer(),
-    fc.string({ unit: 'binary' }),
-    fc.string(),
-    tie('obj'),
-    fc.array(tie('value'), { maxLength: 4 }),
-  ),
-  obj: fc.dictionary(key, fc.oneof(tie('value'), fc.constant(undefined)), { maxKeys: 5 }),
-})).obj as fc.Arbitrary<Record<string, unknown>>;
-const resource = fc.record({
-  resource: fc.option(json, { nil: undefined }),
-  connectionDetails: fc.dictionary(key, fc.uint8Array({ maxLength: 8 }).map((u) => Buffer.from(u)), { maxKeys: 2 }),
-  ready: fc.constantFrom(0, 1, 2, -1),
-});
-const selector = fc.record({
-  apiVersion: fc.string(),
-  kind: fc.string(),
-  matchName: fc.option(fc.string(), { nil: undefined }),
-  matchLabels: fc.option(fc.record({ labels: fc.dictionary(key, fc.string(), { maxKeys: 3 }) }), { nil: undefined }),
-  namespace: fc.option(fc.string(), { nil: undefined }),
-});
-const response: fc.Arbitrary<RunFunctionResponse> = fc.record({
-  meta: fc.option(fc.record({ tag: fc.string(), ttl: fc.option(fc.record({ seconds: fc.nat(), nanos: fc.nat({ max: 999_999_999 }) }), { nil: undefined }) }), { nil: undefined }),
-  desired: fc.option(fc.record({ composite: fc.option(resource, { nil: undefined }), resources: fc.dictionary(key, resource, { maxKeys: 4 }) }), { nil: undefined }),
-  results: fc.array(
-    fc.record({
-      severity: fc.constantFrom(0, 1, 2, 3),
-      message: fc.string(),
-      reason: fc.option(fc.string(), { nil: undefined }),
-      target: fc.option(fc.constantFrom(0, 1, 2), { nil: undefined }),
-    }),
-    { maxLength: 3 },
-  ),
-  context: fc.option(json, { nil: undefined }),
-  requirements: fc.option(
-    fc.record({
-      extraResources: fc.dictionary(key, selector, { maxKeys: 2 }),
-      resources: fc.dictionary(key, selector, { maxKeys: 2 }),
-      schemas: fc.dictionary(key, fc.record({ apiVersion: fc.string(), kind: fc.string() }), { maxKeys: 2 }),
-    }),
-    { nil: undefined },
-  ),
-  conditions: fc.array(
-    fc.record({
-      type: fc.string(),
-      status: fc.constantFrom(0, 1, 2, 3),
-      reason: fc.string(),
-      message: fc.option(fc.string(), { nil: undefined }),
-      target: fc.option(fc.constantFrom(0, 1, 2), { nil: undefined }),
-    }),
-    { maxLength: 2 },
-  ),
-  output: fc.option(json, { nil: undefined }),
-}) as fc.Arbitrary<RunFunctionResponse>;
-const request: fc.Arbitrary<RunFunctionRequest> = fc.record({
-  meta: fc.option(fc.record({ tag: fc.string(), capabilities: fc.array(fc.constantFrom(0, 1, 2, 3, -1), { maxLength: 3 }) }), { nil: undefined }),
-  observed: fc.option(fc.record({ composite: fc.option(resource, { nil: undefined }), resources: fc.dictionary(key, resource, { maxKeys: 3 }) }), { nil: undefined }),
-  desired: fc.option(fc.record({ composite: fc.option(resource, { nil: undefined }), resources: fc.dictionary(key, resource, { maxKeys: 3 }) }), { nil: undefined }),
-  input: fc.option(json, { nil: undefined }),
-  context: fc.option(json, { nil: undefined }),
-  extraResources: fc.dictionary(key, fc.record({ items: fc.array(resource, { maxLength: 2 }) }), { maxKeys: 2 }),
-  credentials: fc.dictionary(
-    key,
-    fc.record({ credentialData: fc.option(fc.record({ data: fc.dictionary(key, fc.uint8Array({ maxLength: 8 }).map((u) => Buffer.from(u)), { maxKeys: 2 }) }), { nil: undefined }) }),
-    { maxKeys: 2 },
-  ),
-  requiredResources: fc.dictionary(key, fc.record({ items: fc.array(resource, { maxLength: 2 }) }), { maxKeys: 2 }),
-  requiredSchemas: fc.dictionary(key, fc.record({ openapiV3: fc.option(json, { nil: undefined }) }), { maxKeys: 2 }),
-}) as fc.Arbitrary<RunFunctionRequest>;
-
+// 2. Random objects (test/support/wire-arbitraries.ts).
 const runs = 3000;
 const prop = (name: string, p: fc.IPropertyWithHooks<[unknown]> | fc.IProperty<[unknown]>) => {
   const r = fc.check(p as fc.IProperty<[unknown]>, { numRuns: runs });

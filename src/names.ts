@@ -4,8 +4,18 @@ import { createHash } from 'node:crypto';
 
 const MAX_LABEL = 63;
 
+/** Names repeat on every reconcile: remember their hashes (a bounded memo, cleared when full). */
+const hashes = new Map<string, string>();
+
 export function shortHash(text: string, length = 6): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, length);
+  let hex = hashes.get(text);
+  if (hex === undefined) {
+    if (hashes.size >= 4096) hashes.clear();
+    hex = createHash('sha256').update(text).digest('hex');
+    // Long texts are rare and not worth the memory.
+    if (text.length <= 512) hashes.set(text, hex);
+  }
+  return hex.slice(0, length);
 }
 
 /**

@@ -107,6 +107,17 @@ export interface SpecValidator<T> {
   (spec: unknown): T;
 }
 
+/** A copy of JSON data (what a protobuf Struct decodes to): faster than structuredClone on the hot path. */
+function copyJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copyJson);
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) out[key] = copyJson((value as Record<string, unknown>)[key]);
+    return out;
+  }
+  return value;
+}
+
 /** Compiles a spec schema once; the validator copies its input before defaulting it. */
 export function specValidator<T>(schema: object, prefix = 'spec'): SpecValidator<T> {
   const validate: ValidateFunction = ajv.compile(structuredClone(schema) as object);
@@ -114,7 +125,7 @@ export function specValidator<T>(schema: object, prefix = 'spec'): SpecValidator
     if (spec === undefined || spec === null) {
       throw new SpecError([`${prefix} is missing; the object needs a ${prefix} (an empty one takes every default)`]);
     }
-    const copy = structuredClone(spec);
+    const copy = copyJson(spec);
     if (validate(copy)) return copy as T;
     const problems = [...new Set((validate.errors ?? []).map((e) => describeError(prefix, copy, e)))];
     throw new SpecError(problems);

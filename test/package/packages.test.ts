@@ -202,7 +202,7 @@ describe('the runtime image', () => {
     assert.match(final, /^\nFROM gcr\.io\/distroless\/nodejs24/);
     const user = /^USER (\S+)/m.exec(final)?.[1];
     assert.ok(user && !/^(0|root)(:|$)/.test(user), `non-root USER, got ${user}`);
-    assert.match(final, /ENTRYPOINT \["\/nodejs\/bin\/node", "dist\/main\.js"\]/);
+    assert.match(final, /ENTRYPOINT \["\/nodejs\/bin\/node", ("--[a-z-]+(=\S+)?", )*"dist\/main\.js"\]/);
     assert.doesNotMatch(final, /npm (install|ci)(?![^\n]*--omit=dev)/, 'no dev dependencies reach the final image');
     assert.doesNotMatch(final, /^RUN /m, 'the final stage runs nothing: distroless has no shell');
   });

@@ -1,4 +1,4 @@
-// A faster wire codec for RunFunction, proposed for src/ (see bench/README.md):
+// The RunFunction wire codec the server uses (measured in bench/README.md):
 // the same bytes as the SDK's generated codec, without its costs.
 //
 // The SDK (ts-proto over @bufbuild/protobuf) turns every JSON value of a
@@ -13,7 +13,7 @@
 // second writes straight into one buffer of the exact size. Decoding reads the
 // bytes straight into plain objects. The output is byte-for-byte what the
 // SDK's encoder writes (same field order, same omissions), and the decoder
-// returns what the SDK's decoder returns; bench/wire-check.ts checks both on
+// returns what the SDK's decoder returns; test/unit/wire.test.ts and bench/wire-check.ts check both on
 // every example and on random objects.
 import type { RunFunctionRequest, RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 
