@@ -1,15 +1,7 @@
 // The "candidate" of the benchmark (BENCH_IMPLS=…,candidate): function-platform
-// as built, with the wire codec proposed in bench/wire.ts swapped in before it
-// starts (node --import dist/bench/candidate.js dist/main.js). An experiment
-// to measure a proposal end to end, not a way to run the product: it patches
-// the SDK's codec objects in place, which src/ would do by passing
-// decodeRunFunctionRequest / encodeRunFunctionResponse as the service's
-// requestDeserialize / responseSerialize in src/server.ts instead.
-import { FunctionRunnerServiceService, RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
-import { decodeRunFunctionRequest, encodeRunFunctionResponse } from '../src/wire.js';
-
-const method = FunctionRunnerServiceService.runFunction as { requestDeserialize: unknown; responseSerialize: unknown };
-method.requestDeserialize = decodeRunFunctionRequest;
-method.responseSerialize = encodeRunFunctionResponse;
-// src/server.ts encodes answers itself with RunFunctionResponse.encode(rsp).finish().
-(RunFunctionResponse as { encode: unknown }).encode = (m: RunFunctionResponse) => ({ finish: () => encodeRunFunctionResponse(m) });
+// as built, started with this preload (node --import dist/bench/candidate.js
+// dist/main.js) and its own Node flags (BENCH_CANDIDATE_NODE_FLAGS). A slot to
+// measure a proposal end to end, side by side with the product, before it
+// goes into src/. The wire codec it first measured is now src/wire.ts; the
+// preload is empty until the next experiment.
+export {};

@@ -9,7 +9,7 @@
 //   BENCH_WARMUP=200        unmeasured calls before each level
 //   BENCH_LEVELS=1,16,64    concurrency levels
 //   BENCH_CASES=a,b         only these cases (widget-seed, widget-cutover, database-aws, database-cluster)
-//   BENCH_IMPLS=ours,floor,peer  (add `candidate`: ours with the codec proposed in bench/wire.ts)
+//   BENCH_IMPLS=ours,floor,peer  (add `candidate`: ours with an experimental preload, bench/candidate.ts)
 //   BENCH_OURS_NODE_FLAGS="--max-semi-space-size=8"  Node flags for function-platform instead of the
 //                           ones its Dockerfile ENTRYPOINT gives (experiments; "none" for none)
 //   BENCH_CANDIDATE_NODE_FLAGS="…"  Node flags for the candidate (default: function-platform's)
@@ -194,7 +194,7 @@ async function main(): Promise<void> {
       (config.ourNodeFlags ? ' (flags from BENCH_OURS_NODE_FLAGS)' : ' (flags from the Dockerfile ENTRYPOINT)'),
   );
   if (order.includes('candidate')) {
-    say(`candidate: function-platform with bench/wire.ts's codec (node ${[...(candidateNodeFlags ?? ourNodeFlags), '--import', 'dist/bench/candidate.js', 'dist/main.js'].join(' ')})`);
+    say(`candidate: function-platform with bench/candidate.ts (node ${[...(candidateNodeFlags ?? ourNodeFlags), '--import', 'dist/bench/candidate.js', 'dist/main.js'].join(' ')})`);
   }
   if (config.profile) say(`profiling function-platform with --cpu-prof into ${relative(root, profileDir!)}`);
   say();

@@ -73,7 +73,7 @@ export function impls(root: string, opts: { profileDir?: string; peerBinary: str
     },
     candidate: {
       id: 'candidate',
-      label: 'candidate (+ bench/wire.ts)',
+      label: 'candidate (+ bench/candidate.ts)',
       path: V1,
       command: (port) => ({
         file: node,

@@ -176,7 +176,8 @@ function putValue(v: unknown): void {
 function putStruct(obj: Record<string, unknown>): void {
   for (const key of Object.keys(obj)) {
     const v = obj[key];
-    if (v === undefined) continue;
+    // The SDK's encoder drops an own "__proto__" key (its assignment sets a prototype instead): so do we.
+    if (v === undefined || key === '__proto__') continue;
     const entry = open(10);
     if (key !== '') putString(10, key);
     const value = open(18);

@@ -9,6 +9,8 @@ import { type WidgetSpec, widgetSpecSchema } from '../generated/schemas.js';
 import { field, num, record, str, type Obj } from '../kube.js';
 import { dnsLabel } from '../names.js';
 import { judge, type Verdict } from '../readiness.js';
+import type { ValidateFunction } from 'ajv';
+import * as validators from '../generated/validators.js';
 import { SpecError, specValidator } from '../spec/validate.js';
 import { type Blueprint, type BlueprintInput, type Desired, type Owner, type Plan, type Summary, firstBlocker } from './blueprint.js';
 
@@ -26,7 +28,7 @@ export const KEYS = {
   ingress: 'ingress',
 } as const;
 
-const validate = specValidator<WidgetSpec>(widgetSpecSchema);
+const validate = specValidator<WidgetSpec>(validators.widget as ValidateFunction);
 
 /** The rules the XRD states in CEL, which a JSON Schema validator cannot evaluate. */
 export function checkWidgetRules(spec: WidgetSpec): void {

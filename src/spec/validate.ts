@@ -1,6 +1,7 @@
 // Validates a spec against its XRD schema and fills in the schema's defaults,
-// as the API server would. The schema is compiled once per process.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+// as the API server would. The validators are compiled ahead of time from the
+// XRDs (scripts/generate-schemas.mjs): no schema compiler runs at start.
+import type { ErrorObject, ValidateFunction } from 'ajv';
 
 /** A spec that failed its schema: every message names the field, the value and what is allowed. */
 export class SpecError extends Error {
@@ -9,16 +10,6 @@ export class SpecError extends Error {
     this.name = 'SpecError';
   }
 }
-
-const ajv = new Ajv({
-  allErrors: true,
-  useDefaults: true,
-  // parentSchema on errors lets messages say the whole allowed range.
-  verbose: true,
-  // x-kubernetes-* keywords belong to the API server; they are not ours to evaluate here.
-  strict: false,
-  validateFormats: false,
-});
 
 /** How a value is shown in an error: short, and never a whole object. */
 export function show(value: unknown): string {
@@ -118,9 +109,8 @@ function copyJson(value: unknown): unknown {
   return value;
 }
 
-/** Compiles a spec schema once; the validator copies its input before defaulting it. */
-export function specValidator<T>(schema: object, prefix = 'spec'): SpecValidator<T> {
-  const validate: ValidateFunction = ajv.compile(structuredClone(schema) as object);
+/** Wraps a generated validator; it copies its input before defaulting it. */
+export function specValidator<T>(validate: ValidateFunction, prefix = 'spec'): SpecValidator<T> {
   return (spec: unknown): T => {
     if (spec === undefined || spec === null) {
       throw new SpecError([`${prefix} is missing; the object needs a ${prefix} (an empty one takes every default)`]);

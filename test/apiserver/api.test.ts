@@ -8,6 +8,8 @@ import { Severity } from '@crossplane-org/function-sdk-typescript';
 import { databaseSpecSchema, widgetSpecSchema } from '../../src/generated/schemas.js';
 import { runFunction } from '../../src/function.js';
 import { buildRequest } from '../../src/render.js';
+import type { ValidateFunction } from 'ajv';
+import * as generated from '../../src/generated/validators.js';
 import { specValidator } from '../../src/spec/validate.js';
 import { type ApiServer, ApiError, apiServerSkipReason, type Json, startApiServer } from '../support/apiserver.js';
 import { ensureNamespace, establishXrd, install, installCrds, namespaceOf, packageDocs, sharedCrds } from '../support/cluster.js';
@@ -17,8 +19,8 @@ import { crdsForXrd } from '../support/xcrd.js';
 const skip = apiServerSkipReason('API server: CRDs, XRDs and examples');
 
 const validators: Record<string, (spec: unknown) => unknown> = {
-  Widget: specValidator(widgetSpecSchema),
-  Database: specValidator(databaseSpecSchema),
+  Widget: specValidator(generated.widget as ValidateFunction),
+  Database: specValidator(generated.database as ValidateFunction),
 };
 
 /** What the function answers for this object: its Fatal message, if any. */

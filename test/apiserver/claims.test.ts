@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { databaseSpecSchema, widgetSpecSchema } from '../../src/generated/schemas.js';
 import { render } from '../../src/render.js';
+import type { ValidateFunction } from 'ajv';
+import * as generated from '../../src/generated/validators.js';
 import { specValidator } from '../../src/spec/validate.js';
 import { type ApiServer, ApiError, apiServerSkipReason, type Json, startApiServer } from '../support/apiserver.js';
 import { ensureNamespace, namespaceOf, prepareCluster } from '../support/cluster.js';
@@ -17,8 +19,8 @@ import { composedFieldOwner, FIELD_OWNER_XR, LABEL_CLAIM_NAME, LABEL_CLAIM_NAMES
 const skip = apiServerSkipReason('API server: claims mode');
 
 const validators: Record<string, (spec: unknown) => unknown> = {
-  Widget: specValidator(widgetSpecSchema),
-  Database: specValidator(databaseSpecSchema),
+  Widget: specValidator(generated.widget as ValidateFunction),
+  Database: specValidator(generated.database as ValidateFunction),
 };
 
 /** Crossplane's machinery fields of legacy XRs and claims, directly under spec. */

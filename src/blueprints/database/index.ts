@@ -4,6 +4,8 @@ import { type DatabaseSpec, databaseSpecSchema } from '../../generated/schemas.j
 import { condition, field, list, num, record, str, type Obj } from '../../kube.js';
 import type { Verdict } from '../../readiness.js';
 import { cronProblem } from '../../spec/cron.js';
+import type { ValidateFunction } from 'ajv';
+import * as validators from '../../generated/validators.js';
 import { SpecError, specValidator } from '../../spec/validate.js';
 import { type Blueprint, type BlueprintInput, firstBlocker, type Plan, type Summary } from '../blueprint.js';
 import { AWS_KEYS, awsBackupStatus, composeAws, instanceAddress, rdsIdentifier } from './aws.js';
@@ -21,7 +23,7 @@ import {
 import { compareVersions, ENGINE_LABEL, majorVersion, names, resolve, type ResolvedSpec } from './common.js';
 import { ENGINES } from './engine.js';
 
-const validate = specValidator<DatabaseSpec>(databaseSpecSchema);
+const validate = specValidator<DatabaseSpec>(validators.database as ValidateFunction);
 
 type Observed = Omit<BlueprintInput<unknown>, 'spec'>;
 
