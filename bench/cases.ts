@@ -20,6 +20,8 @@ export interface Case {
   expectKeys: string[];
   /** Which of them it marks ready. */
   expectReady: string[];
+  /** function-platform must answer with status.aws read from AWS (the live-AWS case). */
+  expectAws?: boolean;
   /** The same call for function-patch-and-transform (Widget cases only). */
   peer?: { request: RunFunctionRequest; bytes: Buffer; expectKeys: string[]; expectReady: string[] };
 }
@@ -59,10 +61,10 @@ function readyKeys(rsp: RunFunctionResponse): string[] {
 }
 
 /** Builds every case, and checks in-process that each is a settled, successful call. */
-export function buildCases(root: string): Case[] {
+export function buildCases(root: string, opts: { awsEndpoint?: string } = {}): Case[] {
   const ex = (p: string) => join(root, 'examples', p);
   const input = peerInput(root);
-  const specs: Array<{ id: string; title: string; xr: string; observed: string[]; required?: string; peer?: boolean }> = [
+  const specs: Array<{ id: string; title: string; xr: string; observed: string[]; required?: string; peer?: boolean; aws?: boolean }> = [
     { id: 'widget-seed', title: 'Widget, seed, nothing observed', xr: 'widget/seed.yaml', observed: [], peer: true },
     {
       id: 'widget-cutover',
@@ -80,11 +82,23 @@ export function buildCases(root: string): Case[] {
     },
     { id: 'database-cluster', title: 'Database in cluster, ready', xr: 'database/cluster.yaml', observed: ['database/observed/cluster-ready.yaml'] },
   ];
+  // The same Database with AWS step credentials, when moto runs: what the AWS path adds with a warm cache.
+  if (opts.awsEndpoint) {
+    specs.splice(3, 0, {
+      id: 'database-aws-live',
+      title: 'Database on AWS, ready, with AWS credentials (moto; warm cache)',
+      xr: 'database/aws.yaml',
+      observed: ['database/observed/aws-ready.yaml'],
+      required: 'database/required/rds-connection.yaml',
+      aws: true,
+    });
+  }
   return specs.map((s) => {
     const [xr] = readYamlObjects(ex(s.xr));
     if (!xr) throw new Error(`${s.xr}: no object`);
     const observed = s.observed.flatMap((f) => readYamlObjects(ex(f)));
-    let request = buildRequest(xr, observed);
+    const credentials = s.aws && opts.awsEndpoint ? [awsCredentials(opts.awsEndpoint)] : [];
+    let request = buildRequest(xr, observed, credentials);
     request.meta = { tag: `bench-${s.id}`, capabilities: [] };
     let rsp = runFunction(request);
     if (s.required) {
@@ -100,7 +114,7 @@ export function buildCases(root: string): Case[] {
     const fatal = rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL);
     if (fatal) throw new Error(`${s.id}: the function answers Fatal in-process: ${fatal.message}`);
     const expectKeys = Object.keys(rsp.desired?.resources ?? {}).sort();
-    const c: Case = { id: s.id, title: s.title, request, bytes: encode(request), expectKeys, expectReady: readyKeys(rsp) };
+    const c: Case = { id: s.id, title: s.title, request, bytes: encode(request), expectKeys, expectReady: readyKeys(rsp), ...(s.aws ? { expectAws: true } : {}) };
     if (s.peer) {
       const peerRequest = forPeer(request, input);
       const keys = ['deployment', 'pdb', 'service'];
@@ -112,11 +126,26 @@ export function buildCases(root: string): Case[] {
   });
 }
 
+/** Step credentials for the live-AWS case: any key pair does for moto. */
+function awsCredentials(endpoint: string): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'aws' },
+    stringData: { aws_access_key_id: 'AKIABENCHMARK0000000', aws_secret_access_key: 'benchmark-secret-key-not-real', endpoint },
+  };
+}
+
 /** What a decoded answer must look like: no Fatal result, the expected resources, the expected readiness. */
-export function checkAnswer(raw: Buffer, expectKeys: string[] | undefined, expectReady: string[] | undefined): string | undefined {
+export function checkAnswer(raw: Buffer, expectKeys: string[] | undefined, expectReady: string[] | undefined, expectAws = false): string | undefined {
   const rsp = RunFunctionResponse.decode(raw);
   const fatal = rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL);
   if (fatal) return `Fatal result: ${fatal.message}`;
+  if (expectAws) {
+    const warning = rsp.results.find((r) => r.severity === Severity.SEVERITY_WARNING);
+    if (warning) return `warning: ${warning.message}`;
+    if (str(rsp.desired?.composite?.resource, 'status', 'aws', 'dbInstanceStatus') !== 'available') return 'no status.aws from AWS';
+  }
   if (expectKeys) {
     const keys = Object.keys(rsp.desired?.resources ?? {}).sort();
     if (keys.join(',') !== expectKeys.join(',')) return `composed [${keys.join(', ')}], expected [${expectKeys.join(', ')}]`;

@@ -23,6 +23,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { availableParallelism, freemem, loadavg, release, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CreateDBInstanceCommand, RDSClient } from '@aws-sdk/client-rds';
+import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { type Moto, motoBinary, startMoto } from '../test/support/moto.js';
 import { buildCases, type Case, checkAnswer } from './cases.js';
 import { latencyChart, type Panel } from './chart.js';
 import { type Chunk, type LevelResult, measure, summarizeLevel, type Target as LoadTarget, warm } from './load.js';
@@ -51,7 +54,7 @@ const config = {
   warmup: intEnv('BENCH_WARMUP', 200),
   rounds: Math.max(1, intEnv('BENCH_ROUNDS', 4)),
   levels: listEnv('BENCH_LEVELS', '1,16,64').map(Number),
-  cases: listEnv('BENCH_CASES', 'widget-seed,widget-cutover,database-aws,database-cluster'),
+  cases: listEnv('BENCH_CASES', 'widget-seed,widget-cutover,database-aws,database-aws-live,database-cluster'),
   impls: listEnv('BENCH_IMPLS', 'ours,floor,peer') as ImplId[],
   coldStarts: intEnv('BENCH_COLD_STARTS', 5),  // (0 when profiling: starts would swamp the profile)
   checkEvery: Math.max(1, intEnv('BENCH_CHECK_EVERY', 50)),
@@ -132,7 +135,7 @@ function requestFor(c: Case, impl: ImplId): { bytes: Buffer; check: (raw: Buffer
   }
   if (impl === 'floor') return { bytes: c.bytes, check: (raw) => checkAnswer(raw, [], undefined) };
   // ours and the candidate answer the same.
-  return { bytes: c.bytes, check: (raw) => checkAnswer(raw, c.expectKeys, c.expectReady) };
+  return { bytes: c.bytes, check: (raw) => checkAnswer(raw, c.expectKeys, c.expectReady, c.expectAws) };
 }
 
 const f = (n: number, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
@@ -146,6 +149,22 @@ function table(headers: string[], rows: string[][], rightFrom = 1): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) => cells.map((c, i) => pad(c, widths[i]!, i >= rightFrom)).join('  ');
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/** moto with the instance and bucket of examples/database/aws.yaml, as the provider would have made them. */
+async function startAwsForBench(): Promise<Moto> {
+  const moto = await startMoto();
+  const credentials = { accessKeyId: 'AKIABENCHMARK0000000', secretAccessKey: 'benchmark-secret-key-not-real' };
+  const rds = new RDSClient({ region: 'eu-west-1', endpoint: moto.endpoint, credentials });
+  const s3 = new S3Client({ region: 'eu-west-1', endpoint: moto.endpoint, credentials, forcePathStyle: true });
+  await rds.send(
+    new CreateDBInstanceCommand({ DBInstanceIdentifier: 'team-a-orders-db', Engine: 'postgres', EngineVersion: '17.2', DBInstanceClass: 'db.t4g.small', AllocatedStorage: 20, MasterUsername: 'app', MasterUserPassword: 'benchmark-only-0' }),
+  );
+  await s3.send(new CreateBucketCommand({ Bucket: 'orders-db-backups-75c1a60b89', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } }));
+  await s3.send(new PutObjectCommand({ Bucket: 'orders-db-backups-75c1a60b89', Key: 'orders.dump', Body: 'x' }));
+  rds.destroy();
+  s3.destroy();
+  return moto;
 }
 
 async function main(): Promise<void> {
@@ -179,7 +198,9 @@ async function main(): Promise<void> {
     ...(candidateNodeFlags === undefined ? {} : { candidateNodeFlags }),
   });
   const order: ImplId[] = (['ours', 'candidate', 'floor', 'peer'] as const).filter((i) => wanted.has(i));
-  const cases = buildCases(root).filter((c) => config.cases.includes(c.id));
+  // moto, when installed, stands in for AWS in the live-AWS case.
+  const aws = config.cases.includes('database-aws-live') && motoBinary() ? await startAwsForBench() : undefined;
+  const cases = buildCases(root, aws ? { awsEndpoint: aws.endpoint } : {}).filter((c) => config.cases.includes(c.id));
   if (cases.length === 0) throw new Error(`BENCH_CASES matches no case: ${config.cases.join(', ')}`);
   const m = machine();
 
@@ -296,6 +317,20 @@ async function main(): Promise<void> {
     }
     say(table(['implementation', 'conc', 'calls/s', 'p50', 'p90', 'p99', 'max', 'cpu ms/call', 'client ms/call', 'peak RSS MB', 'cold start ms'], rows));
   }
+
+  // What the AWS path costs a call once its answers are cached (issue: live AWS facts).
+  const live = get('database-aws-live', 'ours');
+  const offline = get('database-aws', 'ours');
+  if (live && offline) {
+    say();
+    say('The AWS path with a warm cache (database-aws-live minus database-aws, function-platform)');
+    for (const l of live.levels) {
+      const o = lvl(offline, l.concurrency);
+      if (!o) continue;
+      say(`  c=${l.concurrency}: p50 ${f(l.latencyMs.p50 - o.latencyMs.p50)} ms, p99 ${f(l.latencyMs.p99 - o.latencyMs.p99)} ms, server CPU ${f(l.cpuMsPerCall - o.cpuMsPerCall, 3)} ms/call`);
+    }
+  }
+  await aws?.stop();
 
   // Ratios and targets for function-platform, and for the candidate when it ran.
   const subjects = (['ours', 'candidate'] as const).filter((id) => order.includes(id));
