@@ -2,11 +2,7 @@
 # Builds the Crossplane CLI (crank) that test/crossplane/ uses for
 # `crossplane render`, into .cache/bin/crank.
 #
-# Why not `go install github.com/crossplane/crossplane/v2/cmd/crank@v2.2.1`?
-# Installing with @version makes Go ask the module proxy for the module's
-# version list (its deprecation check), and that request can be refused (403)
-# even when the pinned version itself is served. Building from a throwaway
-# module that *requires* the pinned version only ever fetches that version.
+# Built from a wrapper module (scripts/lib/go-wrapper.sh says why).
 #
 # Why v2.2.1? Its `render` runs functions in-process against a
 # Development-runtime target, so no Docker and no Crossplane core binary
@@ -50,45 +46,10 @@ fi
 command -v go >/dev/null 2>&1 || die "go is not on PATH; install Go (1.26) to build crank"
 say "using $(go version)"
 
-# A go.work further up, or GOFLAGS=-mod=vendor from the caller, would change
-# how the wrapper module resolves; -buildvcs=false because the wrapper lives
-# inside this project's git checkout and its VCS state is irrelevant (and
-# `git` may refuse to run on CI checkouts owned by another user).
-export GOWORK=off
-export GOFLAGS="-buildvcs=false"
-
-say "writing wrapper module in ${SRC#"$ROOT"/}"
-rm -rf "$SRC"
-mkdir -p "$SRC" "$BIN_DIR"
-# The go directive is a floor: `go mod tidy` raises it to what crossplane needs.
-cat >"$SRC/go.mod" <<EOF
-module crankwrap
-
-go 1.24
-
-require $MODULE $CRANK_VERSION
-EOF
-# The blank import makes crank's packages part of this module's build list,
-# so tidy pins every dependency to the versions crossplane itself asks for.
-cat >"$SRC/tools.go" <<EOF
-//go:build tools
-
-package tools
-
-import _ "$MODULE/cmd/crank"
-EOF
-
-say "resolving dependencies (go mod tidy)"
-(cd "$SRC" && go mod tidy) || die "go mod tidy failed in ${SRC#"$ROOT"/}"
-
+# shellcheck source=lib/go-wrapper.sh
+source "$ROOT/scripts/lib/go-wrapper.sh"
 start=$SECONDS
-say "building crank $CRANK_VERSION -> ${BIN#"$ROOT"/}"
-# Build to a temporary name and rename, so an interrupted build never leaves a
-# binary that the up-to-date check above would accept.
-(cd "$SRC" && go build -trimpath \
-  -ldflags "-s -w -X $MODULE/internal/version.version=$CRANK_VERSION" \
-  -o "$BIN.tmp" "$MODULE/cmd/crank") || { rm -f "$BIN.tmp"; die "go build failed"; }
-mv -f "$BIN.tmp" "$BIN"
+build_from_wrapper "$SRC" crankwrap "$MODULE" "$CRANK_VERSION" "$MODULE/cmd/crank" "$BIN" "-s -w -X $MODULE/internal/version.version=$CRANK_VERSION"
 printf '%s\n' "$CRANK_VERSION" >"$STAMP"
 
 have="$(reported_version)"

@@ -3,10 +3,7 @@
 # crossplane-contrib/function-patch-and-transform, into
 # .cache/bin/function-patch-and-transform, from the Go module proxy.
 #
-# Why a wrapper module and not `go install …@version`? Installing with
-# @version makes Go ask the proxy for the module's version list (its
-# deprecation check), and that request is refused here. A throwaway module
-# that *requires* one exact version only ever fetches that version.
+# Built from a wrapper module (scripts/lib/go-wrapper.sh says why).
 #
 # Which version? The newest one the proxy serves *and* the checksum database
 # vouches for. Not every tag is served (v0.6–v0.10 are refused; v0.7.0 is
@@ -43,11 +40,8 @@ fi
 command -v go >/dev/null 2>&1 || die "go is not on PATH; install Go to build the peer"
 say "using $(go version)"
 
-# A go.work further up, or GOFLAGS from the caller, would change how the
-# wrapper resolves; -buildvcs=false because the wrapper sits inside this
-# project's git checkout and its VCS state is irrelevant.
-export GOWORK=off
-export GOFLAGS="-buildvcs=false"
+# shellcheck source=lib/go-wrapper.sh
+source "$ROOT/scripts/lib/go-wrapper.sh"
 
 version=""
 for v in $CANDIDATES; do
@@ -62,35 +56,8 @@ done
 [[ -n "$version" ]] || die "none of $CANDIDATES could be downloaded and verified"
 say "using $MODULE $version"
 
-say "writing wrapper module in ${SRC#"$ROOT"/}"
-rm -rf "$SRC"
-mkdir -p "$SRC" "$BIN_DIR"
-cat >"$SRC/go.mod" <<EOF
-module peerwrap
-
-go 1.21
-
-require $MODULE $version
-EOF
-# The blank import puts the function's packages in this module's build list,
-# so tidy pins every dependency to the versions the function itself asks for.
-cat >"$SRC/tools.go" <<EOF
-//go:build tools
-
-package tools
-
-import _ "$MODULE"
-EOF
-
-say "resolving dependencies (go mod tidy)"
-(cd "$SRC" && go mod tidy) || die "go mod tidy failed in ${SRC#"$ROOT"/}"
-
 start=$SECONDS
-say "building $MODULE $version -> ${BIN#"$ROOT"/}"
-# Build to a temporary name and rename, so an interrupted build never leaves a
-# binary that the up-to-date check above would accept.
-(cd "$SRC" && go build -trimpath -ldflags "-s -w" -o "$BIN.tmp" "$MODULE") || { rm -f "$BIN.tmp"; die "go build failed"; }
-mv -f "$BIN.tmp" "$BIN"
+build_from_wrapper "$SRC" peerwrap "$MODULE" "$version" "$MODULE" "$BIN"
 printf '%s\n' "$version" >"$STAMP"
 
 "$BIN" --help >/dev/null 2>&1 || die "built ${BIN#"$ROOT"/} but it does not answer --help"

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm test: every test of the project, after installing the tools they need.
-// The real Crossplane CLI comes from the Go module proxy (scripts/install-crossplane.sh);
-// without Go, those tests skip loudly, except in CI where they must run.
+// Each tool comes from a package registry through the project's own script;
+// without what a script needs (Go, Python), the suites that use the tool skip
+// loudly, except in CI where they must run.
 import { spawnSync } from 'node:child_process';
 
 function run(cmd, args, opts = {}) {
@@ -10,46 +11,34 @@ function run(cmd, args, opts = {}) {
   return { ok: r.status === 0, status: r.status };
 }
 
+const has = (cmd, arg) => spawnSync(cmd, [arg], { stdio: 'ignore' }).status === 0;
 const ci = Boolean(process.env.CI) && !['0', 'false'].includes(String(process.env.CI).toLowerCase());
+
 const check = run(process.execPath, ['scripts/generate-schemas.mjs', '--check']);
 if (!check.ok) process.exit(1);
 
-const hasGo = spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
-if (hasGo) {
-  const crank = run('bash', ['scripts/install-crossplane.sh']);
-  if (!crank.ok) {
-    console.error('installing the crossplane CLI failed');
-    if (ci) process.exit(1);
+const tools = [
+  // crank v2.2.1, the real Crossplane CLI, from the Go module proxy.
+  { script: 'scripts/install-crossplane.sh', what: 'the crossplane CLI', needs: 'go', ok: () => has('go', 'version'), skipped: 'the tests against the real crossplane CLI' },
+  // moto's server: the real RDS and S3 APIs the tests of the AWS path talk to.
+  { script: 'scripts/install-moto.sh', what: 'moto', needs: 'Python 3', ok: () => has('python3', '--version'), skipped: 'the tests against moto (AWS)' },
+  // kube-apiserver and etcd for test/apiserver/: copied from the per-user cache when built before, else built with Go.
+  { script: 'scripts/install-kube.sh', what: 'kube-apiserver and etcd', needs: 'go', ok: () => true, skipped: 'the tests against a real API server' },
+];
+for (const tool of tools) {
+  if (!tool.ok()) {
+    if (ci) {
+      console.error(`CI needs ${tool.needs} for ${tool.what}`);
+      process.exit(1);
+    }
+    console.warn(`\n!!! ${tool.needs} is not installed: ${tool.skipped} will be SKIPPED !!!\n`);
+    continue;
   }
-} else if (ci) {
-  console.error('CI needs Go to build the crossplane CLI');
-  process.exit(1);
-} else {
-  console.warn('\n!!! Go is not installed: the tests against the real crossplane CLI will be SKIPPED !!!\n');
-}
-
-// moto's server: the real AWS API the tests of the AWS path talk to.
-const hasPython = spawnSync('python3', ['--version'], { stdio: 'ignore' }).status === 0;
-if (hasPython) {
-  const moto = run('bash', ['scripts/install-moto.sh']);
-  if (!moto.ok) {
-    console.error('installing moto failed');
+  if (!run('bash', [tool.script]).ok) {
+    console.error(`installing ${tool.what} failed`);
     if (ci) process.exit(1);
+    console.warn(`\n!!! no ${tool.what}: ${tool.skipped} will be SKIPPED !!!\n`);
   }
-} else if (ci) {
-  console.error('CI needs Python 3 for moto');
-  process.exit(1);
-} else {
-  console.warn('\n!!! Python 3 is not installed: the tests against moto (AWS) will be SKIPPED !!!\n');
-}
-
-// A real kube-apiserver and etcd for test/apiserver/ (scripts/install-kube.sh):
-// copied from the per-user cache when built before, else built with Go.
-const kube = run('bash', ['scripts/install-kube.sh']);
-if (!kube.ok) {
-  console.error('installing kube-apiserver and etcd failed');
-  if (ci) process.exit(1);
-  console.warn('\n!!! no kube-apiserver/etcd: the tests against a real API server will be SKIPPED !!!\n');
 }
 
 const files = process.argv.slice(2);
