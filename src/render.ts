@@ -88,6 +88,9 @@ const SEVERITY: Record<number, string> = {
   [Severity.SEVERITY_NORMAL]: 'SEVERITY_NORMAL',
 };
 
+/** Render is reproducible: conditions carry a fixed transition time, as crossplane render's do. */
+const RENDER_TIME = '2024-01-01T00:00:00Z';
+
 const CONDITION_STATUS: Record<number, string> = {
   [Status.STATUS_CONDITION_TRUE]: 'True',
   [Status.STATUS_CONDITION_FALSE]: 'False',
@@ -118,10 +121,11 @@ export function assemble(xr: Obj, rsp: RunFunctionResponse): Rendered {
   const unready = keys.filter((k) => desired[k]!.ready !== Ready.READY_TRUE);
   const conditions: Obj[] = [
     ready
-      ? { type: 'Ready', status: 'True', reason: 'Available' }
-      : { type: 'Ready', status: 'False', reason: 'Creating', ...(unready.length ? { message: `Unready resources: ${unready.join(', ')}` } : {}) },
+      ? { type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: RENDER_TIME }
+      : { type: 'Ready', status: 'False', reason: 'Creating', lastTransitionTime: RENDER_TIME, ...(unready.length ? { message: `Unready resources: ${unready.join(', ')}` } : {}) },
     ...rsp.conditions.map((c) => ({
       type: c.type,
+      lastTransitionTime: RENDER_TIME,
       status: CONDITION_STATUS[c.status] ?? 'Unknown',
       reason: c.reason,
       ...(c.message ? { message: c.message } : {}),

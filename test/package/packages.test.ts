@@ -7,7 +7,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import type { Obj } from '../../src/kube.js';
 import { readYamlObjects, render } from '../../src/render.js';
 import { findCrank } from '../support/crank.js';
@@ -171,6 +171,35 @@ describe('the real crossplane CLI on the packages', () => {
       assert.equal(code, 0, out);
       assert.match(out, new RegExp(`Total ${examples.length} resources: 0 missing schemas, ${examples.length} success cases, 0 failure cases`));
     }
+  });
+
+  test('every rendered output validates against the XRDs and the provider, provider-kubernetes and CloudNativePG CRDs', { skip }, () => {
+    const scenarios = parse(readFileSync(join(repoRoot, 'examples', 'scenarios.yaml'), 'utf8')) as Array<{ xr: string; observed: string[]; required?: string }>;
+    const docs: Obj[] = [];
+    for (const s of scenarios) {
+      const xr = readYamlObjects(join(repoRoot, 'examples', s.xr))[0]!;
+      const required = s.required ? readYamlObjects(join(repoRoot, 'examples', s.required)) : [];
+      for (const o of s.observed) {
+        const out = render(xr, readYamlObjects(join(repoRoot, 'examples', o)), [], undefined, required);
+        // The whole XR, as `crossplane render -x` prints it, and everything composed.
+        docs.push({ ...out.xr, spec: xr['spec'] }, ...out.resources);
+        for (const r of out.resources) {
+          const manifest = ((r['spec'] as Obj | undefined)?.['forProvider'] as Obj | undefined)?.['manifest'];
+          if (r['kind'] === 'Object' && manifest) docs.push(manifest as Obj);
+        }
+      }
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'fp-rendered-'));
+    const file = join(dir, 'rendered.yaml');
+    writeFileSync(file, docs.map((d) => `---\n${stringify(d)}`).join(''));
+    const crds = ['provider-upjet-aws', 'provider-kubernetes', 'cloudnative-pg'].map((d) => join(repoRoot, '..', 'shared', 'crds', d));
+    const { code, out } = validate([file], [...XRDS, ...crds]);
+    assert.match(out, new RegExp(`Total ${docs.length} resources: \\d+ missing schemas, \\d+ success cases, 0 failure cases`), out);
+    // Only Kubernetes' own kinds have no CRD; for every other kind a missing schema is an error.
+    const missing = [...out.matchAll(/could not find CRD\/XRD for: (\S*), Kind=(\w+)/g)].map((m) => `${m[1]} ${m[2]}`);
+    const core = /^(\/v1|apps\/v1|batch\/v1|policy\/v1|autoscaling\/v2|networking\.k8s\.io\/v1) /;
+    assert.deepEqual(missing.filter((m) => !core.test(m)), [], 'schemas missing for kinds that have CRDs');
+    assert.equal(code, 0, out);
   });
 
   test('invalid objects are rejected by the XRD schema and its CEL rules', { skip }, () => {
