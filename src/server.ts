@@ -4,7 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FunctionRunnerServiceService, type RunFunctionRequest, type RunFunctionResponse, Severity, Target } from '@crossplane-org/function-sdk-typescript';
+import { FunctionRunnerServiceService, RunFunctionRequest, type RunFunctionResponse, Severity, Target } from '@crossplane-org/function-sdk-typescript';
 import { AwsFactsSource } from './aws/facts.js';
 import { type Log, runFunctionLive } from './function.js';
 import { decodeRunFunctionRequest, encodeRunFunctionResponse } from './wire.js';
@@ -75,6 +75,19 @@ export function serverCredentials(opts: ServerOptions): grpc.ServerCredentials {
  * state or context carried through, say) would end the call with a bare gRPC
  * error; it becomes a Fatal result instead, so the user reads why.
  */
+/**
+ * A request off the wire. The fast decoder reads every well-formed message as
+ * the SDK's does; on bytes it refuses (groups, truncated fields) the SDK's own
+ * decoder has the last word, so nothing the SDK accepts is refused here.
+ */
+function decodeRequest(bytes: Buffer): RunFunctionRequest {
+  try {
+    return decodeRunFunctionRequest(bytes);
+  } catch {
+    return RunFunctionRequest.decode(bytes);
+  }
+}
+
 function encodeResponse(rsp: RunFunctionResponse): Buffer {
   const bytes = encodeRunFunctionResponse(rsp);
   if (bytes.length <= MAX_RESPONSE_BYTES) return bytes;
@@ -107,7 +120,7 @@ export function newServer(log: Log, aws = new AwsFactsSource()): grpc.Server {
   const service = {
     ...FunctionRunnerServiceService,
     // The same bytes as the SDK's generated codec, without its per-value wrappers (see src/wire.ts).
-    runFunction: { ...FunctionRunnerServiceService.runFunction, requestDeserialize: decodeRunFunctionRequest, responseSerialize: encodeResponse },
+    runFunction: { ...FunctionRunnerServiceService.runFunction, requestDeserialize: decodeRequest, responseSerialize: encodeResponse },
   };
   server.addService(service, {
     runFunction(
