@@ -13,7 +13,7 @@ import {
 import type { AwsFactsSource } from './aws/facts.js';
 import { AWS_CREDENTIALS } from './aws/credentials.js';
 import { awsQuery } from './aws/query.js';
-import type { Blueprint, BlueprintInput, ExternalFacts, Owner, Summary } from './blueprints/blueprint.js';
+import type { BlueprintInput, ExternalFacts, Owner } from './blueprints/blueprint.js';
 import { blueprintFor, BlueprintChoiceError } from './dispatch.js';
 import { unwrap, wrap } from './claims.js';
 import { FatalError } from './errors.js';
@@ -113,17 +113,11 @@ function toReady(ready: boolean): Ready {
   return ready ? Ready.READY_TRUE : Ready.READY_FALSE;
 }
 
-export interface Outcome {
-  blueprint: Blueprint<unknown>;
-  summary: Summary;
-  verdicts: Map<string, Verdict>;
-}
-
 /** What a blueprint gets besides its spec, from the request alone. */
-function inputBase(req: RunFunctionRequest, xr: Obj, facts?: ExternalFacts): Omit<BlueprintInput<unknown>, 'spec'> {
+function inputBase(req: RunFunctionRequest, xr: Obj, observed = observedResources(req), facts?: ExternalFacts): Omit<BlueprintInput<unknown>, 'spec'> {
   const owner = ownerOf(xr);
   // Blueprints read the objects themselves, whatever carries them (a provider-kubernetes Object in either mode).
-  const seen = new Map([...observedResources(req)].map(([key, obj]) => [key, unwrap(obj)]));
+  const seen = new Map([...observed].map(([key, obj]) => [key, unwrap(obj)]));
   return { owner, xr, observed: seen, required: requiredResources(req), newPassword, ...(facts ? { facts } : {}) };
 }
 
@@ -165,12 +159,12 @@ export function runFunction(req: RunFunctionRequest, log?: Log, facts?: External
   }
 }
 
-function compose(req: RunFunctionRequest, rsp: RunFunctionResponse, log?: Log, facts?: ExternalFacts): Outcome {
+function compose(req: RunFunctionRequest, rsp: RunFunctionResponse, log?: Log, facts?: ExternalFacts): void {
   const xr = req.observed?.composite?.resource;
   if (!isObj(xr)) throw new FatalError('the request has no observed composite resource (observed.composite is empty)', 'NoCompositeResource');
   const blueprint = blueprintFor(str(xr, 'kind') ?? '', isObj(req.input) ? req.input : undefined);
   const observed = observedResources(req);
-  const base = inputBase(req, xr, facts);
+  const base = inputBase(req, xr, observed, facts);
   const owner = base.owner;
   const spec = blueprint.parse(xr['spec'], base);
   const input: BlueprintInput<unknown> = { ...base, spec };
@@ -224,5 +218,4 @@ function compose(req: RunFunctionRequest, rsp: RunFunctionResponse, log?: Log, f
   }
   if (!summary.ready) rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: TTL_MOVING, nanos: 0 } };
   log?.debug({ xr: `${owner.kind}/${owner.name}`, blueprint: blueprint.name, ready: summary.ready, reason: summary.reason }, 'composed');
-  return { blueprint, summary, verdicts };
 }

@@ -72,8 +72,12 @@ export function groupOf(obj: unknown): string {
   return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
 
-/** "Deployment my-widget-blue": how messages name a resource. */
-export function describe(obj: unknown, fallbackKey?: string): string {
-  const name = nameOf(obj) || fallbackKey || '(unnamed)';
-  return `${kindOf(obj) || 'resource'} ${name}`;
+/**
+ * "Deployment my-widget-blue": how messages name a resource. A
+ * provider-kubernetes Object is named by what it wraps, the thing the user knows.
+ */
+export function describe(obj: unknown, fallbackKey = ''): string {
+  const inner = kindOf(obj) === 'Object' ? record(obj, 'spec', 'forProvider', 'manifest') : undefined;
+  const shown = inner ?? obj;
+  return `${kindOf(shown) || 'resource'} ${nameOf(shown) || fallbackKey || '(unnamed)'}`;
 }

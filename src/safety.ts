@@ -3,7 +3,7 @@
 // exists, must stay desired on every call. One check, for every blueprint.
 import type { Plan } from './blueprints/blueprint.js';
 import { FatalError } from './errors.js';
-import { groupOf, kindOf, nameOf, record, type Obj } from './kube.js';
+import { describe, groupOf, kindOf, record, type Obj } from './kube.js';
 
 /** group/kind of everything that holds data someone would miss. */
 const DATA_HOLDERS = new Set([
@@ -27,17 +27,10 @@ export function holdsData(obj: Obj): boolean {
   return DATA_HOLDERS.has(`${group}/${kindOf(obj)}`);
 }
 
-/** "PersistentVolumeClaim catalog-db-backup": the object that holds the data, not its wrapper. */
-function describeHeld(obj: Obj, key: string): string {
-  const inner = kindOf(obj) === 'Object' ? record(obj, 'spec', 'forProvider', 'manifest') : undefined;
-  const shown = inner ?? obj;
-  return `${kindOf(shown)} ${nameOf(shown) || key}`;
-}
-
 /** Throws (so the call answers Fatal) when the plan would drop an observed data holder. */
 export function guardNothingLost(plan: Plan, observed: ReadonlyMap<string, Obj>): void {
   const desired = new Set(plan.resources.map((r) => r.key));
-  const lost = [...observed].filter(([key, obj]) => !desired.has(key) && holdsData(obj)).map(([key, obj]) => describeHeld(obj, key));
+  const lost = [...observed].filter(([key, obj]) => !desired.has(key) && holdsData(obj)).map(([key, obj]) => describe(obj, key));
   if (lost.length > 0) {
     const what = lost.length === 1 ? `${lost[0]}, which holds data` : `${lost.join(', ')}, which hold data`;
     throw new FatalError(`refusing this change: it would delete ${what}. Nothing was changed; undo the change to the spec, or move the data out first`, 'WouldLoseData');

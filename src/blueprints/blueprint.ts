@@ -1,7 +1,7 @@
 // What every blueprint is: a pure function from a validated spec and the
 // observed state to desired resources, and a reading of how they are doing.
 import type { AwsFacts } from '../aws/facts.js';
-import { kindOf, nameOf, record, type Obj } from '../kube.js';
+import { describe, type Obj } from '../kube.js';
 import type { Verdict } from '../readiness.js';
 
 /** Where composed objects go and whom they belong to. */
@@ -83,18 +83,11 @@ export interface Blueprint<Spec = unknown> {
   summarize(input: BlueprintInput<Spec>, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary;
 }
 
-/** "Kind name", naming what a provider-kubernetes Object wraps rather than the wrapper. */
-export function describeWrapped(object: Obj, key: string): string {
-  const inner = record(object, 'spec', 'forProvider', 'manifest');
-  const shown = kindOf(object) === 'Object' && inner ? inner : object;
-  return `${kindOf(shown) || 'resource'} ${nameOf(shown) || key}`;
-}
-
 /** The first desired resource that is not ready, as "Kind name: detail". */
 export function firstBlocker(plan: Plan, verdicts: ReadonlyMap<string, Verdict>): string | undefined {
   for (const { key, object } of plan.resources) {
     const verdict = verdicts.get(key);
-    if (verdict && !verdict.ready) return `${describeWrapped(object, key)}: ${verdict.detail}`;
+    if (verdict && !verdict.ready) return `${describe(object, key)}: ${verdict.detail}`;
   }
   return undefined;
 }
