@@ -19,10 +19,10 @@ export interface Client {
 const raw = (b: Buffer): Buffer => b;
 
 /** A channel to one server; `path` is the RunFunction method it serves. */
-export function dial(target: string, path: string): Client {
+export function dial(target: string, path: string, credentials = grpc.credentials.createInsecure()): Client {
   const method = { ...FunctionRunnerServiceService.runFunction, path, requestSerialize: raw, responseDeserialize: raw };
   const Ctor = grpc.makeGenericClientConstructor({ runFunction: method }, 'FunctionRunnerService');
-  const client = new Ctor(target, grpc.credentials.createInsecure(), {
+  const client = new Ctor(target, credentials, {
     'grpc.max_receive_message_length': 16 * 1024 * 1024,
   }) as unknown as grpc.Client & {
     runFunction(req: Buffer, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, rsp: Buffer) => void): void;

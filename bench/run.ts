@@ -9,7 +9,7 @@
 //   BENCH_WARMUP=200        unmeasured calls before each level
 //   BENCH_LEVELS=1,16,64    concurrency levels
 //   BENCH_CASES=a,b         only these cases (widget-seed, widget-cutover, database-aws, database-cluster)
-//   BENCH_IMPLS=ours,floor,peer  (add `candidate`: ours with an experimental preload, bench/candidate.ts)
+//   BENCH_IMPLS=ours,floor,peer  (add `ours-tls`: ours over mutual TLS; `candidate`: ours with an experimental preload, bench/candidate.ts)
 //   BENCH_OURS_NODE_FLAGS="--max-semi-space-size=8"  Node flags for function-platform instead of the
 //                           ones its Dockerfile ENTRYPOINT gives (experiments; "none" for none)
 //   BENCH_CANDIDATE_NODE_FLAGS="…"  Node flags for the candidate (default: function-platform's)
@@ -25,12 +25,19 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateDBInstanceCommand, RDSClient } from '@aws-sdk/client-rds';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { makeCerts } from '../test/support/certs.js';
 import { type Moto, motoBinary, startMoto } from '../test/support/moto.js';
 import { buildCases, type Case, checkAnswer } from './cases.js';
 import { latencyChart, type Panel } from './chart.js';
 import { type Chunk, type LevelResult, measure, summarizeLevel, type Target as LoadTarget, warm } from './load.js';
 import { formatSummary, readProfiles, summarize } from './profile.js';
-import { type ImplId, imageNodeFlags, impls as allImpls, type Running, start } from './servers.js';
+import { type BenchTls, type ImplId, imageNodeFlags, impls as allImpls, type Running, start } from './servers.js';
+
+/** A CA, the server's certificates and a client's, made with openssl for the mutual-TLS run. */
+function benchCertificates(): BenchTls {
+  const c = makeCerts();
+  return { serverDir: c.serverDir, ca: c.ca, clientKey: c.clientKey, clientCert: c.clientCert };
+}
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -72,7 +79,7 @@ const logDir = join(root, '.cache', 'bench', 'logs');
 const profileDir = config.profile ? join(outDir, 'profiles') : undefined;
 const peerBinary = join(root, '.cache', 'bin', 'function-patch-and-transform');
 
-const COLORS: Record<ImplId, string> = { ours: '#2563eb', candidate: '#9333ea', floor: '#9ca3af', peer: '#16a34a' };
+const COLORS: Record<ImplId, string> = { ours: '#2563eb', 'ours-tls': '#0891b2', candidate: '#9333ea', floor: '#9ca3af', peer: '#16a34a' };
 const say = (s = '') => process.stdout.write(`${s}\n`);
 
 /** Which code was measured: the commit, and whether src/ had uncommitted changes. */
@@ -196,8 +203,9 @@ async function main(): Promise<void> {
     ourNodeFlags,
     ...(ourNodeOptions === undefined ? {} : { ourNodeOptions }),
     ...(candidateNodeFlags === undefined ? {} : { candidateNodeFlags }),
+    ...(wanted.has('ours-tls') ? { tls: benchCertificates() } : {}),
   });
-  const order: ImplId[] = (['ours', 'candidate', 'floor', 'peer'] as const).filter((i) => wanted.has(i));
+  const order: ImplId[] = (['ours', 'ours-tls', 'candidate', 'floor', 'peer'] as const).filter((i) => wanted.has(i));
   // moto, when installed, stands in for AWS in the live-AWS case.
   const aws = config.cases.includes('database-aws-live') && motoBinary() ? await startAwsForBench() : undefined;
   const cases = buildCases(root, aws ? { awsEndpoint: aws.endpoint } : {}).filter((c) => config.cases.includes(c.id));

@@ -6,9 +6,10 @@ import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import * as grpc from '@grpc/grpc-js';
 import { type Client, dial } from './load.js';
 
-export type ImplId = 'ours' | 'candidate' | 'floor' | 'peer';
+export type ImplId = 'ours' | 'ours-tls' | 'candidate' | 'floor' | 'peer';
 
 export interface Impl {
   id: ImplId;
@@ -16,6 +17,16 @@ export interface Impl {
   /** The gRPC method path it serves. */
   path: string;
   command(port: number): { file: string; args: string[]; env?: NodeJS.ProcessEnv };
+  /** How the load generator connects; plaintext when absent. */
+  credentials?: () => grpc.ChannelCredentials;
+}
+
+/** Certificates for the mutual-TLS run: the server's directory and the client's PEM. */
+export interface BenchTls {
+  serverDir: string;
+  ca: Buffer;
+  clientKey: Buffer;
+  clientCert: Buffer;
 }
 
 /**
@@ -57,7 +68,10 @@ const V1 = '/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction';
 // v1beta1 service only; its messages are the same on the wire.
 const V1BETA1 = '/apiextensions.fn.proto.v1beta1.FunctionRunnerService/RunFunction';
 
-export function impls(root: string, opts: { profileDir?: string; peerBinary: string; ourNodeFlags: string[]; ourNodeOptions?: string; candidateNodeFlags?: string[] }): Record<ImplId, Impl> {
+export function impls(
+  root: string,
+  opts: { profileDir?: string; peerBinary: string; ourNodeFlags: string[]; ourNodeOptions?: string; candidateNodeFlags?: string[]; tls?: BenchTls },
+): Record<ImplId, Impl> {
   const node = process.execPath;
   const prof = opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.profileDir] : [];
   return {
@@ -70,6 +84,21 @@ export function impls(root: string, opts: { profileDir?: string; peerBinary: str
         args: [...prof, ...opts.ourNodeFlags, join(root, 'dist', 'main.js'), '--insecure', '--address', `127.0.0.1:${port}`],
         ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
       }),
+    },
+    // The same server over mutual TLS, as Crossplane calls it: what the handshake's client check costs per call.
+    'ours-tls': {
+      id: 'ours-tls',
+      label: 'function-platform, mutual TLS',
+      path: V1,
+      command: (port) => {
+        if (!opts.tls) throw new Error('ours-tls needs certificates (BenchTls)');
+        return {
+          file: node,
+          args: [...prof, ...opts.ourNodeFlags, join(root, 'dist', 'main.js'), '--tls-server-certs-dir', opts.tls.serverDir, '--address', `127.0.0.1:${port}`],
+          ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
+        };
+      },
+      credentials: () => grpc.credentials.createSsl(opts.tls!.ca, opts.tls!.clientKey, opts.tls!.clientCert, { checkServerIdentity: () => undefined }),
     },
     candidate: {
       id: 'candidate',
@@ -170,7 +199,7 @@ export async function start(impl: Impl, logDir: string, firstCall: Buffer, check
   try {
     const deadline = t0 + 20_000;
     await waitForPort(port, child, deadline, logFile);
-    let client = dial(`127.0.0.1:${port}`, impl.path);
+    let client = dial(`127.0.0.1:${port}`, impl.path, impl.credentials?.());
     for (;;) {
       try {
         const raw = await client.call(firstCall, 5_000);
@@ -183,7 +212,7 @@ export async function start(impl: Impl, logDir: string, firstCall: Buffer, check
         if (performance.now() > deadline) throw new Error(`${impl.label}: no answer within 20s: ${String(err)}; see ${logFile}`);
         client.close();
         await sleep(2);
-        client = dial(`127.0.0.1:${port}`, impl.path);
+        client = dial(`127.0.0.1:${port}`, impl.path, impl.credentials?.());
       }
     }
     const coldStartMs = performance.now() - t0;

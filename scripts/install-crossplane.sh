@@ -1,57 +1,33 @@
 #!/usr/bin/env bash
-# Builds the Crossplane CLI (crank) that test/crossplane/ uses for
-# `crossplane render`, into .cache/bin/crank.
+# Builds the Crossplane side of the tests into .cache/bin, from one wrapper
+# module (scripts/go/crossplane) so that they share compiled packages:
+#   crank        the Crossplane CLI v2.2.1 (render, validate, xpkg build/push/install, beta trace)
+#   crossplane   Crossplane core v2.2.1 (core init, core start) for the local control plane
+#   registry     go-containerregistry's in-memory OCI registry, for packages
+#   crane        go-containerregistry's image tool
+#   xp-certs     ours: certificates made with the templates of Crossplane's initializer
+#   xp-fnclient  ours: RunFunction dialled the way Crossplane's function runner dials
 #
-# Built from a wrapper module (scripts/lib/go-wrapper.sh says why).
+# Why v2.2.1? Its crank renders functions in-process (no Docker, no core
+# binary); the newer crossplane/cli module is not available to us, and core
+# stays on the CLI's minor version. The Kubernetes libraries are raised to the
+# patch release scripts/go/kube builds (v0.35.8), so both families share them.
 #
-# Why v2.2.1? Its `render` runs functions in-process against a
-# Development-runtime target, so no Docker and no Crossplane core binary
-# are needed; the newer crossplane/cli module is not available to us.
-#
-# Usage: scripts/install-crossplane.sh        (needs Go on PATH)
-#        CRANK_FORCE=1 scripts/install-crossplane.sh   to rebuild anyway
+# Usage: scripts/install-crossplane.sh                   (needs Go on PATH unless cached)
+#        GO_TOOLS_FORCE=1 scripts/install-crossplane.sh  to rebuild anyway
 set -euo pipefail
-
-CRANK_VERSION="${CRANK_VERSION:-v2.2.1}"
-MODULE="github.com/crossplane/crossplane/v2"
-
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="$ROOT/.cache"
-SRC="$CACHE/crank-src"
-BIN_DIR="$CACHE/bin"
-BIN="$BIN_DIR/crank"
-STAMP="$BIN_DIR/crank.version"
-
 say() { printf 'install-crossplane: %s\n' "$*"; }
 die() { printf 'install-crossplane: error: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=lib/go-tools.sh
+source "$ROOT/scripts/lib/go-tools.sh"
 
-# The version crank reports itself; we stamp it in with -ldflags below, so a
-# binary that answers with the wanted version needs no rebuild.
-reported_version() {
-  "$BIN" version --client 2>/dev/null | sed -n 's/^Client Version: *//p' || true
-}
-
-if [[ -x "$BIN" && -z "${CRANK_FORCE:-}" ]]; then
-  have="$(reported_version)"
-  stamp="$(cat "$STAMP" 2>/dev/null || true)"
-  # Trust what the binary says; the stamp only covers binaries built without
-  # the version baked in (crank then reports an empty version).
-  if [[ "$have" == "$CRANK_VERSION" || ( -z "$have" && "$stamp" == "$CRANK_VERSION" ) ]]; then
-    say "crank $CRANK_VERSION already built at ${BIN#"$ROOT"/} (reports '${have:-?}', stamp '${stamp:-none}'); nothing to do"
-    exit 0
-  fi
-  say "found ${BIN#"$ROOT"/} but it is not $CRANK_VERSION (reports '${have:-?}', stamp '${stamp:-none}'); rebuilding"
-fi
-
-command -v go >/dev/null 2>&1 || die "go is not on PATH; install Go (1.26) to build crank"
-say "using $(go version)"
-
-# shellcheck source=lib/go-wrapper.sh
-source "$ROOT/scripts/lib/go-wrapper.sh"
-start=$SECONDS
-build_from_wrapper "$SRC" crankwrap "$MODULE" "$CRANK_VERSION" "$MODULE/cmd/crank" "$BIN" "-s -w -X $MODULE/internal/version.version=$CRANK_VERSION"
-printf '%s\n' "$CRANK_VERSION" >"$STAMP"
-
-have="$(reported_version)"
-[[ "$have" == "$CRANK_VERSION" ]] || die "built ${BIN#"$ROOT"/} but it reports version '$have', want $CRANK_VERSION"
-say "built crank $have in $((SECONDS - start))s: ${BIN#"$ROOT"/}"
+MODULE="github.com/crossplane/crossplane/v2"
+VERSION="$(sed -n "s|^[[:space:]]*$MODULE ||p" "$ROOT/scripts/go/crossplane/go.mod" | head -1)"
+[[ -n "$VERSION" ]] || die "scripts/go/crossplane/go.mod names no $MODULE version"
+CR="github.com/google/go-containerregistry/cmd"
+build_go_family crossplane \
+  "crank=$MODULE/cmd/crank crossplane=$MODULE/cmd/crossplane registry=$CR/registry crane=$CR/crane xp-certs=./cmd/xp-certs xp-fnclient=./cmd/xp-fnclient" \
+  "-s -w -X $MODULE/internal/version.version=$VERSION"
+expect_version crank "Client Version: $VERSION" version --client
+expect_version crossplane "$VERSION" --version

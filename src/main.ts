@@ -4,7 +4,7 @@
 import { helpText, parseArgs } from '@crossplane-org/function-sdk-typescript';
 import { pino } from 'pino';
 import { AwsFactsSource } from './aws/facts.js';
-import { listen, newServer, shutdown } from './server.js';
+import { FunctionServer } from './server.js';
 
 const GRACE_MS = 10_000;
 
@@ -27,9 +27,9 @@ function main(): void {
   });
   // Each AWS call's limit; the default suits Crossplane's reconcile, an emulator may want more.
   const timeoutMs = Number(process.env['FUNCTION_PLATFORM_AWS_TIMEOUT_MS'] ?? '') || undefined;
-  const server = newServer(log, new AwsFactsSource(timeoutMs ? { timeoutMs } : {}));
+  const server = new FunctionServer(log, new AwsFactsSource(timeoutMs ? { timeoutMs } : {}));
   const opts = { address: args.address, insecure: args.insecure ?? false, tlsServerCertsDir: args.tlsServerCertsDir ?? '/tls/server' };
-  listen(server, opts).then(
+  server.listen(opts).then(
     (port) => log.info({ address: args.address, port, tls: !args.insecure }, `listening on port ${port}`),
     (err: Error) => {
       log.error({ error: err.message }, 'cannot start the server');
@@ -41,7 +41,7 @@ function main(): void {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down: finishing calls in flight');
-    void shutdown(server, GRACE_MS).then(() => {
+    void server.shutdown(GRACE_MS).then(() => {
       log.info({}, 'stopped');
       process.exit(0);
     });

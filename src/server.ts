@@ -1,12 +1,12 @@
 // The gRPC edge: a RunFunction server, plaintext (--insecure) or mutual TLS as
 // Crossplane's function runner speaks it.
 import * as grpc from '@grpc/grpc-js';
-import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import * as tls from 'node:tls';
 import { FunctionRunnerServiceService, RunFunctionRequest, type RunFunctionResponse, Severity, Target } from '@crossplane-org/function-sdk-typescript';
 import { AwsFactsSource } from './aws/facts.js';
 import { type Log, runFunctionLive } from './function.js';
+import { judgeClient, nameOf, readServerTls } from './tls.js';
 import { decodeRunFunctionRequest, encodeRunFunctionResponse } from './wire.js';
 
 /** Requests larger than this are refused by gRPC itself, before they are parsed. */
@@ -14,67 +14,12 @@ export const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 /** Answers larger than this cannot be sent; they become a Fatal result that says so. */
 export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
-const CERT_HELP = 'TLS needs tls.crt, tls.key and ca.crt in --tls-server-certs-dir, or pass --insecure';
-
-/** Every certificate of a PEM file, parsed; none, or one that does not parse, is an error naming the file. */
-function certificates(pem: Buffer, path: string): X509Certificate[] {
-  const blocks = pem.toString('utf8').match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
-  if (blocks.length === 0) throw new Error(`${path} holds no PEM certificate (no "-----BEGIN CERTIFICATE-----" block): ${CERT_HELP}`);
-  return blocks.map((block, i) => {
-    try {
-      return new X509Certificate(block);
-    } catch (err) {
-      throw new Error(`${path}: certificate ${i + 1} cannot be parsed (${err instanceof Error ? err.message : String(err)}): ${CERT_HELP}`);
-    }
-  });
-}
-
-function privateKey(pem: Buffer, path: string): KeyObject {
-  try {
-    return createPrivateKey(pem);
-  } catch (err) {
-    throw new Error(`${path} is not a PEM private key (${err instanceof Error ? err.message : String(err)}): ${CERT_HELP}`);
-  }
-}
-
 export interface ServerOptions {
   address: string;
   insecure: boolean;
   tlsServerCertsDir: string;
 }
 
-/** Reads tls.crt, tls.key and ca.crt; clients must present a certificate signed by ca.crt. */
-export function serverCredentials(opts: ServerOptions): grpc.ServerCredentials {
-  if (opts.insecure) return grpc.ServerCredentials.createInsecure();
-  const read = (file: string) => {
-    const path = join(opts.tlsServerCertsDir, file);
-    try {
-      return readFileSync(path);
-    } catch (err) {
-      const why = err instanceof Error && 'code' in err ? String((err as NodeJS.ErrnoException).code) : 'unreadable';
-      throw new Error(`cannot read ${path} (${why}): ${CERT_HELP}`);
-    }
-  };
-  const ca = read('ca.crt');
-  const key = read('tls.key');
-  const cert = read('tls.crt');
-  // OpenSSL would take a ca.crt without a certificate in it and then refuse
-  // every client; a bad tls.crt or tls.key it reports without naming the file.
-  // Check all three here, so a broken mount fails the start and says which file.
-  const path = (file: string) => join(opts.tlsServerCertsDir, file);
-  certificates(ca, path('ca.crt'));
-  const [leaf] = certificates(cert, path('tls.crt'));
-  if (!leaf!.checkPrivateKey(privateKey(key, path('tls.key')))) {
-    throw new Error(`${path('tls.key')} is not the key of the certificate in ${path('tls.crt')}: ${CERT_HELP}`);
-  }
-  return grpc.ServerCredentials.createSsl(ca, [{ private_key: key, cert_chain: cert }], true);
-}
-
-/**
- * The answer on the wire. One too large to send (an earlier step's desired
- * state or context carried through, say) would end the call with a bare gRPC
- * error; it becomes a Fatal result instead, so the user reads why.
- */
 /**
  * A request off the wire. The fast decoder reads every well-formed message as
  * the SDK's does; on bytes it refuses (groups, truncated fields) the SDK's own
@@ -88,6 +33,11 @@ function decodeRequest(bytes: Buffer): RunFunctionRequest {
   }
 }
 
+/**
+ * The answer on the wire. One too large to send (an earlier step's desired
+ * state or context carried through, say) would end the call with a bare gRPC
+ * error; it becomes a Fatal result instead, so the user reads why.
+ */
 function encodeResponse(rsp: RunFunctionResponse): Buffer {
   const bytes = encodeRunFunctionResponse(rsp);
   if (bytes.length <= MAX_RESPONSE_BYTES) return bytes;
@@ -110,7 +60,7 @@ function encodeResponse(rsp: RunFunctionResponse): Buffer {
   return encodeRunFunctionResponse(tooLarge);
 }
 
-export function newServer(log: Log, aws = new AwsFactsSource()): grpc.Server {
+function newGrpcServer(log: Log, aws: AwsFactsSource): grpc.Server {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': MAX_REQUEST_BYTES,
     'grpc.max_send_message_length': MAX_REQUEST_BYTES,
@@ -134,25 +84,95 @@ export function newServer(log: Log, aws = new AwsFactsSource()): grpc.Server {
   return server;
 }
 
-/** Binds and resolves with the port actually bound (useful with port 0). */
-export async function listen(server: grpc.Server, opts: ServerOptions): Promise<number> {
-  const creds = serverCredentials(opts);
-  return new Promise((resolve, reject) => {
-    server.bindAsync(opts.address, creds, (err, port) => (err ? reject(err) : resolve(port)));
-  });
+/** host and port of an --address such as 0.0.0.0:9443, [::]:9443 or :9443 (every interface). */
+function hostPort(address: string): { host: string | undefined; port: number } {
+  const at = address.lastIndexOf(':');
+  const port = Number(address.slice(at + 1));
+  if (at < 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--address ${address} is not host:port`);
+  const host = address.slice(0, at).replace(/^\[(.*)\]$/, '$1');
+  return { host: host === '' ? undefined : host, port };
 }
 
-/** Stops accepting, lets in-flight calls finish, and forces the rest after the grace period. */
-export function shutdown(server: grpc.Server, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      server.forceShutdown();
-      resolve();
-    }, graceMs);
-    timer.unref();
-    server.tryShutdown(() => {
-      clearTimeout(timer);
-      resolve();
+/**
+ * The RunFunction server. Plaintext (--insecure) binds through grpc-js as the
+ * SDK does. Mutual TLS terminates in a TLS server of our own that asks for the
+ * client's certificate, judges it once per connection (src/tls.ts says why
+ * OpenSSL must not) and hands accepted connections to grpc-js, which then
+ * serves them exactly as it serves its own.
+ */
+export class FunctionServer {
+  private readonly grpc: grpc.Server;
+  private tlsListener: tls.Server | undefined;
+
+  constructor(
+    private readonly log: Log,
+    aws = new AwsFactsSource(),
+  ) {
+    this.grpc = newGrpcServer(log, aws);
+  }
+
+  /** Binds and resolves with the port actually bound (useful with port 0). */
+  async listen(opts: ServerOptions): Promise<number> {
+    if (opts.insecure) {
+      return new Promise((resolve, reject) => {
+        this.grpc.bindAsync(opts.address, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+      });
+    }
+    const { host, port } = hostPort(opts.address);
+    const creds = readServerTls(opts.tlsServerCertsDir);
+    for (const ca of creds.trusted) {
+      this.log.info({ ca: nameOf(ca) }, `client certificates must be signed by ${nameOf(ca).subject} (sha256 ${ca.fingerprint256})`);
+    }
+    const injector = this.grpc.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+    const listener = tls.createServer({
+      cert: creds.cert,
+      key: creds.key,
+      // Sent to the client as the acceptable CAs; verification is ours (judgeClient).
+      ca: creds.ca,
+      requestCert: true,
+      rejectUnauthorized: false,
+      ALPNProtocols: ['h2'],
+      minVersion: 'TLSv1.2',
     });
-  });
+    listener.on('secureConnection', (socket: tls.TLSSocket) => {
+      const verdict = judgeClient(socket.getPeerX509Certificate(), creds.trusted);
+      if (!verdict.ok) {
+        this.log.warn({ reason: verdict.reason, client: verdict.client, remote: socket.remoteAddress }, `refused a client: ${verdict.reason}`);
+        socket.destroy();
+        return;
+      }
+      this.log.debug({ client: verdict.client, remote: socket.remoteAddress }, 'accepted a client certificate');
+      injector.injectConnection(socket);
+    });
+    // A connection that is not TLS, or whose handshake fails, never reaches grpc-js.
+    listener.on('tlsClientError', (err: Error & { reason?: string }, socket: tls.TLSSocket) => {
+      // OpenSSL's short reason ("wrong version number" for plaintext), not its whole error stack.
+      const reason = err.reason ?? err.message;
+      this.log.warn({ reason, remote: socket.remoteAddress }, `refused a connection: TLS handshake failed (${reason})`);
+    });
+    this.tlsListener = listener;
+    return new Promise((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen(port, host, () => {
+        listener.off('error', reject);
+        resolve((listener.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  /** Stops accepting, lets in-flight calls finish, and forces the rest after the grace period. */
+  shutdown(graceMs: number): Promise<void> {
+    this.tlsListener?.close();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.grpc.forceShutdown();
+        resolve();
+      }, graceMs);
+      timer.unref();
+      this.grpc.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
 }
