@@ -31,3 +31,15 @@ build_go_family crossplane \
   "-s -w -X $MODULE/internal/version.version=$VERSION"
 expect_version crank "Client Version: $VERSION" version --client
 expect_version crossplane "$VERSION" --version
+
+# Crossplane's own CRDs, for `crossplane core init` in the local control plane:
+# the cluster/crds folder of the very module the binaries were built from.
+CRDS="$ROOT/.cache/crossplane-crds"
+if [[ "$(cat "$CRDS/.version" 2>/dev/null)" != "$VERSION" ]]; then
+  src="$(cd "$ROOT/scripts/go/crossplane" && go mod download -json "$MODULE@$VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')"
+  [[ -d "$src/cluster/crds" ]] || die "cannot find cluster/crds of $MODULE@$VERSION"
+  rm -rf "$CRDS" && mkdir -p "$CRDS"
+  cp "$src"/cluster/crds/*.yaml "$CRDS/" && chmod u+w "$CRDS"/*.yaml
+  printf '%s\n' "$VERSION" >"$CRDS/.version"
+  say "copied Crossplane $VERSION's CRDs into .cache/crossplane-crds"
+fi

@@ -10,14 +10,14 @@
 // drop fields they do not know and turn timestamps into Dates, and these tests
 // must send exactly what the function produced and hand the function exactly
 // what the server returned.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort, type Proc, spawnLogged, tail, waitFor } from './processes.js';
 import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { inCI } from './crank.js';
@@ -66,7 +66,7 @@ function openssl(cwd: string, ...args: string[]): void {
   execFileSync('openssl', args, { cwd, stdio: 'pipe' });
 }
 
-interface Pki {
+export interface Pki {
   dir: string;
   ca: string;
   serverCert: string;
@@ -78,7 +78,7 @@ interface Pki {
 }
 
 /** A CA, the server's certificate (127.0.0.1, localhost), an admin client certificate and service-account keys. */
-function makePki(dir: string): Pki {
+export function makePki(dir: string): Pki {
   mkdirSync(dir, { recursive: true });
   const key = (name: string) => openssl(dir, 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', `${name}.key`);
   key('ca');
@@ -97,71 +97,6 @@ function makePki(dir: string): Pki {
   openssl(dir, 'pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub');
   const p = (f: string) => join(dir, f);
   return { dir, ca: p('ca.crt'), serverCert: p('apiserver.crt'), serverKey: p('apiserver.key'), clientCert: p('admin.crt'), clientKey: p('admin.key'), saKey: p('sa.key'), saPub: p('sa.pub') };
-}
-
-/** A port the OS says is free right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-// Children of this process, ended if the test process goes away first.
-const children = new Set<ChildProcess>();
-let hooked = false;
-function track(child: ChildProcess): void {
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  if (hooked) return;
-  hooked = true;
-  const killAll = () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  };
-  process.once('exit', killAll);
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(sig, () => {
-      killAll();
-      process.exit(128 + (sig === 'SIGINT' ? 2 : 15));
-    });
-  }
-}
-
-function tail(file: string, lines = 40): string {
-  try {
-    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
-  } catch {
-    return '';
-  }
-}
-
-interface Started {
-  child: ChildProcess;
-  log: string;
-}
-
-function startProcess(bin: string, args: string[], log: string): Started {
-  const out = createWriteStream(log);
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.pipe(out);
-  child.stderr!.pipe(out);
-  track(child);
-  return { child, log };
-}
-
-async function stopProcess(p: Started | undefined, graceMs: number): Promise<void> {
-  if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => p.child.once('exit', () => resolve()));
-  p.child.kill('SIGTERM');
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), graceMs);
-  await exited;
-  clearTimeout(timer);
 }
 
 interface Probe {
@@ -183,23 +118,6 @@ function get(url: string, tls?: { ca: Buffer; cert: Buffer; key: Buffer }): Prom
   });
 }
 
-async function waitFor(what: string, p: Started, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError = '';
-  while (Date.now() < deadline) {
-    if (p.child.exitCode !== null || p.child.signalCode !== null) {
-      throw new Error(`${what} exited (${p.child.exitCode ?? p.child.signalCode}) before it was ready; log tail:\n${tail(p.log)}`);
-    }
-    try {
-      if (await probe()) return;
-    } catch (e) {
-      lastError = (e as Error).message;
-    }
-    await sleep(250);
-  }
-  throw new Error(`${what} not ready after ${timeoutMs} ms (${lastError}); log tail:\n${tail(p.log)}`);
-}
-
 export interface ApiServer {
   /** https://127.0.0.1:<port> */
   url: string;
@@ -209,8 +127,11 @@ export interface ApiServer {
   client: KubeClient;
   /** The CA that signed the server's and the client's certificates (PEM). */
   caPem: string;
-  /** The temp dir holding certificates, etcd data and logs. */
+  /** The directory holding certificates, etcd data and logs. */
   dir: string;
+  pki: Pki;
+  /** etcd and kube-apiserver. */
+  processes: Proc[];
   /** How long startup took, in ms. */
   startupMs: number;
   /** The last lines of the apiserver's log, for assertion messages. */
@@ -221,6 +142,10 @@ export interface ApiServer {
 export interface StartOptions {
   /** Extra kube-apiserver flags. */
   apiserverArgs?: string[];
+  /** Where certificates, data and logs go (default: a new temp dir, removed by stop()). */
+  dir?: string;
+  /** Processes that outlive this one (npm run cluster); stop() still ends them. */
+  detached?: boolean;
   /** How long to wait for /readyz. */
   timeoutMs?: number;
 }
@@ -233,19 +158,22 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
   const bins = findKubeBinaries();
   if (!bins) throw new Error('kube-apiserver/etcd not built: run scripts/install-kube.sh');
   const started = Date.now();
-  const dir = mkdtempSync(join(tmpdir(), 'fp-apiserver-'));
-  let etcd: Started | undefined;
-  let apiserver: Started | undefined;
+  const ownDir = opts.dir === undefined;
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'fp-apiserver-'));
+  mkdirSync(dir, { recursive: true });
+  let etcd: Proc | undefined;
+  let apiserver: Proc | undefined;
   const stop = async () => {
-    await stopProcess(apiserver, 15_000);
-    await stopProcess(etcd, 10_000);
-    if (!process.env['KEEP_APISERVER_DIR']) rmSync(dir, { recursive: true, force: true });
+    await apiserver?.stop(15_000);
+    await etcd?.stop(10_000);
+    if (ownDir && !process.env['KEEP_APISERVER_DIR']) rmSync(dir, { recursive: true, force: true });
   };
+  const spawnOpts = { detached: opts.detached ?? false };
   try {
     const pki = makePki(join(dir, 'pki'));
     const [clientPort, peerPort, securePort] = [await freePort(), await freePort(), await freePort()];
     const etcdUrl = `http://127.0.0.1:${clientPort}`;
-    etcd = startProcess(bins.etcd, [
+    etcd = spawnLogged('etcd', bins.etcd, [
       '--name=fp-test',
       `--data-dir=${join(dir, 'etcd')}`,
       `--listen-client-urls=${etcdUrl}`,
@@ -257,14 +185,14 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
       // Throwaway data: no fsync makes writes cheap on a busy machine.
       '--unsafe-no-fsync',
       '--log-level=warn',
-    ], join(dir, 'etcd.log'));
+    ], join(dir, 'etcd.log'), spawnOpts);
     await waitFor('etcd', etcd, 30_000, async () => {
       const r = await get(`${etcdUrl}/health`);
       return r.status === 200 && /"health":\s*"true"/.test(r.body);
     });
 
     const url = `https://127.0.0.1:${securePort}`;
-    apiserver = startProcess(bins.apiserver, [
+    apiserver = spawnLogged('kube-apiserver', bins.apiserver, [
       `--etcd-servers=${etcdUrl}`,
       '--bind-address=127.0.0.1',
       '--advertise-address=127.0.0.1',
@@ -288,7 +216,7 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
       '--shutdown-delay-duration=0s',
       '--v=1',
       ...(opts.apiserverArgs ?? []),
-    ], join(dir, 'apiserver.log'));
+    ], join(dir, 'apiserver.log'), spawnOpts);
     const tls = { ca: readFileSync(pki.ca), cert: readFileSync(pki.clientCert), key: readFileSync(pki.clientKey) };
     await waitFor('kube-apiserver', apiserver, opts.timeoutMs ?? 180_000, async () => (await get(`${url}/readyz`, tls)).status === 200);
 
@@ -312,6 +240,8 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
       client: KubeClient.fromKubeConfig(kc),
       caPem: tls.ca.toString('utf8'),
       dir,
+      pki,
+      processes: [etcd, apiserver],
       startupMs: Date.now() - started,
       logs: (lines = 40) => tail(log, lines),
       stop,

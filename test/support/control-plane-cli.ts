@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// npm run cluster [-- --claims]   brings the local control plane up in .cache/cluster
+// npm run cluster:down            stops exactly the processes it started
+// Both are safe to repeat. See test/support/control-plane.ts for what runs.
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { type ControlPlaneState, startControlPlane, stopRecorded } from './control-plane.js';
+import { repoRoot } from './paths.js';
+import { runs } from './processes.js';
+
+const dir = join(repoRoot, '.cache', 'cluster');
+const stateFile = join(dir, 'state.json');
+const say = (line = '') => process.stdout.write(`${line}\n`);
+
+function recorded(): ControlPlaneState | undefined {
+  return existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as ControlPlaneState) : undefined;
+}
+
+function tryIt(state: ControlPlaneState): void {
+  const kubecache = join(state.dir, 'kubectl-cache');
+  say();
+  say('The control plane is up. In your shell:');
+  say();
+  say(`  export KUBECONFIG=${state.kubeconfig} KUBECACHEDIR=${kubecache}`);
+  say();
+  say('Then try:');
+  say();
+  say('  kubectl create namespace team-a && kubectl apply -n team-a -f examples/widget/seed.yaml');
+  say('  kubectl get widgets -n team-a -w');
+  say('  kubectl get composite -A');
+  say();
+  say(`Logs: ${relative(repoRoot, join(state.dir, 'logs'))}/. Stop it with: npm run cluster:down`);
+}
+
+async function up(claims: boolean): Promise<void> {
+  const state = recorded();
+  if (state && state.processes.every(runs)) {
+    say(`already up (${relative(repoRoot, stateFile)})`);
+    tryIt(state);
+    return;
+  }
+  if (state) {
+    say('a previous control plane is partly gone: stopping what is left of it');
+    await down();
+  }
+  rmSync(dir, { recursive: true, force: true });
+  say(`bringing up the local control plane${claims ? ' with the claims Configuration and provider-kubernetes' : ''} in ${relative(repoRoot, dir)}`);
+  const cp = await startControlPlane({ dir, detached: true, claims, say: (l) => say(`  ${l}`), keepOnFailure: process.env['CLUSTER_KEEP_ON_FAILURE'] === '1' });
+  say(`up in ${((cp.timings['total'] ?? 0) / 1000).toFixed(1)} s`);
+  tryIt(recorded()!);
+}
+
+async function down(): Promise<void> {
+  const stopped = await stopRecorded(dir);
+  if (stopped.length === 0) say('nothing to stop (no .cache/cluster/state.json)');
+  for (const s of stopped) say(`  ${s.name} (pid ${s.pid}): ${s.outcome}`);
+}
+
+const [command = 'up', ...rest] = process.argv.slice(2);
+try {
+  if (command === 'up') await up(rest.includes('--claims'));
+  else if (command === 'down') await down();
+  else throw new Error(`unknown command ${command}: up [--claims] or down`);
+} catch (e) {
+  process.stderr.write(`cluster: ${(e as Error).message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,492 @@
+// A real local control plane on loopback, for the e2e suites and for anyone
+// trying the product (npm run cluster): etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler, kwok with fake nodes, Crossplane
+// core with the External package runtime, an OCI registry holding the
+// function's package, the function itself as a local process on the
+// certificates Crossplane generated, and the stand-ins (stand-ins.ts) that
+// play the external package runtime and a volume provisioner. Every binary is
+// built from Go modules by scripts/install-kube.sh and install-crossplane.sh
+// (and install-provider-kubernetes.sh for claims mode).
+//
+// What is real: the API server and its admission, the controllers (Deployment,
+// ReplicaSet, StatefulSet, Job, CronJob, garbage collector, PV binder),
+// the scheduler, Crossplane (package manager, XRD and composite controllers,
+// the function runner over mutual TLS). What is not: kwok fakes nodes and pods
+// (nothing runs in them), and stand-ins.ts names what it plays.
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseAllDocuments, stringify } from 'yaml';
+import { ApiError, type ApiServer, type Json, type KubeClient, startApiServer } from './apiserver.js';
+import { FUNCTION_DNS } from './crossplane-tls.js';
+import { repoRoot } from './paths.js';
+import { freePort, type Proc, type ProcessRecord, spawnLogged, stopPid, tail, waitFor } from './processes.js';
+import { toolPath, toolsSkipReason } from './tools.js';
+
+export const CROSSPLANE_NAMESPACE = 'crossplane-system';
+export const FUNCTION_NAME = 'function-platform';
+export const FUNCTION_VERSION = 'v0.1.0';
+
+/** What each mode needs from .cache/bin. */
+const TOOLS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'crossplane', 'crank', 'registry', 'xp-certs'];
+const CLAIMS_TOOLS = [...TOOLS, 'provider-kubernetes'];
+
+/** Why an e2e suite must skip (missing tools; an error in CI), or undefined. */
+export function controlPlaneSkipReason(suite: string, opts: { claims?: boolean } = {}): string | undefined {
+  const kube = toolsSkipReason(suite, ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'], 'scripts/install-kube.sh');
+  if (kube) return kube;
+  const xp = toolsSkipReason(suite, ['crossplane', 'crank', 'registry', 'xp-certs'], 'scripts/install-crossplane.sh');
+  if (xp) return xp;
+  if (opts.claims) return toolsSkipReason(suite, ['provider-kubernetes'], 'scripts/install-provider-kubernetes.sh');
+  return undefined;
+}
+
+export interface ControlPlaneOptions {
+  /** Where everything goes: certificates, data, logs, state.json. */
+  dir: string;
+  /** Processes that outlive this one (npm run cluster). */
+  detached?: boolean;
+  /** Also the legacy XRDs of package/configuration-claims, with provider-kubernetes out of cluster. */
+  claims?: boolean;
+  /** Fake nodes for kwok. */
+  nodes?: number;
+  /** Start the function with --debug. */
+  functionDebug?: boolean;
+  /** Progress lines (npm run cluster prints them). */
+  say?: (line: string) => void;
+  /** Leave what started running when the bring-up fails, to look at it (CLUSTER_KEEP_ON_FAILURE=1). */
+  keepOnFailure?: boolean;
+}
+
+/** What state.json records, so that `cluster:down` can stop exactly what `cluster` started. */
+export interface ControlPlaneState {
+  dir: string;
+  kubeconfig: string;
+  claims: boolean;
+  functionPort: number;
+  registry: string;
+  processes: ProcessRecord[];
+  timings: Record<string, number>;
+}
+
+export interface ControlPlane {
+  dir: string;
+  kubeconfig: string;
+  client: KubeClient;
+  api: ApiServer;
+  /** host:port of the local registry. */
+  registry: string;
+  functionPort: number;
+  timings: Record<string, number>;
+  /** Runs the machine's kubectl against this control plane (its cache kept in the run's dir). */
+  kubectl(args: string[], opts?: { input?: string; allowFail?: boolean }): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Ends the function's process (SIGKILL by default: a crash), and starts it again on the same port. */
+  killFunction(signal?: NodeJS.Signals): Promise<void>;
+  startFunction(): Promise<void>;
+  /** The function's log so far. */
+  functionLog(): string;
+  /** Crossplane core's log so far. */
+  crossplaneLog(): string;
+  stop(): Promise<void>;
+}
+
+const fileOf = (dir: string, ...parts: string[]) => join(dir, ...parts);
+
+function yamlDocs(file: string): Json[] {
+  return parseAllDocuments(readFileSync(file, 'utf8'))
+    .map((d) => d.toJSON() as Json)
+    .filter((d) => d && typeof d === 'object');
+}
+
+function yamlFilesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...yamlFilesUnder(p));
+    else if (/\.ya?ml$/.test(e.name)) out.push(p);
+  }
+  return out.sort();
+}
+
+/** Server-side apply of a manifest as a person with kubectl would (fieldManager kubectl). */
+export async function applyManifest(client: KubeClient, obj: Json): Promise<Json> {
+  return client.applyObj(obj, { fieldManager: 'kubectl', force: true, fieldValidation: 'Strict' });
+}
+
+async function waitCondition(client: KubeClient, ref: Json, type: string, timeoutMs: number): Promise<Json> {
+  const deadline = Date.now() + timeoutMs;
+  let last: Json | undefined;
+  for (;;) {
+    try {
+      last = await client.getObj(ref);
+    } catch (e) {
+      // A kind whose CRD is still being established answers 404 on discovery.
+      if (!(e instanceof ApiError) && !String(e).includes('Unrecognized API')) throw e;
+    }
+    const conditions: Json[] = last?.['status']?.['conditions'] ?? [];
+    if (conditions.some((c) => c['type'] === type && c['status'] === 'True')) return last!;
+    if (Date.now() > deadline) {
+      throw new Error(`${ref['kind']} ${ref['metadata']['name']}: ${type} not True after ${timeoutMs} ms: ${JSON.stringify(conditions)}`);
+    }
+    await sleep(200);
+  }
+}
+
+/** The Secret's data, decoded. */
+export async function secretData(client: KubeClient, namespace: string, name: string): Promise<Record<string, Buffer> | undefined> {
+  const s = await client.getObj({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace } });
+  if (!s) return undefined;
+  return Object.fromEntries(Object.entries((s['data'] ?? {}) as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
+}
+
+function writeCertDir(dir: string, files: Record<string, Buffer>): void {
+  mkdirSync(dir, { recursive: true });
+  for (const [name, data] of Object.entries(files)) writeFileSync(join(dir, name), data, { mode: 0o644 });
+}
+
+function run(bin: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(bin, args, { env: opts.env ?? process.env, cwd: opts.cwd ?? repoRoot, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+    if (opts.input !== undefined) child.stdin!.end(opts.input);
+  });
+}
+
+/** The folder of Crossplane's own CRDs, copied by scripts/install-crossplane.sh from the module it builds. */
+export const CROSSPLANE_CRDS = join(repoRoot, '.cache', 'crossplane-crds');
+/** provider-kubernetes's CRDs, copied the same way by scripts/install-provider-kubernetes.sh. */
+export const PROVIDER_KUBERNETES_CRDS = join(repoRoot, '.cache', 'provider-kubernetes-crds');
+
+/** Fake nodes, as kwok manages them: capacity enough for every example, no taints. */
+function fakeNode(name: string): Json {
+  const capacity = { cpu: '64', memory: '256Gi', pods: '250', 'ephemeral-storage': '1Ti' };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+    },
+    spec: {},
+    status: { capacity, allocatable: capacity },
+  };
+}
+
+/**
+ * The StorageClasses of the run: `standard` (default, can grow volumes) and
+ * `fixed` (cannot), both served by the stand-in provisioner.
+ */
+export const STAND_IN_PROVISIONER = 'stand-in.function-platform.dev/volumes';
+function storageClasses(): Json[] {
+  const sc = (name: string, expand: boolean, isDefault: boolean): Json => ({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name, ...(isDefault ? { annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } } : {}) },
+    provisioner: STAND_IN_PROVISIONER,
+    reclaimPolicy: 'Retain',
+    volumeBindingMode: 'Immediate',
+    allowVolumeExpansion: expand,
+  });
+  return [sc('standard', true, true), sc('fixed', false, false)];
+}
+
+/**
+ * Brings the control plane up in `opts.dir`, stage by stage, recording how
+ * long each took. On any failure everything started so far is stopped.
+ */
+export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
+  const say = opts.say ?? (() => {});
+  const claims = opts.claims ?? false;
+  const missing = (claims ? CLAIMS_TOOLS : TOOLS).filter((t) => !existsSync(toolPath(t)));
+  if (missing.length) throw new Error(`not built: ${missing.join(', ')} (run scripts/install-kube.sh, scripts/install-crossplane.sh${claims ? ', scripts/install-provider-kubernetes.sh' : ''})`);
+  if (!existsSync(join(CROSSPLANE_CRDS, 'apiextensions.crossplane.io_compositeresourcedefinitions.yaml'))) {
+    throw new Error(`${CROSSPLANE_CRDS} holds no Crossplane CRDs: run scripts/install-crossplane.sh`);
+  }
+  const dir = opts.dir;
+  mkdirSync(dir, { recursive: true });
+  const logs = fileOf(dir, 'logs');
+  mkdirSync(logs, { recursive: true });
+  const detached = opts.detached ?? false;
+  const processes: Proc[] = [];
+  const timings: Record<string, number> = {};
+  const t0 = Date.now();
+  let mark = t0;
+  const lap = (what: string) => {
+    const now = Date.now();
+    timings[what] = now - mark;
+    mark = now;
+    say(`${what}: ${((now - t0) / 1000).toFixed(1)} s`);
+  };
+  const start = (name: string, bin: string, args: string[], env?: NodeJS.ProcessEnv) => {
+    const p = spawnLogged(name, bin, args, fileOf(logs, `${name}.log`), { detached, ...(env ? { env } : {}) });
+    processes.push(p);
+    return p;
+  };
+  let api: ApiServer | undefined;
+  let fn: Proc | undefined;
+  const stopAll = async () => {
+    for (const p of [...processes].reverse()) await p.stop(10_000);
+    if (fn) await fn.stop(10_000);
+    await api?.stop();
+  };
+  try {
+    // 1. etcd and kube-apiserver, with the ServiceAccount admission the controllers need.
+    api = await startApiServer({ dir: fileOf(dir, 'apiserver'), detached });
+    const client = api.client;
+    const kubeconfig = api.kubeconfigPath;
+    lap('etcd and kube-apiserver');
+
+    // 2. The controllers, the scheduler and kwok's fake nodes.
+    const kubeEnv = { ...process.env, KUBECONFIG: kubeconfig };
+    start('kube-controller-manager', toolPath('kube-controller-manager'), [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      '--controllers=*',
+      '--leader-elect=false',
+      '--use-service-account-credentials=false',
+      `--service-account-private-key-file=${api.pki.saKey}`,
+      `--root-ca-file=${api.pki.ca}`,
+      `--cluster-signing-cert-file=${api.pki.ca}`,
+      `--cluster-signing-key-file=${join(api.pki.dir, 'ca.key')}`,
+      '--secure-port=0',
+      // Without it, it creates /usr/libexec/kubernetes/kubelet-plugins on the host.
+      `--flex-volume-plugin-dir=${fileOf(dir, 'flexvolume')}`,
+      // Pods of a deleted node leave soon, and fake nodes never go away.
+      '--node-monitor-grace-period=60s',
+      '--v=1',
+    ]);
+    start('kube-scheduler', toolPath('kube-scheduler'), [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      '--leader-elect=false',
+      '--secure-port=0',
+      '--v=1',
+    ]);
+    start('kwok', toolPath('kwok'), [
+      `--kubeconfig=${kubeconfig}`,
+      `--config=${join(repoRoot, 'test', 'support', 'kwok-stages.yaml')}`,
+      '--manage-all-nodes=true',
+      '--cidr=10.244.0.0/16',
+      '--node-ip=10.0.0.1',
+      // Without leases the nodes flap NotReady about every 55 s and pods never come back.
+      '--node-lease-duration-seconds=40',
+      `--server-address=127.0.0.1:${await freePort()}`,
+    ]);
+    for (let i = 1; i <= (opts.nodes ?? 2); i++) await applyManifest(client, fakeNode(`fake-node-${i}`));
+    for (const sc of storageClasses()) await applyManifest(client, sc);
+    await waitFor('fake nodes Ready', processes.find((p) => p.name === 'kwok'), 60_000, async () => {
+      const nodes = await client.listObjs('v1', 'Node');
+      return nodes.length > 0 && nodes.every((n) => (n['status']?.['conditions'] ?? []).some((c: Json) => c['type'] === 'Ready' && c['status'] === 'True'));
+    });
+    lap('controllers, scheduler, kwok nodes Ready');
+
+    // 3. Crossplane: what the Helm chart's init container does, then the core.
+    await applyManifest(client, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CROSSPLANE_NAMESPACE } });
+    const initArgs = [
+      'core',
+      'init',
+      `--namespace=${CROSSPLANE_NAMESPACE}`,
+      '--enable-webhooks=false',
+      `--cr-ds-path=${CROSSPLANE_CRDS}`,
+      '--tlsca-secret-name=crossplane-root-ca',
+      '--tls-client-secret-name=crossplane-tls-client',
+    ];
+    // On a fresh API server the first run fails with `no matches for kind "Lock"`
+    // (its REST mapper predates the CRDs it just made); it is idempotent.
+    let init = await run(toolPath('crossplane'), initArgs, { env: kubeEnv });
+    for (let i = 0; i < 5 && init.code !== 0; i++) {
+      await sleep(500);
+      init = await run(toolPath('crossplane'), initArgs, { env: kubeEnv });
+    }
+    writeFileSync(fileOf(logs, 'crossplane-init.log'), init.stdout + init.stderr);
+    if (init.code !== 0) throw new Error(`crossplane core init failed:\n${tail(fileOf(logs, 'crossplane-init.log'))}`);
+    const clientSecret = await secretData(client, CROSSPLANE_NAMESPACE, 'crossplane-tls-client');
+    const caSecret = await secretData(client, CROSSPLANE_NAMESPACE, 'crossplane-root-ca');
+    if (!clientSecret?.['tls.crt'] || !caSecret?.['tls.key']) throw new Error('crossplane core init wrote no crossplane-tls-client or crossplane-root-ca Secret');
+    const clientCerts = fileOf(dir, 'crossplane-tls-client');
+    writeCertDir(clientCerts, { 'tls.crt': clientSecret['tls.crt'], 'tls.key': clientSecret['tls.key']!, 'ca.crt': clientSecret['ca.crt']! });
+    lap('crossplane core init');
+
+    const [metricsPort, healthPort] = [await freePort(), await freePort()];
+    const crossplane = start(
+      'crossplane',
+      toolPath('crossplane'),
+      [
+        'core',
+        'start',
+        `--namespace=${CROSSPLANE_NAMESPACE}`,
+        '--enable-webhooks=false',
+        '--package-runtime=External',
+        `--tls-client-certs-dir=${clientCerts}`,
+        `--xpkg-cache-dir=${fileOf(dir, 'xpkg-cache')}`,
+        `--metrics-port=${metricsPort}`,
+        `--health-probe-port=${healthPort}`,
+        '--debug',
+      ],
+      kubeEnv,
+    );
+    mkdirSync(fileOf(dir, 'xpkg-cache'), { recursive: true });
+
+    // 4. The function's server certificate, signed by Crossplane's CA in the
+    // shape its package runtime makes (the Service's names), plus localhost,
+    // the name the external runtime gives Crossplane to dial here.
+    const caDir = fileOf(dir, 'crossplane-root-ca');
+    writeCertDir(caDir, { 'tls.crt': caSecret['tls.crt']!, 'tls.key': caSecret['tls.key'] });
+    const serverCerts = fileOf(dir, 'function-tls-server');
+    execFileSync(toolPath('xp-certs'), ['sign', '--ca', caDir, '--usage', 'server', '--out', serverCerts, ...[...FUNCTION_DNS, 'localhost'].flatMap((d) => ['--dns', d])]);
+
+    // 5. The function, as a local process on those certificates.
+    const functionPort = await freePort();
+    const fnArgs = [join(repoRoot, 'dist', 'main.js'), '--address', `127.0.0.1:${functionPort}`, '--tls-server-certs-dir', serverCerts, ...(opts.functionDebug ? ['--debug'] : [])];
+    const fnLog = fileOf(logs, 'function.log');
+    const startFn = async (append: boolean) => {
+      fn = spawnLogged('function', process.execPath, fnArgs, fnLog, { detached, append });
+      await waitFor('the function', fn, 20_000, async () => readFileSync(fnLog, 'utf8').includes(`"port":${functionPort}`));
+    };
+    await startFn(false);
+
+    // 6. The registry, and the function's package in it.
+    const registryPort = await freePort();
+    const registry = `127.0.0.1:${registryPort}`;
+    start('registry', toolPath('registry'), [`-port=${registryPort}`]);
+    const xpkg = fileOf(dir, 'function-platform.xpkg');
+    const emptyExamples = fileOf(dir, 'no-examples');
+    mkdirSync(emptyExamples, { recursive: true });
+    const build = await run(toolPath('crank'), ['xpkg', 'build', '-f', join(repoRoot, 'package', 'function'), '-e', emptyExamples, '-o', xpkg]);
+    if (build.code !== 0) throw new Error(`crank xpkg build failed: ${build.stderr}`);
+    const ref = `${registry}/function-platform/function-platform:${FUNCTION_VERSION}`;
+    let push = { code: 1, stdout: '', stderr: '' };
+    for (let i = 0; i < 20 && push.code !== 0; i++) {
+      push = await run(toolPath('crank'), ['xpkg', 'push', '-f', xpkg, ref]);
+      if (push.code !== 0) await sleep(100);
+    }
+    if (push.code !== 0) throw new Error(`crank xpkg push failed: ${push.stderr}`);
+    lap('function started, package pushed');
+
+    // 7. The stand-ins: the external package runtime and the volume provisioner.
+    const standIns = start('stand-ins', process.execPath, [
+      join(repoRoot, 'dist', 'test', 'support', 'stand-ins.js'),
+      `--kubeconfig=${kubeconfig}`,
+      `--function-endpoint=localhost:${functionPort}`,
+      `--function-certs=${serverCerts}`,
+    ]);
+    await waitFor('crossplane', crossplane, 60_000, async () => {
+      const r = await fetch(`http://127.0.0.1:${healthPort}/readyz`).catch(() => undefined);
+      return r?.status === 200;
+    });
+    lap('crossplane core ready');
+
+    // 8. The Function, installed by Crossplane's package manager.
+    await applyManifest(client, { apiVersion: 'pkg.crossplane.io/v1', kind: 'Function', metadata: { name: FUNCTION_NAME }, spec: { package: ref } });
+    const fnRef = { apiVersion: 'pkg.crossplane.io/v1', kind: 'Function', metadata: { name: FUNCTION_NAME } };
+    await waitCondition(client, fnRef, 'Healthy', 60_000).catch((e: Error) => {
+      throw new Error(`${e.message}\nstand-ins:\n${tail(standIns.log, 20)}\ncrossplane:\n${tail(crossplane.log, 30)}`);
+    });
+    lap('Function installed and healthy');
+
+    // 9. RBAC for what Crossplane composes beyond its own role, and the APIs.
+    for (const doc of yamlDocs(join(repoRoot, 'package', 'rbac', 'aggregate-to-crossplane.yaml'))) await applyManifest(client, doc);
+    const configurations = [join(repoRoot, 'package', 'configuration')];
+    if (claims) configurations.push(join(repoRoot, 'package', 'configuration-claims'));
+    const xrds: Json[] = [];
+    for (const pkg of configurations) {
+      for (const file of yamlFilesUnder(join(pkg, 'apis'))) {
+        for (const doc of yamlDocs(file)) {
+          await applyManifest(client, doc);
+          if (doc['kind'] === 'CompositeResourceDefinition') xrds.push(doc);
+        }
+      }
+    }
+    for (const xrd of xrds) {
+      const ref = { apiVersion: xrd['apiVersion'], kind: xrd['kind'], metadata: { name: xrd['metadata']['name'] } };
+      await waitCondition(client, ref, 'Established', 60_000);
+      if (xrd['spec']?.['claimNames']) await waitCondition(client, ref, 'Offered', 60_000);
+    }
+    lap('XRDs established');
+
+    // 10. Claims mode: provider-kubernetes out of cluster, with its CRDs and a ProviderConfig.
+    if (claims) {
+      for (const file of yamlFilesUnder(PROVIDER_KUBERNETES_CRDS)) for (const doc of yamlDocs(file)) await applyManifest(client, doc);
+      for (const name of ['objects.kubernetes.crossplane.io', 'providerconfigs.kubernetes.crossplane.io']) await client.waitEstablished(name);
+      await applyManifest(client, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'provider-kubernetes-kubeconfig', namespace: CROSSPLANE_NAMESPACE },
+        stringData: { kubeconfig: readFileSync(kubeconfig, 'utf8') },
+      });
+      await applyManifest(client, {
+        apiVersion: 'kubernetes.crossplane.io/v1alpha1',
+        kind: 'ProviderConfig',
+        metadata: { name: 'default' },
+        spec: { credentials: { source: 'Secret', secretRef: { namespace: CROSSPLANE_NAMESPACE, name: 'provider-kubernetes-kubeconfig', key: 'kubeconfig' } } },
+      });
+      start('provider-kubernetes', toolPath('provider-kubernetes'), ['--debug', '--poll=15s'], kubeEnv);
+      lap('provider-kubernetes started');
+    }
+    timings['total'] = Date.now() - t0;
+
+    const state: ControlPlaneState = {
+      dir,
+      kubeconfig,
+      claims,
+      functionPort,
+      registry,
+      processes: [...api.processes, ...processes, fn!].map(({ name, pid, bin, log }) => ({ name, pid, bin, log })),
+      timings,
+    };
+    writeFileSync(fileOf(dir, 'state.json'), `${JSON.stringify(state, null, 2)}\n`);
+
+    const kubectlEnv = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: fileOf(dir, 'kubectl-cache') };
+    return {
+      dir,
+      kubeconfig,
+      client,
+      api,
+      registry,
+      functionPort,
+      timings,
+      kubectl: async (args, o = {}) => {
+        const r = await run('kubectl', args, { env: kubectlEnv, ...(o.input !== undefined ? { input: o.input } : {}) });
+        if (r.code !== 0 && !o.allowFail) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+        return r;
+      },
+      killFunction: async (signal = 'SIGKILL') => {
+        if (!fn) return;
+        const p = fn;
+        const gone = new Promise<void>((resolve) => (p.exited() !== undefined ? resolve() : p.child.once('exit', () => resolve())));
+        p.child.kill(signal);
+        await gone;
+      },
+      startFunction: () => startFn(true),
+      functionLog: () => readFileSync(fnLog, 'utf8'),
+      crossplaneLog: () => readFileSync(crossplane.log, 'utf8'),
+      stop: stopAll,
+    };
+  } catch (e) {
+    if (opts.keepOnFailure) {
+      const records = [...(api?.processes ?? []), ...processes, ...(fn ? [fn] : [])].map(({ name, pid, bin, log }) => ({ name, pid, bin, log }));
+      writeFileSync(fileOf(dir, 'state.json'), `${JSON.stringify({ dir, kubeconfig: api?.kubeconfigPath, processes: records }, null, 2)}\n`);
+    } else await stopAll();
+    throw e;
+  }
+}
+
+/** Stops what state.json lists, newest first; safe to repeat. */
+export async function stopRecorded(dir: string): Promise<Array<{ name: string; pid: number; outcome: string }>> {
+  const file = fileOf(dir, 'state.json');
+  if (!existsSync(file)) return [];
+  const state = JSON.parse(readFileSync(file, 'utf8')) as ControlPlaneState;
+  const out: Array<{ name: string; pid: number; outcome: string }> = [];
+  for (const p of [...state.processes].reverse()) out.push({ name: p.name, pid: p.pid, outcome: await stopPid(p, 10_000) });
+  rmSync(file);
+  return out;
+}
+
+/** The YAML of objects, for kubectl apply -f -. */
+export const manifest = (objs: Json[]): string => objs.map((o) => stringify(o)).join('---\n');

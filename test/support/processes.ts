@@ -1,0 +1,156 @@
+// Processes that tests and the local control plane start: spawned with their
+// output in a log file, waited for until a probe says ready, and stopped by
+// PID. An attached process dies with the one that started it; a detached one
+// (npm run cluster) outlives it and is stopped later by its recorded PID,
+// after checking that the PID still runs the binary that was started.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** What is recorded of a started process, enough to stop it from another process. */
+export interface ProcessRecord {
+  name: string;
+  pid: number;
+  /** The executable, as /proc/PID/cmdline starts with it: a PID reused by something else is left alone. */
+  bin: string;
+  log: string;
+}
+
+export interface Proc extends ProcessRecord {
+  child: ChildProcess;
+  /** The exit code or signal, once it has ended. */
+  exited(): string | undefined;
+  stop(graceMs?: number): Promise<void>;
+}
+
+// Attached children, ended if this process goes away first.
+const attached = new Set<ChildProcess>();
+let hooked = false;
+function reapAtExit(child: ChildProcess): void {
+  attached.add(child);
+  child.once('exit', () => attached.delete(child));
+  if (hooked) return;
+  hooked = true;
+  const killAll = () => {
+    for (const c of attached) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  };
+  process.once('exit', killAll);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      killAll();
+      process.exit(128 + (sig === 'SIGINT' ? 2 : 15));
+    });
+  }
+}
+
+export interface SpawnOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Outlive this process (its own session, not reaped at exit). */
+  detached?: boolean;
+  /** Append to the log instead of starting it anew (a restart). */
+  append?: boolean;
+}
+
+/** Starts `bin` with stdout and stderr into `log`. */
+export function spawnLogged(name: string, bin: string, args: string[], log: string, opts: SpawnOptions = {}): Proc {
+  const fd = openSync(log, opts.append ? 'a' : 'w');
+  const child = spawn(bin, args, {
+    stdio: ['ignore', fd, fd],
+    detached: opts.detached ?? false,
+    ...(opts.env ? { env: opts.env } : {}),
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
+  });
+  closeSync(fd);
+  if (opts.detached) child.unref();
+  else reapAtExit(child);
+  let ended: string | undefined;
+  child.once('exit', (code, signal) => {
+    ended = signal ?? String(code);
+  });
+  const record: ProcessRecord = { name, pid: child.pid ?? -1, bin, log };
+  return {
+    ...record,
+    child,
+    exited: () => ended,
+    stop: async (graceMs = 10_000) => {
+      if (ended === undefined) await stopPid(record, graceMs);
+    },
+  };
+}
+
+/** Whether PID runs `bin` still (and is not a zombie). */
+export function runs(p: Pick<ProcessRecord, 'pid' | 'bin'>): boolean {
+  try {
+    const cmd = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    const stat = readFileSync(`/proc/${p.pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return cmd === p.bin && state !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; only if the PID still runs what was started. */
+export async function stopPid(p: Pick<ProcessRecord, 'pid' | 'bin'>, graceMs = 10_000): Promise<'stopped' | 'not running'> {
+  if (!runs(p)) return 'not running';
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(p.pid, sig);
+    } catch {
+      // Gone already.
+    }
+  };
+  signal('SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (runs(p)) {
+    if (Date.now() > deadline) {
+      signal('SIGKILL');
+      while (runs(p)) await sleep(20);
+      break;
+    }
+    await sleep(25);
+  }
+  return 'stopped';
+}
+
+/** The last lines of a log file, for error messages. */
+export function tail(file: string, lines = 40): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** Polls `probe` until it answers true; fails early, with the log's tail, if the process ends. */
+export async function waitFor(what: string, p: Proc | undefined, timeoutMs: number, probe: () => Promise<boolean>, everyMs = 100): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = '';
+  for (;;) {
+    const ended = p?.exited();
+    if (p && ended !== undefined) throw new Error(`${what} exited (${ended}) before it was ready; log tail:\n${tail(p.log)}`);
+    try {
+      if (await probe()) return;
+    } catch (e) {
+      lastError = (e as Error).message;
+    }
+    if (Date.now() > deadline) throw new Error(`${what} not ready after ${timeoutMs} ms${lastError ? ` (${lastError})` : ''}${p ? `; log tail:\n${tail(p.log)}` : ''}`);
+    await sleep(everyMs);
+  }
+}
+
+/** A loopback port the OS says is free right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}

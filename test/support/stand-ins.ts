@@ -1,0 +1,133 @@
+// The stand-ins of the local control plane: the parts of a cluster it has no
+// real component for, played by this process and named as what they stand in
+// for. Nothing else in the control plane is imitated.
+//
+// - External package runtime (Crossplane runs with --package-runtime=External):
+//   for each active FunctionRevision it writes the function's server TLS
+//   Secret (the name the revision asks for), the endpoint Crossplane dials,
+//   and RuntimeHealthy=True, as the Deployment runtime would after rolling out.
+// - Volume provisioner (stand-in for a CSI driver): binds every Pending
+//   PersistentVolumeClaim of a StorageClass it serves to a PersistentVolume
+//   it creates, with the capacity asked for.
+//
+//   node dist/test/support/stand-ins.js --kubeconfig=F --function-endpoint=HOST:PORT --function-certs=DIR
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ApiError, type Json, KubeClient } from './apiserver.js';
+import { CROSSPLANE_NAMESPACE, STAND_IN_PROVISIONER } from './control-plane.js';
+
+const FIELD_MANAGER = 'function-platform-stand-ins';
+
+const say = (what: string, detail: Json = {}) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), what, ...detail })}\n`);
+
+interface Options {
+  kubeconfig: string;
+  functionEndpoint: string;
+  functionCerts: string;
+}
+
+function options(argv: string[]): Options {
+  const get = (name: string) => {
+    const hit = argv.find((a) => a.startsWith(`--${name}=`));
+    if (!hit) throw new Error(`--${name}= is required`);
+    return hit.slice(name.length + 3);
+  };
+  return { kubeconfig: get('kubeconfig'), functionEndpoint: get('function-endpoint'), functionCerts: get('function-certs') };
+}
+
+/** The external package runtime: one pass over the FunctionRevisions. */
+async function packageRuntime(client: KubeClient, o: Options, certs: Record<string, string>): Promise<void> {
+  for (const rev of await client.listObjs('pkg.crossplane.io/v1', 'FunctionRevision')) {
+    if (rev['spec']?.['desiredState'] !== 'Active') continue;
+    const name = String(rev['metadata']['name']);
+    // The name Crossplane's own runtime gives it (GetTLSServerSecretName: the package's name + "-tls-server").
+    const pkg = rev['metadata']?.['labels']?.['pkg.crossplane.io/package'] as string | undefined;
+    const secretName = (rev['spec']?.['tlsServerSecretName'] as string | undefined) ?? (pkg ? `${pkg}-tls-server` : undefined);
+    if (!secretName) continue;
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: secretName, namespace: CROSSPLANE_NAMESPACE }, type: 'Opaque', data: certs };
+    const have = await client.getObj(secret);
+    if (!have || JSON.stringify(have['data']) !== JSON.stringify(certs)) {
+      await client.applyObj(secret, { fieldManager: FIELD_MANAGER, force: true });
+      say('wrote the function server TLS Secret', { revision: name, secret: secretName });
+    }
+    const status = rev['status'] ?? {};
+    const conditions: Json[] = status['conditions'] ?? [];
+    const healthy = conditions.find((c) => c['type'] === 'RuntimeHealthy');
+    if (status['endpoint'] === o.functionEndpoint && status['tlsServerSecretName'] === secretName && healthy?.['status'] === 'True') continue;
+    const runtimeHealthy = { type: 'RuntimeHealthy', status: 'True', reason: 'HealthyPackageRuntime', message: 'stand-in external runtime: the function runs as a local process', lastTransitionTime: new Date().toISOString() };
+    try {
+      await client.raw('PUT', rev, 'replace', {
+        subresource: 'status',
+        body: { ...rev, status: { ...status, endpoint: o.functionEndpoint, tlsServerSecretName: secretName, conditions: [...conditions.filter((c) => c['type'] !== 'RuntimeHealthy'), runtimeHealthy] } },
+      });
+      say('set the revision endpoint and RuntimeHealthy', { revision: name, endpoint: o.functionEndpoint });
+    } catch (e) {
+      // Crossplane wrote the revision meanwhile: the next pass reads it again.
+      if (!(e instanceof ApiError && e.code === 409)) throw e;
+    }
+  }
+}
+
+/** The volume provisioner: a PersistentVolume for each Pending claim of a class it serves. */
+async function provisioner(client: KubeClient): Promise<void> {
+  const classes = new Map<string, Json>();
+  let defaultClass: string | undefined;
+  for (const sc of await client.listObjs('storage.k8s.io/v1', 'StorageClass')) {
+    if (sc['provisioner'] !== STAND_IN_PROVISIONER) continue;
+    classes.set(String(sc['metadata']['name']), sc);
+    if (sc['metadata']?.['annotations']?.['storageclass.kubernetes.io/is-default-class'] === 'true') defaultClass = String(sc['metadata']['name']);
+  }
+  for (const pvc of await client.listObjs('v1', 'PersistentVolumeClaim')) {
+    if (pvc['status']?.['phase'] !== 'Pending' || pvc['spec']?.['volumeName'] || pvc['metadata']?.['deletionTimestamp']) continue;
+    const className = (pvc['spec']?.['storageClassName'] as string | undefined) ?? defaultClass;
+    if (!className || !classes.has(className)) continue;
+    const uid = String(pvc['metadata']['uid']);
+    const size = String(pvc['spec']?.['resources']?.['requests']?.['storage'] ?? '1Gi');
+    const pv = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: `pv-${uid}`, annotations: { 'pv.kubernetes.io/provisioned-by': STAND_IN_PROVISIONER } },
+      spec: {
+        capacity: { storage: size },
+        accessModes: pvc['spec']?.['accessModes'] ?? ['ReadWriteOnce'],
+        volumeMode: pvc['spec']?.['volumeMode'] ?? 'Filesystem',
+        persistentVolumeReclaimPolicy: String(classes.get(className)!['reclaimPolicy'] ?? 'Delete'),
+        storageClassName: className,
+        claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: pvc['metadata']['namespace'], name: pvc['metadata']['name'], uid },
+        // Nothing mounts it: kwok runs no containers.
+        hostPath: { path: `/stand-in/volumes/${uid}` },
+      },
+    };
+    if (await client.getObj(pv)) continue;
+    await client.createObj(pv, { fieldManager: FIELD_MANAGER });
+    say('provisioned a volume', { claim: `${pvc['metadata']['namespace']}/${pvc['metadata']['name']}`, size, class: className });
+  }
+}
+
+async function main(): Promise<void> {
+  const o = options(process.argv.slice(2));
+  const kc = new KubeConfig();
+  kc.loadFromFile(o.kubeconfig);
+  const client = KubeClient.fromKubeConfig(kc);
+  const certs = Object.fromEntries(['tls.crt', 'tls.key', 'ca.crt'].map((f) => [f, readFileSync(join(o.functionCerts, f)).toString('base64')]));
+  say('started', { endpoint: o.functionEndpoint });
+  let stopping = false;
+  process.on('SIGTERM', () => {
+    stopping = true;
+  });
+  while (!stopping) {
+    for (const pass of [() => packageRuntime(client, o, certs), () => provisioner(client)]) {
+      try {
+        await pass();
+      } catch (e) {
+        say('pass failed; retrying', { error: (e as Error).message });
+      }
+    }
+    await sleep(300);
+  }
+  say('stopped');
+}
+
+await main();
