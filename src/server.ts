@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import * as tls from 'node:tls';
 import { FunctionRunnerServiceService, RunFunctionRequest, type RunFunctionResponse, Severity, Target } from '@crossplane-org/function-sdk-typescript';
 import { AwsFactsSource } from './aws/facts.js';
+import { EventMemory } from './events.js';
 import { type Log, runFunctionLive } from './function.js';
 import { judgeClient, nameOf, readServerTls } from './tls.js';
 import { decodeRunFunctionRequest, encodeRunFunctionResponse } from './wire.js';
@@ -72,13 +73,15 @@ function newGrpcServer(log: Log, aws: AwsFactsSource): grpc.Server {
     // The same bytes as the SDK's generated codec, without its per-value wrappers (see src/wire.ts).
     runFunction: { ...FunctionRunnerServiceService.runFunction, requestDeserialize: decodeRequest, responseSerialize: encodeResponse },
   };
+  const events = new EventMemory();
   server.addService(service, {
     runFunction(
       call: grpc.ServerUnaryCall<RunFunctionRequest, RunFunctionResponse>,
       callback: grpc.sendUnaryData<RunFunctionResponse>,
     ) {
       // Never rejects: failures are Fatal results, AWS trouble is a warning.
-      void runFunctionLive(call.request, aws, log).then((rsp) => callback(null, rsp));
+      const uid = call.request.observed?.composite?.resource?.['metadata']?.['uid'] as string | undefined;
+      void runFunctionLive(call.request, aws, log).then((rsp) => callback(null, events.filter(uid, rsp)));
     },
   });
   return server;

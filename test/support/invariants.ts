@@ -71,7 +71,7 @@ function desiredPasswords(rsp: RunFunctionResponse): Map<string, string> {
  * data decoded, and a password the function generated on this call (one not
  * already in the request) replaced by a marker, since it is random by design.
  */
-export function fingerprint(req: RunFunctionRequest, rsp: RunFunctionResponse): string {
+export function fingerprint(req: RunFunctionRequest, rsp: RunFunctionResponse, opts: { events?: boolean } = {}): string {
   const known = knownPasswords(req);
   const generated = [...new Set(desiredPasswords(rsp).values())].filter((p) => !known.has(p));
   const decode = (value: unknown): unknown => {
@@ -84,7 +84,7 @@ export function fingerprint(req: RunFunctionRequest, rsp: RunFunctionResponse): 
   };
   const body = JSON.stringify({
     desired: decode(rsp.desired),
-    results: rsp.results,
+    results: opts.events === false ? rsp.results.filter((r) => r.severity === Severity.SEVERITY_FATAL) : rsp.results,
     conditions: rsp.conditions,
     requirements: rsp.requirements,
     meta: rsp.meta,

@@ -1,0 +1,58 @@
+// Events that say something once. Crossplane turns every result into an
+// event on the composite, and client-go's recorder lets about 25 events per
+// object through before it drops the rest; Crossplane's own "not yet ready"
+// events already spend most of that. So the function's events must each say
+// something new.
+//
+// The pure run emits a Normal event when the reason differs from the one on
+// the observed condition. During fast reconciles Crossplane can call again
+// before that condition is stored (seen under real Crossplane: the same
+// Normal event four times within a second), and warnings would repeat on every
+// poll. The server therefore remembers, per composite, what it said last:
+// a Normal event with the same reason, or a warning with the same reason and
+// message, is not said again within the memory's time. It is a filter on
+// events alone; nothing composed depends on it, and a restarted function
+// forgets, at worst saying a thing once more.
+import { type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk-typescript';
+import { LRUCache } from 'lru-cache';
+
+export interface EventMemoryOptions {
+  /** How long a said thing stays said. */
+  ttlMs?: number;
+  /** How many composites to remember. */
+  max?: number;
+}
+
+export class EventMemory {
+  /** The reason of the last Normal event, per composite uid. */
+  private readonly lastNormal: LRUCache<string, string>;
+  /** Warnings said, by uid, reason and message. */
+  private readonly warned: LRUCache<string, true>;
+
+  constructor(opts: EventMemoryOptions = {}) {
+    const ttl = opts.ttlMs ?? 10 * 60_000;
+    const max = opts.max ?? 20_000;
+    this.lastNormal = new LRUCache({ max, ttl });
+    this.warned = new LRUCache({ max, ttl });
+  }
+
+  /** Drops from `rsp` the Normal and Warning results already said for composite `uid`; Fatal results always pass. */
+  filter(uid: string | undefined, rsp: RunFunctionResponse): RunFunctionResponse {
+    if (!uid || rsp.results.length === 0) return rsp;
+    rsp.results = rsp.results.filter((r) => {
+      const reason = r.reason ?? '';
+      if (r.severity === Severity.SEVERITY_NORMAL) {
+        if (this.lastNormal.get(uid) === reason) return false;
+        this.lastNormal.set(uid, reason);
+        return true;
+      }
+      if (r.severity === Severity.SEVERITY_WARNING) {
+        const key = `${uid}\0${reason}\0${r.message}`;
+        if (this.warned.has(key)) return false;
+        this.warned.set(key, true);
+      }
+      return true;
+    });
+    return rsp;
+  }
+}
