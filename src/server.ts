@@ -80,7 +80,9 @@ function newGrpcServer(log: Log, aws: AwsFactsSource): grpc.Server {
       callback: grpc.sendUnaryData<RunFunctionResponse>,
     ) {
       // Never rejects: failures are Fatal results, AWS trouble is a warning.
-      const uid = call.request.observed?.composite?.resource?.['metadata']?.['uid'] as string | undefined;
+      // Whatever the request carries there: only a string names a composite.
+      const raw: unknown = call.request.observed?.composite?.resource?.['metadata']?.['uid'];
+      const uid = typeof raw === 'string' ? raw : undefined;
       void runFunctionLive(call.request, aws, log).then((rsp) => callback(null, events.filter(uid, rsp)));
     },
   });

@@ -15,6 +15,7 @@ import {
   names,
   type ResolvedSpec,
   secret,
+  secretValue,
   stablePassword,
 } from './common.js';
 import { ENGINES, POD_RESOURCES } from './engine.js';
@@ -29,6 +30,22 @@ export const CLUSTER_KEYS = {
   backupVolume: 'backup-volume',
   backup: 'backup',
 } as const;
+
+/**
+ * Under Retain, the credentials Secret outlives the Database with the volume
+ * whose data it opens: besides Crossplane's controller reference to the
+ * Database it carries an owner reference to the StatefulSet's data claim, and
+ * the garbage collector deletes an object only when all its owners are gone.
+ * A Database created again on that volume reads the kept Secret back instead
+ * of generating a password the data does not know.
+ */
+export const DATA_CLAIM = 'data-claim';
+export const KEPT_CREDENTIALS = 'kept-credentials';
+
+/** The data volume's claim, as the StatefulSet controller names it: <template>-<statefulset>-<ordinal>. */
+export function dataClaimName(input: DatabaseInput): string {
+  return `data-${baseName(input.owner)}-0`;
+}
 
 /** The required resource that tells whether CloudNativePG is installed. */
 export const CNPG_CRD = 'cnpg-crd';
@@ -310,12 +327,23 @@ export function composeCluster(input: DatabaseInput, spec: ResolvedSpec): Plan {
   } else {
     resources.push({ key: CLUSTER_KEYS.statefulset, object: statefulSet(input, spec) }, ...services(input, spec));
   }
-  const password = stablePassword(input, CLUSTER_KEYS.credentials, CLUSTER_KEYS.connection) ?? input.newPassword();
+  const ns = owner.namespace;
+  // Claims mode wraps the Secret in an Object whose deletion policy keeps it; a namespaced Database asks.
+  if (!owner.claim && !input.observed.has(CLUSTER_KEYS.credentials)) {
+    requirements[KEPT_CREDENTIALS] = { apiVersion: 'v1', kind: 'Secret', matchName: names.credentials(owner), namespace: ns };
+  }
+  const keepWithData = !owner.claim && !usesCnpg(spec) && spec.deletionPolicy === 'Retain';
+  if (keepWithData) requirements[DATA_CLAIM] = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', matchName: dataClaimName(input), namespace: ns };
+  const kept = input.required.get(KEPT_CREDENTIALS)?.[0];
+  const password = stablePassword(input, CLUSTER_KEYS.credentials, CLUSTER_KEYS.connection) ?? secretValue(kept, 'password') ?? input.newPassword();
   // basic-auth, the type CloudNativePG's initdb wants; the StatefulSet reads the same keys.
-  resources.push({
-    key: CLUSTER_KEYS.credentials,
-    object: secret(owner, spec, names.credentials(owner), { username: APP_USER, password }, 'kubernetes.io/basic-auth'),
-  });
+  const credentials = secret(owner, spec, names.credentials(owner), { username: APP_USER, password }, 'kubernetes.io/basic-auth');
+  const claim = keepWithData ? input.required.get(DATA_CLAIM)?.[0] : undefined;
+  const claimUid = str(claim, 'metadata', 'uid');
+  if (claimUid) {
+    (credentials['metadata'] as Obj)['ownerReferences'] = [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: dataClaimName(input), uid: claimUid }];
+  }
+  resources.push({ key: CLUSTER_KEYS.credentials, object: credentials });
   resources.push({
     key: CLUSTER_KEYS.connection,
     object: connectionSecret(input, spec, { host: clusterHost(input, spec), port: ENGINES[spec.engine].port, username: APP_USER, password, dbname: dbname(owner) }),

@@ -1,0 +1,47 @@
+// The server's event memory (src/events.ts): each thing said once per
+// composite, Fatal results always, and a new reason starting a new story.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { type RunFunctionResponse, Severity, Target } from '@crossplane-org/function-sdk-typescript';
+import { EventMemory } from '../../src/events.js';
+
+const result = (severity: Severity, reason: string, message = `${reason} happened`) => ({ severity, reason, message, target: Target.TARGET_COMPOSITE_AND_CLAIM });
+const rsp = (...results: RunFunctionResponse['results']): RunFunctionResponse => ({ results, conditions: [] }) as unknown as RunFunctionResponse;
+const reasons = (r: RunFunctionResponse) => r.results.map((x) => `${x.severity}:${x.reason}`);
+
+describe('event memory', () => {
+  test('a Normal reason is said once until another reason is said', () => {
+    const m = new EventMemory();
+    assert.deepEqual(reasons(m.filter('u1', rsp(result(Severity.SEVERITY_NORMAL, 'RollingOut')))), [`${Severity.SEVERITY_NORMAL}:RollingOut`]);
+    // Crossplane called again before the condition was stored, with a new count in the message.
+    assert.deepEqual(reasons(m.filter('u1', rsp(result(Severity.SEVERITY_NORMAL, 'RollingOut', '3/42 available')))), []);
+    assert.deepEqual(reasons(m.filter('u1', rsp(result(Severity.SEVERITY_NORMAL, 'Available')))), [`${Severity.SEVERITY_NORMAL}:Available`]);
+    assert.deepEqual(reasons(m.filter('u1', rsp(result(Severity.SEVERITY_NORMAL, 'RollingOut')))), [`${Severity.SEVERITY_NORMAL}:RollingOut`], 'a later rollout is news again');
+  });
+
+  test('a warning is said once per message; another message is said', () => {
+    const m = new EventMemory();
+    const w = (msg: string) => rsp(result(Severity.SEVERITY_WARNING, 'AwsUnavailable', msg));
+    assert.equal(m.filter('u1', w('timeout')).results.length, 1);
+    assert.equal(m.filter('u1', w('timeout')).results.length, 0);
+    assert.equal(m.filter('u1', w('403 from RDS')).results.length, 1);
+  });
+
+  test('Fatal results always pass; composites do not share memory; no uid means no memory', () => {
+    const m = new EventMemory();
+    const fatal = () => rsp(result(Severity.SEVERITY_FATAL, 'InvalidSpec'));
+    assert.equal(m.filter('u1', fatal()).results.length, 1);
+    assert.equal(m.filter('u1', fatal()).results.length, 1);
+    m.filter('u1', rsp(result(Severity.SEVERITY_NORMAL, 'Available')));
+    assert.equal(m.filter('u2', rsp(result(Severity.SEVERITY_NORMAL, 'Available'))).results.length, 1);
+    assert.equal(m.filter(undefined, rsp(result(Severity.SEVERITY_NORMAL, 'Available'))).results.length, 1);
+    assert.equal(m.filter(undefined, rsp(result(Severity.SEVERITY_NORMAL, 'Available'))).results.length, 1);
+  });
+
+  test('the memory forgets after its time', async () => {
+    const m = new EventMemory({ ttlMs: 30 });
+    m.filter('u1', rsp(result(Severity.SEVERITY_WARNING, 'X')));
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(m.filter('u1', rsp(result(Severity.SEVERITY_WARNING, 'X'))).results.length, 1);
+  });
+});
