@@ -47,7 +47,7 @@ export interface ControlPlaneOptions {
   dir: string;
   /** Processes that outlive this one (npm run cluster). */
   detached?: boolean;
-  /** Also the legacy XRDs of package/configuration-claims, with provider-kubernetes out of cluster. */
+  /** The legacy XRDs of package/configuration-claims instead of the namespaced ones, with provider-kubernetes out of cluster. */
   claims?: boolean;
   /** Fake nodes for kwok. */
   nodes?: number;
@@ -392,8 +392,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
 
     // 9. RBAC for what Crossplane composes beyond its own role, and the APIs.
     for (const doc of yamlDocs(join(repoRoot, 'package', 'rbac', 'aggregate-to-crossplane.yaml'))) await applyManifest(client, doc);
-    const configurations = [join(repoRoot, 'package', 'configuration')];
-    if (claims) configurations.push(join(repoRoot, 'package', 'configuration-claims'));
+    // One or the other: both define the user-facing kinds (Widget, Database) in example.com.
+    const configurations = [join(repoRoot, 'package', claims ? 'configuration-claims' : 'configuration')];
     const xrds: Json[] = [];
     for (const pkg of configurations) {
       for (const file of yamlFilesUnder(join(pkg, 'apis'))) {
@@ -412,7 +412,21 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
 
     // 10. Claims mode: provider-kubernetes out of cluster, with its CRDs and a ProviderConfig.
     if (claims) {
-      for (const file of yamlFilesUnder(PROVIDER_KUBERNETES_CRDS)) for (const doc of yamlDocs(file)) await applyManifest(client, doc);
+      for (const file of yamlFilesUnder(PROVIDER_KUBERNETES_CRDS)) {
+        for (const doc of yamlDocs(file)) {
+          // As Crossplane's package manager fills it in (revision establisher): the provider's
+          // Service in crossplane-system, with Crossplane's CA. Objects are only ever written in
+          // their storage version, so nothing calls it.
+          const webhook = doc['spec']?.['conversion']?.['webhook'];
+          if (webhook) {
+            webhook['clientConfig'] = {
+              service: { name: 'provider-kubernetes', namespace: CROSSPLANE_NAMESPACE, path: '/convert', port: 9443 },
+              caBundle: caSecret['tls.crt']!.toString('base64'),
+            };
+          }
+          await applyManifest(client, doc);
+        }
+      }
       for (const name of ['objects.kubernetes.crossplane.io', 'providerconfigs.kubernetes.crossplane.io']) await client.waitEstablished(name);
       await applyManifest(client, {
         apiVersion: 'v1',
@@ -426,7 +440,11 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         metadata: { name: 'default' },
         spec: { credentials: { source: 'Secret', secretRef: { namespace: CROSSPLANE_NAMESPACE, name: 'provider-kubernetes-kubeconfig', key: 'kubeconfig' } } },
       });
-      start('provider-kubernetes', toolPath('provider-kubernetes'), ['--debug', '--poll=15s'], kubeEnv);
+      // Management policies: the function leaves Delete out of them under Retain.
+      // Its conversion webhook server wants certificates, as Crossplane's runtime would mount them.
+      const providerCerts = fileOf(dir, 'provider-kubernetes-tls-server');
+      execFileSync(toolPath('xp-certs'), ['sign', '--ca', caDir, '--usage', 'server', '--out', providerCerts, '--dns', 'provider-kubernetes', '--dns', `provider-kubernetes.${CROSSPLANE_NAMESPACE}`, '--dns', 'localhost']);
+      start('provider-kubernetes', toolPath('provider-kubernetes'), ['--debug', '--enable-management-policies', '--poll=5s'], { ...kubeEnv, TLS_SERVER_CERTS_DIR: providerCerts });
       lap('provider-kubernetes started');
     }
     timings['total'] = Date.now() - t0;

@@ -1,0 +1,118 @@
+// A Database on AWS under the Crossplane that users run. The managed
+// resources Crossplane composes must be accepted by provider-upjet-aws's real
+// CRDs (from ../shared/crds). No AWS and no provider runs here: a stand-in for
+// provider-upjet-aws, named so below, then writes their status and the
+// instance's connection Secret the way the provider does, and the Database
+// must become ready from that alone.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { parse } from 'yaml';
+import type { Json } from '../support/apiserver.js';
+import { applyManifest, type ControlPlane, controlPlaneSkipReason, secretData } from '../support/control-plane.js';
+import { controlPlaneForSuite, ensureNamespace, eventually, readyAndSynced } from '../support/e2e.js';
+import { repoRoot } from '../support/paths.js';
+
+const skip = controlPlaneSkipReason('e2e: a Database on AWS under real Crossplane');
+const NS = 'team-a';
+const UPJET_CRDS = join(repoRoot, '..', 'shared', 'crds', 'provider-upjet-aws');
+const ADDRESS = 'team-a-orders-db.c9akciq32.eu-west-1.rds.amazonaws.com';
+
+let cp: ControlPlane;
+const database = () => cp.client.getObj({ apiVersion: 'example.com/v1', kind: 'Database', metadata: { name: 'orders', namespace: NS } });
+
+/** The composed resources, as Crossplane recorded them on the XR. */
+async function composed(): Promise<Json[]> {
+  const refs: Json[] = (await database())?.['spec']?.['crossplane']?.['resourceRefs'] ?? [];
+  const out: Json[] = [];
+  for (const r of refs) {
+    const obj = await cp.client.getObj({ apiVersion: r['apiVersion'], kind: r['kind'], metadata: { name: r['name'], namespace: NS } });
+    if (obj) out.push(obj);
+  }
+  return out;
+}
+
+/**
+ * Stand-in for provider-upjet-aws: what the provider writes once AWS reports
+ * the resources available. Conditions Ready and Synced, the instance's
+ * atProvider figures, and its connection Secret with the keys the provider
+ * writes (endpoint, address, host, username, port, password).
+ */
+async function standInProviderUpjetAws(objs: Json[]): Promise<void> {
+  const now = new Date().toISOString();
+  for (const obj of objs) {
+    if (!String(obj['apiVersion']).includes('.aws.m.upbound.io')) continue;
+    const conditions = [
+      { type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: now },
+      { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: now },
+    ];
+    let atProvider: Json = { id: obj['metadata']['name'] };
+    if (obj['kind'] === 'Instance') {
+      const fp = obj['spec']['forProvider'];
+      atProvider = { id: 'db-STANDIN0000', status: 'available', address: ADDRESS, port: 5432, endpoint: `${ADDRESS}:5432`, engineVersionActual: `${fp['engineVersion']}.6`, allocatedStorage: fp['allocatedStorage'], latestRestorableTime: now };
+      const secret = obj['spec']['writeConnectionSecretToRef']['name'];
+      await applyManifest(cp.client, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: secret, namespace: NS },
+        type: 'connection.crossplane.io/v1alpha1',
+        stringData: { endpoint: ADDRESS, address: ADDRESS, host: ADDRESS, username: String(fp['username'] ?? 'app'), port: '5432', password: 'stand-in-provider-password-0123' },
+      });
+    }
+    await cp.client.mergeStatus(obj, { conditions, atProvider });
+  }
+}
+
+describe('a Database on AWS under real Crossplane', { skip }, () => {
+  before(async () => {
+    cp = await controlPlaneForSuite();
+    await ensureNamespace(cp, NS);
+    // The namespaced managed resources' CRDs, as the provider's package would install them.
+    for (const file of readdirSync(UPJET_CRDS).filter((f) => f.includes('.aws.m.upbound.io_'))) {
+      const crd = parse(readFileSync(join(UPJET_CRDS, file), 'utf8')) as Json;
+      await applyManifest(cp.client, crd);
+      await cp.client.waitEstablished(String(crd['metadata']['name']));
+    }
+  });
+  after(async () => {
+    await cp?.stop();
+  });
+
+  test('every managed resource is accepted by its real CRD, and the Database says which one it waits for', async () => {
+    await cp.kubectl(['apply', '-f', join(repoRoot, 'examples', 'database', 'aws.yaml')]);
+    const objs = await eventually('the instance, the bucket and its settings composed', async () => {
+      const db = await database();
+      const all = await composed();
+      const kinds = all.map((o) => `${o['kind']}`).sort();
+      const synced = db?.['status']?.['conditions']?.find((c: Json) => c['type'] === 'Synced');
+      return synced && kinds.includes('Instance') && kinds.includes('BucketVersioning') ? all : undefined;
+    });
+    const db = await database();
+    assert.equal(db?.['status']?.['conditions']?.find((c: Json) => c['type'] === 'Synced')?.['status'], 'True', 'Crossplane applied everything: the CRDs accepted it');
+    assert.equal(db?.['status']?.['ready'], false);
+    assert.match(String(db?.['status']?.['message']), /^RDS instance team-a-orders-db: being created/);
+    const kinds = objs.map((o) => `${o['apiVersion']} ${o['kind']}`).sort();
+    assert.deepEqual(kinds, [
+      'rds.aws.m.upbound.io/v1beta1 Instance',
+      's3.aws.m.upbound.io/v1beta1 Bucket',
+      's3.aws.m.upbound.io/v1beta1 BucketLifecycleConfiguration',
+      's3.aws.m.upbound.io/v1beta1 BucketPublicAccessBlock',
+      's3.aws.m.upbound.io/v1beta1 BucketServerSideEncryptionConfiguration',
+      's3.aws.m.upbound.io/v1beta1 BucketVersioning',
+    ]);
+  });
+
+  test('with the stand-in provider reporting them available, the Database is Ready with its connection Secret built', async () => {
+    await standInProviderUpjetAws(await composed());
+    const db = await eventually('the Database Ready', async () => {
+      const d = await database();
+      return readyAndSynced(d) && d?.['status']?.['phase'] === 'Ready' ? d : undefined;
+    }, 90_000);
+    assert.equal(db['status']['endpoint'], `${ADDRESS}:5432`);
+    const connection = await secretData(cp.client, NS, 'orders-db-connection');
+    assert.equal(connection?.['host']?.toString(), ADDRESS);
+    assert.equal(connection?.['password']?.toString(), 'stand-in-provider-password-0123');
+    assert.match(connection?.['uri']?.toString() ?? '', new RegExp(`^postgresql://app:stand-in-provider-password-0123@${ADDRESS.replace(/\./g, '\\.')}:5432/`));
+  });
+});
