@@ -18,12 +18,14 @@ const check = run(process.execPath, ['scripts/generate-schemas.mjs', '--check'])
 if (!check.ok) process.exit(1);
 
 const tools = [
-  // crank v2.2.1, the real Crossplane CLI, from the Go module proxy.
-  { script: 'scripts/install-crossplane.sh', what: 'the crossplane CLI', needs: 'go', ok: () => has('go', 'version'), skipped: 'the tests against the real crossplane CLI' },
+  // crank and Crossplane core v2.2.1, the OCI registry, and our Go helpers (Crossplane-shaped certificates and client).
+  { script: 'scripts/install-crossplane.sh', what: 'Crossplane (CLI and core)', needs: 'go', ok: () => has('go', 'version'), skipped: 'the tests against the real crossplane CLI' },
   // moto's server: the real RDS and S3 APIs the tests of the AWS path talk to.
   { script: 'scripts/install-moto.sh', what: 'moto', needs: 'Python 3', ok: () => has('python3', '--version'), skipped: 'the tests against moto (AWS)' },
-  // kube-apiserver and etcd for test/apiserver/: copied from the per-user cache when built before, else built with Go.
-  { script: 'scripts/install-kube.sh', what: 'kube-apiserver and etcd', needs: 'go', ok: () => true, skipped: 'the tests against a real API server' },
+  // etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok: copied from the per-user cache when built before, else built with Go.
+  { script: 'scripts/install-kube.sh', what: 'the Kubernetes binaries', needs: 'go', ok: () => true, skipped: 'the tests against a real API server and the e2e suites' },
+  // provider-kubernetes, for the claims e2e suite.
+  { script: 'scripts/install-provider-kubernetes.sh', what: 'provider-kubernetes', needs: 'go', ok: () => true, skipped: 'the claims e2e suite' },
 ];
 for (const tool of tools) {
   if (!tool.ok()) {

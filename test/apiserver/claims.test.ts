@@ -14,7 +14,7 @@ import { specValidator } from '../../src/spec/validate.js';
 import { type ApiServer, ApiError, apiServerSkipReason, type Json, startApiServer } from '../support/apiserver.js';
 import { ensureNamespace, namespaceOf, prepareCluster } from '../support/cluster.js';
 import { exampleXRs, readYamlDocs } from '../support/crank.js';
-import { composedFieldOwner, FIELD_OWNER_XR, LABEL_CLAIM_NAME, LABEL_CLAIM_NAMESPACE, LABEL_COMPOSITE, renderComposedMetadata } from '../support/reconciler.js';
+import { composedFieldOwner, FIELD_OWNER_XR, LABEL_CLAIM_NAME, LABEL_CLAIM_NAMESPACE, LABEL_COMPOSITE, renderComposedMetadata } from '../support/composed-metadata.js';
 
 const skip = apiServerSkipReason('API server: claims mode');
 
@@ -35,7 +35,7 @@ describe('claims mode against a real API server', { skip }, () => {
   before(async () => {
     api = await startApiServer();
     console.log(`# kube-apiserver ready at ${api.url} in ${api.startupMs} ms`);
-    ({ generated } = await prepareCluster(api.client, 'claims', api.caPem));
+    ({ generated } = await prepareCluster(api, 'claims'));
   });
   after(async () => {
     await api?.stop();

@@ -16,7 +16,7 @@ import { render, readYamlObjects } from '../../src/render.js';
 import { type ApiServer, ApiError, apiServerSkipReason, type Json, startApiServer } from '../support/apiserver.js';
 import { ensureNamespace, prepareCluster } from '../support/cluster.js';
 import { repoRoot } from '../support/function-process.js';
-import { composedFieldOwner, LABEL_COMPOSITE, renderComposedMetadata } from '../support/reconciler.js';
+import { composedFieldOwner, LABEL_COMPOSITE, renderComposedMetadata } from '../support/composed-metadata.js';
 
 const skip = apiServerSkipReason('API server: composed resources');
 
@@ -38,7 +38,7 @@ describe('a real API server accepts everything the function composes', { skip },
   before(async () => {
     api = await startApiServer();
     console.log(`# kube-apiserver ready at ${api.url} in ${api.startupMs} ms`);
-    await prepareCluster(api.client, 'namespaced', api.caPem);
+    await prepareCluster(api, 'namespaced');
   });
   after(async () => {
     await api?.stop();

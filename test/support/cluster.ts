@@ -1,13 +1,15 @@
 // What a cluster running Crossplane has before a user creates anything, laid
 // onto a bare API server: the CRDs of Crossplane, the providers and
 // CloudNativePG from ../shared/crds, our packages' XRDs, Compositions and
-// metadata, and the XR (and claim) CRDs Crossplane generates from the XRDs.
+// metadata, and the XR (and claim) CRDs that real Crossplane generates from
+// the XRDs (it runs just long enough to make them).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readYamlDocs } from './crank.js';
 import { repoRoot } from './function-process.js';
-import { ApiError, type Json, type KubeClient } from './apiserver.js';
-import { crdsForXrd } from './xcrd.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError, type ApiServer, type Json, type KubeClient } from './apiserver.js';
+import { CROSSPLANE_CRDS, crossplaneReady, startCrossplane } from './control-plane.js';
 
 /** The field manager the test installs with, as a person with kubectl would. */
 export const INSTALLER = 'fp-test-installer';
@@ -87,32 +89,52 @@ export async function ensureNamespace(client: KubeClient, name: string): Promise
 }
 
 /**
- * The XRD as stored (with the server's defaults), turned into the CRDs
- * Crossplane would create for it, applied and Established.
+ * Waits until Crossplane has established the XRD (and offered its claim), and
+ * returns the CRDs Crossplane generated for it, as the server stores them.
  */
-export async function establishXrd(client: KubeClient, xrd: Json): Promise<Json[]> {
-  const stored = await client.getObj(xrd);
-  if (!stored) throw new Error(`XRD ${xrd['metadata']['name']} is not on the server`);
-  const crds = crdsForXrd(stored);
-  await installCrds(client, crds);
-  return crds;
+export async function establishXrd(client: KubeClient, xrd: Json, timeoutMs = 60_000): Promise<Json[]> {
+  const deadline = Date.now() + timeoutMs;
+  const wanted = xrd['spec']?.['claimNames'] ? ['Established', 'Offered'] : ['Established'];
+  for (;;) {
+    const stored = await client.getObj(xrd);
+    const conditions: Json[] = stored?.['status']?.['conditions'] ?? [];
+    if (wanted.every((t) => conditions.some((c) => c['type'] === t && c['status'] === 'True'))) break;
+    if (Date.now() > deadline) throw new Error(`XRD ${xrd['metadata']['name']} not ${wanted.join(' and ')} after ${timeoutMs} ms: ${JSON.stringify(conditions)}`);
+    await sleep(200);
+  }
+  const group = String(xrd['spec']['group']);
+  const names = [xrd['spec']['names']['plural'], xrd['spec']['claimNames']?.['plural']].filter(Boolean).map((p) => `${p}.${group}`);
+  const out: Json[] = [];
+  for (const name of names) out.push(await client.waitEstablished(name, timeoutMs));
+  return out;
 }
 
 /**
  * A cluster as Crossplane leaves it once both packages' dependencies and one
- * Configuration are installed: every shared CRD, the XRDs, Compositions and
- * package metadata of `mode`, and the CRDs generated from its XRDs.
+ * Configuration are installed: Crossplane's own CRDs (from the version its
+ * binary is), every other shared CRD, the XRDs, Compositions and package
+ * metadata of `mode`, and the CRDs real Crossplane generated from the XRDs.
+ * Crossplane is stopped once they are established, so that nothing acts on
+ * the objects the suites create: they judge what the API server accepts.
  */
-export async function prepareCluster(client: KubeClient, mode: Mode, caBundlePem: string): Promise<{ xrds: Json[]; generated: Json[] }> {
-  await installCrds(client, sharedCrds(caBundlePem).map((c) => c.crd));
-  await ensureNamespace(client, 'crossplane-system');
-  const { xrds, compositions, meta } = packageDocs(mode);
-  for (const xrd of xrds) await install(client, xrd);
-  for (const c of compositions) await install(client, c);
-  for (const m of meta) await install(client, { ...m, metadata: { ...m['metadata'], namespace: 'crossplane-system' } });
-  const generated: Json[] = [];
-  for (const xrd of xrds) generated.push(...(await establishXrd(client, xrd)));
-  return { xrds, generated };
+export async function prepareCluster(api: ApiServer, mode: Mode): Promise<{ xrds: Json[]; generated: Json[] }> {
+  const crossplane = await startCrossplane(api, api.dir);
+  try {
+    const client = api.client;
+    // Crossplane's own CRDs are the ones its binary installed; ../shared has a newer release's.
+    const own = new Set(readdirSync(CROSSPLANE_CRDS).filter((f) => f.endsWith('.yaml')).map((f) => f.replace(/^([^_]+)_(.+)\.yaml$/, '$2.$1')));
+    await installCrds(client, sharedCrds(api.caPem).map((c) => c.crd).filter((crd) => !own.has(String(crd['metadata']['name']))));
+    await crossplaneReady(crossplane);
+    const { xrds, compositions, meta } = packageDocs(mode);
+    for (const xrd of xrds) await install(client, xrd);
+    for (const c of compositions) await install(client, c);
+    for (const m of meta) await install(client, { ...m, metadata: { ...m['metadata'], namespace: 'crossplane-system' } });
+    const generated: Json[] = [];
+    for (const xrd of xrds) generated.push(...(await establishXrd(client, xrd)));
+    return { xrds, generated };
+  } finally {
+    await crossplane.proc.stop();
+  }
 }
 
 /** The namespace an example goes to: its own, else team-a (as the README applies them with -n team-a). */

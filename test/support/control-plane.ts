@@ -194,6 +194,77 @@ function storageClasses(): Json[] {
   return [sc('standard', true, true), sc('fixed', false, false)];
 }
 
+export interface CrossplaneCore {
+  proc: Proc;
+  /** Crossplane's CA Secret (tls.crt, tls.key), as core init wrote it. */
+  caSecret: Record<string, Buffer>;
+  /** Its readiness endpoint: http://127.0.0.1:PORT/readyz. */
+  healthPort: number;
+}
+
+/**
+ * Crossplane on an API server: `core init` as the Helm chart's init container
+ * runs it (its CRDs, CA and client certificate Secrets, the Lock), then
+ * `core start` with the External package runtime and webhooks off.
+ */
+export async function startCrossplane(api: ApiServer, dir: string, opts: { detached?: boolean } = {}): Promise<CrossplaneCore> {
+  const client = api.client;
+  const logs = fileOf(dir, 'logs');
+  mkdirSync(logs, { recursive: true });
+  const env = { ...process.env, KUBECONFIG: api.kubeconfigPath };
+  await applyManifest(client, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CROSSPLANE_NAMESPACE } });
+  const initArgs = [
+    'core',
+    'init',
+    `--namespace=${CROSSPLANE_NAMESPACE}`,
+    '--enable-webhooks=false',
+    `--cr-ds-path=${CROSSPLANE_CRDS}`,
+    '--tlsca-secret-name=crossplane-root-ca',
+    '--tls-client-secret-name=crossplane-tls-client',
+  ];
+  // On a fresh API server the first run fails with `no matches for kind "Lock"`
+  // (its REST mapper predates the CRDs it just made); it is idempotent.
+  let init = await run(toolPath('crossplane'), initArgs, { env });
+  for (let i = 0; i < 5 && init.code !== 0; i++) {
+    await sleep(500);
+    init = await run(toolPath('crossplane'), initArgs, { env });
+  }
+  writeFileSync(fileOf(logs, 'crossplane-init.log'), init.stdout + init.stderr);
+  if (init.code !== 0) throw new Error(`crossplane core init failed:\n${tail(fileOf(logs, 'crossplane-init.log'))}`);
+  const clientSecret = await secretData(client, CROSSPLANE_NAMESPACE, 'crossplane-tls-client');
+  const caSecret = await secretData(client, CROSSPLANE_NAMESPACE, 'crossplane-root-ca');
+  if (!clientSecret?.['tls.crt'] || !caSecret?.['tls.key']) throw new Error('crossplane core init wrote no crossplane-tls-client or crossplane-root-ca Secret');
+  const clientCerts = fileOf(dir, 'crossplane-tls-client');
+  writeCertDir(clientCerts, { 'tls.crt': clientSecret['tls.crt'], 'tls.key': clientSecret['tls.key']!, 'ca.crt': clientSecret['ca.crt']! });
+  const cache = fileOf(dir, 'xpkg-cache');
+  mkdirSync(cache, { recursive: true });
+  const [metricsPort, healthPort] = [await freePort(), await freePort()];
+  const proc = spawnLogged(
+    'crossplane',
+    toolPath('crossplane'),
+    [
+      'core',
+      'start',
+      `--namespace=${CROSSPLANE_NAMESPACE}`,
+      '--enable-webhooks=false',
+      '--package-runtime=External',
+      `--tls-client-certs-dir=${clientCerts}`,
+      `--xpkg-cache-dir=${cache}`,
+      `--metrics-port=${metricsPort}`,
+      `--health-probe-port=${healthPort}`,
+      '--debug',
+    ],
+    fileOf(logs, 'crossplane.log'),
+    { detached: opts.detached ?? false, env },
+  );
+  return { proc, caSecret, healthPort };
+}
+
+/** Waits until Crossplane's readiness endpoint answers. */
+export async function crossplaneReady(xp: CrossplaneCore, timeoutMs = 60_000): Promise<void> {
+  await waitFor('crossplane', xp.proc, timeoutMs, async () => (await fetch(`http://127.0.0.1:${xp.healthPort}/readyz`).catch(() => undefined))?.status === 200);
+}
+
 /**
  * Brings the control plane up in `opts.dir`, stage by stage, recording how
  * long each took. On any failure everything started so far is stopped.
@@ -287,57 +358,17 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     lap('controllers, scheduler, kwok nodes Ready');
 
     // 3. Crossplane: what the Helm chart's init container does, then the core.
-    await applyManifest(client, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CROSSPLANE_NAMESPACE } });
-    const initArgs = [
-      'core',
-      'init',
-      `--namespace=${CROSSPLANE_NAMESPACE}`,
-      '--enable-webhooks=false',
-      `--cr-ds-path=${CROSSPLANE_CRDS}`,
-      '--tlsca-secret-name=crossplane-root-ca',
-      '--tls-client-secret-name=crossplane-tls-client',
-    ];
-    // On a fresh API server the first run fails with `no matches for kind "Lock"`
-    // (its REST mapper predates the CRDs it just made); it is idempotent.
-    let init = await run(toolPath('crossplane'), initArgs, { env: kubeEnv });
-    for (let i = 0; i < 5 && init.code !== 0; i++) {
-      await sleep(500);
-      init = await run(toolPath('crossplane'), initArgs, { env: kubeEnv });
-    }
-    writeFileSync(fileOf(logs, 'crossplane-init.log'), init.stdout + init.stderr);
-    if (init.code !== 0) throw new Error(`crossplane core init failed:\n${tail(fileOf(logs, 'crossplane-init.log'))}`);
-    const clientSecret = await secretData(client, CROSSPLANE_NAMESPACE, 'crossplane-tls-client');
-    const caSecret = await secretData(client, CROSSPLANE_NAMESPACE, 'crossplane-root-ca');
-    if (!clientSecret?.['tls.crt'] || !caSecret?.['tls.key']) throw new Error('crossplane core init wrote no crossplane-tls-client or crossplane-root-ca Secret');
-    const clientCerts = fileOf(dir, 'crossplane-tls-client');
-    writeCertDir(clientCerts, { 'tls.crt': clientSecret['tls.crt'], 'tls.key': clientSecret['tls.key']!, 'ca.crt': clientSecret['ca.crt']! });
+    const xp = await startCrossplane(api, dir, { detached });
+    processes.push(xp.proc);
+    const { caSecret } = xp;
+    const crossplane = xp.proc;
     lap('crossplane core init');
-
-    const [metricsPort, healthPort] = [await freePort(), await freePort()];
-    const crossplane = start(
-      'crossplane',
-      toolPath('crossplane'),
-      [
-        'core',
-        'start',
-        `--namespace=${CROSSPLANE_NAMESPACE}`,
-        '--enable-webhooks=false',
-        '--package-runtime=External',
-        `--tls-client-certs-dir=${clientCerts}`,
-        `--xpkg-cache-dir=${fileOf(dir, 'xpkg-cache')}`,
-        `--metrics-port=${metricsPort}`,
-        `--health-probe-port=${healthPort}`,
-        '--debug',
-      ],
-      kubeEnv,
-    );
-    mkdirSync(fileOf(dir, 'xpkg-cache'), { recursive: true });
 
     // 4. The function's server certificate, signed by Crossplane's CA in the
     // shape its package runtime makes (the Service's names), plus localhost,
     // the name the external runtime gives Crossplane to dial here.
     const caDir = fileOf(dir, 'crossplane-root-ca');
-    writeCertDir(caDir, { 'tls.crt': caSecret['tls.crt']!, 'tls.key': caSecret['tls.key'] });
+    writeCertDir(caDir, { 'tls.crt': caSecret['tls.crt']!, 'tls.key': caSecret['tls.key']! });
     const serverCerts = fileOf(dir, 'function-tls-server');
     execFileSync(toolPath('xp-certs'), ['sign', '--ca', caDir, '--usage', 'server', '--out', serverCerts, ...[...FUNCTION_DNS, 'localhost'].flatMap((d) => ['--dns', d])]);
 
@@ -376,10 +407,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       `--function-endpoint=localhost:${functionPort}`,
       `--function-certs=${serverCerts}`,
     ]);
-    await waitFor('crossplane', crossplane, 60_000, async () => {
-      const r = await fetch(`http://127.0.0.1:${healthPort}/readyz`).catch(() => undefined);
-      return r?.status === 200;
-    });
+    await crossplaneReady(xp);
     lap('crossplane core ready');
 
     // 8. The Function, installed by Crossplane's package manager.
