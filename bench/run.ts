@@ -25,7 +25,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateDBInstanceCommand, RDSClient } from '@aws-sdk/client-rds';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { makeCerts } from '../test/support/certs.js';
+import { makeCerts } from '../dev/infra/pki.js';
 import { type Moto, motoBinary, startMoto } from '../test/support/moto.js';
 import { buildCases, type Case, checkAnswer } from './cases.js';
 import { latencyChart, type Panel } from './chart.js';

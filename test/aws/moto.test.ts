@@ -18,7 +18,7 @@ import { crankSkipReason, render, xrOf } from '../support/crank.js';
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
 import { dial } from '../support/grpc-client.js';
 import { freePort, type Moto, motoSkipReason, startMoto } from '../support/moto.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 
 const ACCESS_KEY = 'AKIAFUNCTIONPLATFORM1';
 const SECRET_KEY = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYfunctionplatform';

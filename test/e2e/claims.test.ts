@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Json } from '../support/apiserver.js';
 import { type ControlPlane, controlPlaneSkipReason, secretData } from '../support/control-plane.js';
 import { conditionOf, controlPlaneForSuite, ensureNamespace, eventually, readyAndSynced, table } from '../support/e2e.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 
 const skip = controlPlaneSkipReason('e2e: claims under real Crossplane', { claims: true });
 const NS = 'team-a';

@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import type { Json } from '../support/apiserver.js';
 import { applyManifest, type ControlPlane, controlPlaneSkipReason, secretData } from '../support/control-plane.js';
 import { controlPlaneForSuite, ensureNamespace, eventually, readyAndSynced } from '../support/e2e.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 
 const skip = controlPlaneSkipReason('e2e: a Database on AWS under real Crossplane');
 const NS = 'team-a';

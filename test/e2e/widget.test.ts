@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Json } from '../support/apiserver.js';
 import { type ControlPlane, controlPlaneSkipReason } from '../support/control-plane.js';
 import { conditionOf, controlPlaneForSuite, ensureNamespace, eventsOf, eventually, readyAndSynced, table } from '../support/e2e.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 import { toolPath } from '../support/tools.js';
 
 const skip = controlPlaneSkipReason('e2e: Widgets under real Crossplane');

@@ -14,7 +14,7 @@ import { type RunFunctionRequest, Severity } from '@crossplane-org/function-sdk-
 import { buildRequest, readYamlObjects } from '../../src/render.js';
 import { callLikeCrossplane, type CrossplaneCerts, FUNCTION_AUTHORITY, makeCrossplaneCerts, pem, XP_CERTS_TOOLS } from '../support/crossplane-tls.js';
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 import { toolsSkipReason } from '../support/tools.js';
 import { dialWire } from '../support/wire.js';
 

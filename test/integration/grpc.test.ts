@@ -7,10 +7,10 @@ import * as grpc from '@grpc/grpc-js';
 import { Ready, Severity } from '@crossplane-org/function-sdk-typescript';
 import type { Obj } from '../../src/kube.js';
 import { buildRequest, readYamlObjects } from '../../src/render.js';
-import { makeCerts, type TestCerts } from '../support/certs.js';
+import { makeCerts, type TestCerts } from '../../dev/infra/pki.js';
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
 import { dial, type FunctionClient } from '../support/grpc-client.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 
 const seed = readYamlObjects(`${repoRoot}/examples/widget/seed.yaml`)[0]!;
 const ready = readYamlObjects(`${repoRoot}/examples/widget/observed/ready.yaml`);

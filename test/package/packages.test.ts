@@ -11,7 +11,7 @@ import { parse, stringify } from 'yaml';
 import type { Obj } from '../../src/kube.js';
 import { readYamlObjects, render } from '../../src/render.js';
 import { findCrank } from '../support/crank.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 import { validateObject } from '../support/schemas.js';
 import { startFunction } from '../support/function-process.js';
 

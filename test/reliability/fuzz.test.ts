@@ -24,7 +24,7 @@ import { buildRequest, readYamlObjects } from '../../src/render.js';
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
 import { fuzzCase, type FuzzCase, nextRequest } from '../support/fuzz-requests.js';
 import { answerProblems, fatalOf, fingerprint, identities } from '../support/invariants.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 import { alive, dialWire, mapConcurrent, type Outcome, watchStderr, type WireClient } from '../support/wire.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);

@@ -14,7 +14,7 @@ import { buildRequest, readYamlObjects } from '../../src/render.js';
 import { MAX_REQUEST_BYTES } from '../../src/server.js';
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
 import { answerProblems, asReceived, fatalOf } from '../support/invariants.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 import { alive, dialWire, type WireClient } from '../support/wire.js';
 
 const MiB = 1024 * 1024;

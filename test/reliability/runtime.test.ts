@@ -14,7 +14,7 @@ import type { Obj } from '../../src/kube.js';
 import { buildRequest, readYamlObjects } from '../../src/render.js';
 import { type FakeAws, startFakeAws } from '../support/fake-aws.js';
 import { fatalOf } from '../support/invariants.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 import { canSwitchUser, CROSSPLANE_UID, type Started, startWith } from '../support/run-to-exit.js';
 import { dialWire, type WireClient } from '../support/wire.js';
 

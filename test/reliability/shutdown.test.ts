@@ -17,7 +17,7 @@ import { buildRequest, readYamlObjects } from '../../src/render.js';
 import { type FakeAws, startFakeAws } from '../support/fake-aws.js';
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
 import { answerProblems, asReceived, fatalOf } from '../support/invariants.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 import { alive, dialWire, type Outcome, watchStderr, type WireClient } from '../support/wire.js';
 
 /** Calls held at AWS when SIGTERM arrives (below the AWS SDK's 50 sockets per endpoint). */

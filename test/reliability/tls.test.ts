@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { buildRequest, readYamlObjects } from '../../src/render.js';
-import { makeCerts, type TestCerts } from '../support/certs.js';
+import { makeCerts, type TestCerts } from '../../dev/infra/pki.js';
 import { startFunction } from '../support/function-process.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 import { canSwitchUser, CROSSPLANE_UID, runToExit } from '../support/run-to-exit.js';
 import { dialWire } from '../support/wire.js';
 

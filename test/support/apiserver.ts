@@ -17,7 +17,8 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, type Proc, spawnLogged, tail, waitFor } from './processes.js';
+import { newPki } from '../../dev/infra/pki.js';
+import { freePort, type Proc, spawnLogged, tail, waitFor } from '../../dev/infra/processes.js';
 import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { inCI } from './crank.js';
@@ -62,11 +63,7 @@ export function apiServerSkipReason(suite: string): string | undefined {
   return reason;
 }
 
-function openssl(cwd: string, ...args: string[]): void {
-  execFileSync('openssl', args, { cwd, stdio: 'pipe' });
-}
-
-export interface Pki {
+export interface KubePki {
   dir: string;
   ca: string;
   serverCert: string;
@@ -78,25 +75,16 @@ export interface Pki {
 }
 
 /** A CA, the server's certificate (127.0.0.1, localhost), an admin client certificate and service-account keys. */
-export function makePki(dir: string): Pki {
-  mkdirSync(dir, { recursive: true });
-  const key = (name: string) => openssl(dir, 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', `${name}.key`);
-  key('ca');
-  openssl(dir, 'req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=fp-test-kube-ca', '-days', '2', '-out', 'ca.crt',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature');
-  const signed = (name: string, subj: string, ext: string) => {
-    key(name);
-    openssl(dir, 'req', '-new', '-key', `${name}.key`, '-subj', subj, '-out', `${name}.csr`);
-    writeFileSync(join(dir, `${name}.ext`), ext);
-    openssl(dir, 'x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.crt`);
-  };
-  signed('apiserver', '/CN=kube-apiserver', 'subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc,IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n');
+export function makeKubePki(dir: string): KubePki {
+  const pki = newPki(dir, '/CN=fp-test-kube-ca');
+  const server = pki.sign('apiserver', '/CN=kube-apiserver', 'subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc,IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n');
   // O=system:masters: the group RBAC lets do everything, as kubeadm's admin.conf.
-  signed('admin', '/O=system:masters/CN=fp-test-admin', 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n');
-  key('sa');
-  openssl(dir, 'pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub');
-  const p = (f: string) => join(dir, f);
-  return { dir, ca: p('ca.crt'), serverCert: p('apiserver.crt'), serverKey: p('apiserver.key'), clientCert: p('admin.crt'), clientKey: p('admin.key'), saKey: p('sa.key'), saPub: p('sa.pub') };
+  const admin = pki.sign('admin', '/O=system:masters/CN=fp-test-admin', 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n');
+  // The service-account signing key pair: a leaf's key serves, its public half verifies.
+  const sa = pki.selfSigned('sa', '/CN=service-accounts');
+  const saPub = join(dir, 'sa.pub');
+  execFileSync('openssl', ['pkey', '-in', sa.key, '-pubout', '-out', saPub], { stdio: 'pipe' });
+  return { dir, ca: pki.ca, serverCert: server.cert, serverKey: server.key, clientCert: admin.cert, clientKey: admin.key, saKey: sa.key, saPub };
 }
 
 interface Probe {
@@ -129,7 +117,7 @@ export interface ApiServer {
   caPem: string;
   /** The directory holding certificates, etcd data and logs. */
   dir: string;
-  pki: Pki;
+  pki: KubePki;
   /** etcd and kube-apiserver. */
   processes: Proc[];
   /** How long startup took, in ms. */
@@ -170,7 +158,7 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
   };
   const spawnOpts = { detached: opts.detached ?? false };
   try {
-    const pki = makePki(join(dir, 'pki'));
+    const pki = makeKubePki(join(dir, 'pki'));
     const [clientPort, peerPort, securePort] = [await freePort(), await freePort(), await freePort()];
     const etcdUrl = `http://127.0.0.1:${clientPort}`;
     etcd = spawnLogged('etcd', bins.etcd, [

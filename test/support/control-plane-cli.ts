@@ -5,8 +5,8 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { type ControlPlaneState, startControlPlane, stopRecorded } from './control-plane.js';
-import { repoRoot } from './paths.js';
-import { runs } from './processes.js';
+import { repoRoot } from '../../dev/infra/paths.js';
+import { runs } from '../../dev/infra/processes.js';
 
 const dir = join(repoRoot, '.cache', 'cluster');
 const stateFile = join(dir, 'state.json');

@@ -20,8 +20,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ApiError, type ApiServer, type Json, type KubeClient, startApiServer } from './apiserver.js';
 import { FUNCTION_DNS } from './crossplane-tls.js';
-import { repoRoot } from './paths.js';
-import { freePort, type Proc, type ProcessRecord, spawnLogged, stopPid, tail, waitFor } from './processes.js';
+import { repoRoot } from '../../dev/infra/paths.js';
+import { freePort, type Proc, type ProcessRecord, spawnLogged, stopPid, tail, waitFor } from '../../dev/infra/processes.js';
 import { toolPath, toolsSkipReason } from './tools.js';
 
 export const CROSSPLANE_NAMESPACE = 'crossplane-system';

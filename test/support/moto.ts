@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { inCI } from './crank.js';
-import { repoRoot } from './paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 
 export interface Moto {
   endpoint: string;

@@ -3,7 +3,7 @@
 // user, as Crossplane runs it (uid/gid 2000), which needs the tests to run as root.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { repoRoot } from './paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 
 export interface Exit {
   code: number | null;

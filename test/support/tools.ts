@@ -3,7 +3,7 @@
 // an error, because a skipped suite would look like a passing one.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot } from './paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 
 /** CI=true/1/anything except empty, "0" and "false" means we are in CI. */
 export function inCI(): boolean {

@@ -9,7 +9,7 @@ import { runFunction } from '../../src/function.js';
 import type { Obj } from '../../src/kube.js';
 import { buildRequest } from '../../src/render.js';
 import { dnsLabel } from '../../src/names.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 
 function fatalOf(xr: Obj | undefined, input?: Obj): string | undefined {
   const req = buildRequest(xr ?? {}, [], [], input);

@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import { runFunction } from '../../src/function.js';
 import { answer, buildRequest, readYamlObjects } from '../../src/render.js';
 import { decodeRunFunctionRequest, encodeRunFunctionResponse } from '../../src/wire.js';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 import { request, response } from '../support/wire-arbitraries.js';
 
 const sdkEncodeRsp = (m: RunFunctionResponse) => Buffer.from(RunFunctionResponse.encode(m).finish());

@@ -9,8 +9,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FunctionRunnerServiceService, type RunFunctionRequest, type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk-typescript';
 import { parse } from 'yaml';
-import { record, str } from './kube.js';
-import { assemble, buildRequest, readYamlObjects, runWithRequirements } from './render.js';
+import { record, str } from '../src/kube.js';
+import { assemble, buildRequest, readYamlObjects, runWithRequirements } from '../src/render.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const examples = join(root, 'examples');
