@@ -7,26 +7,10 @@
 // their desired objects are wrapped afterwards. (Unwrapping serves both modes:
 // in-cluster high availability composes namespaced Objects too.)
 import type { Owner } from './blueprints/blueprint.js';
-import { groupOf, isObj, kindOf, nameOf, record, str, type Obj } from './kube.js';
+import { clusterScopedApiVersion, isProviderKubernetesObject, wrappedManifest } from './kinds/index.js';
+import { isObj, kindOf, nameOf, record, str, type Obj } from './kube.js';
 
 const OBJECT_API = 'kubernetes.crossplane.io/v1alpha2';
-const NAMESPACED_OBJECT_GROUP = 'kubernetes.m.crossplane.io';
-
-/** Namespaced (v2) managed resources and the cluster-scoped version that has the same shape. */
-const CLUSTER_SCOPED: Record<string, string> = {
-  'rds.aws.m.upbound.io/Instance': 'rds.aws.upbound.io/v1beta3',
-  'rds.aws.m.upbound.io/SubnetGroup': 'rds.aws.upbound.io/v1beta1',
-  's3.aws.m.upbound.io/Bucket': 's3.aws.upbound.io/v1beta2',
-  's3.aws.m.upbound.io/BucketVersioning': 's3.aws.upbound.io/v1beta2',
-  's3.aws.m.upbound.io/BucketServerSideEncryptionConfiguration': 's3.aws.upbound.io/v1beta2',
-  's3.aws.m.upbound.io/BucketPublicAccessBlock': 's3.aws.upbound.io/v1beta1',
-  's3.aws.m.upbound.io/BucketLifecycleConfiguration': 's3.aws.upbound.io/v1beta2',
-};
-
-function isProviderKubernetesObject(obj: unknown): boolean {
-  const group = groupOf(obj);
-  return kindOf(obj) === 'Object' && (group === 'kubernetes.crossplane.io' || group === NAMESPACED_OBJECT_GROUP);
-}
 
 /** A cluster-wide unique name for something that lives in the claim's namespace. */
 function clusterName(owner: Owner, name: string, kind?: string): string {
@@ -41,7 +25,7 @@ function clusterName(owner: Owner, name: string, kind?: string): string {
  */
 export function unwrap(observed: Obj): Obj {
   if (!isProviderKubernetesObject(observed)) return observed;
-  const desired = record(observed, 'spec', 'forProvider', 'manifest') ?? {};
+  const desired = wrappedManifest(observed) ?? {};
   const seen = record(observed, 'status', 'atProvider', 'manifest');
   if (!seen) return desired;
   if (kindOf(seen) === 'Secret' && !isObj(seen['data']) && isObj(desired['data'])) return { ...seen, data: desired['data'] };
@@ -84,12 +68,9 @@ function clusterScopedManagedResource(owner: Owner, obj: Obj, apiVersion: string
 
 /** What a claim's composite composes in place of a blueprint's object. */
 export function wrap(owner: Owner, obj: Obj): Obj {
-  const group = groupOf(obj);
-  const scoped = CLUSTER_SCOPED[`${group}/${kindOf(obj)}`];
+  const scoped = clusterScopedApiVersion(obj);
   if (scoped) return clusterScopedManagedResource(owner, obj, scoped);
-  if (group === NAMESPACED_OBJECT_GROUP && kindOf(obj) === 'Object') {
-    const manifest = record(obj, 'spec', 'forProvider', 'manifest') ?? {};
-    return objectFor(owner, manifest, record(obj, 'spec')?.['managementPolicies']);
-  }
+  // A namespaced Object the blueprint composes (its management policies matter) becomes a cluster-scoped one.
+  if (isProviderKubernetesObject(obj)) return objectFor(owner, wrappedManifest(obj) ?? {}, record(obj, 'spec')?.['managementPolicies']);
   return objectFor(owner, obj, undefined);
 }

@@ -19,7 +19,7 @@ import { unwrap, wrap } from './claims.js';
 import { FatalError } from './errors.js';
 import { randomBytes } from 'node:crypto';
 import { condition, isObj, record, str, type Obj } from './kube.js';
-import { judge, type Verdict } from './readiness.js';
+import { judge, type Verdict } from './kinds/index.js';
 import { guardNothingLost } from './safety.js';
 import { SpecError, unknownFields } from './spec/validate.js';
 

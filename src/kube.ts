@@ -1,5 +1,6 @@
 // Plain Kubernetes objects as they travel through the function: JSON-shaped
 // records, read defensively because observed state is whatever the cluster says.
+import { wrappedManifest } from './kinds/provider-kubernetes.js';
 
 /** A Kubernetes object as JSON. */
 export type Obj = Record<string, unknown>;
@@ -77,7 +78,6 @@ export function groupOf(obj: unknown): string {
  * provider-kubernetes Object is named by what it wraps, the thing the user knows.
  */
 export function describe(obj: unknown, fallbackKey = ''): string {
-  const inner = kindOf(obj) === 'Object' ? record(obj, 'spec', 'forProvider', 'manifest') : undefined;
-  const shown = inner ?? obj;
+  const shown = wrappedManifest(obj) ?? obj;
   return `${kindOf(shown) || 'resource'} ${nameOf(shown) || fallbackKey || '(unnamed)'}`;
 }

@@ -3,29 +3,8 @@
 // exists, must stay desired on every call. One check, for every blueprint.
 import type { Plan } from './blueprints/blueprint.js';
 import { FatalError } from './errors.js';
-import { describe, groupOf, kindOf, record, type Obj } from './kube.js';
-
-/** group/kind of everything that holds data someone would miss. */
-const DATA_HOLDERS = new Set([
-  'apps/StatefulSet',
-  '/PersistentVolumeClaim',
-  '/Secret',
-  'postgresql.cnpg.io/Cluster',
-  'rds.aws.upbound.io/Instance',
-  'rds.aws.m.upbound.io/Instance',
-  's3.aws.upbound.io/Bucket',
-  's3.aws.m.upbound.io/Bucket',
-]);
-
-/** Does this observed object hold data? provider-kubernetes Objects are judged by what they wrap. */
-export function holdsData(obj: Obj): boolean {
-  const group = groupOf(obj);
-  if (kindOf(obj) === 'Object' && (group === 'kubernetes.crossplane.io' || group === 'kubernetes.m.crossplane.io')) {
-    const wrapped = record(obj, 'spec', 'forProvider', 'manifest');
-    return wrapped !== undefined && holdsData(wrapped);
-  }
-  return DATA_HOLDERS.has(`${group}/${kindOf(obj)}`);
-}
+import { holdsData } from './kinds/index.js';
+import { describe, type Obj } from './kube.js';
 
 /** Throws (so the call answers Fatal) when the plan would drop an observed data holder. */
 export function guardNothingLost(plan: Plan, observed: ReadonlyMap<string, Obj>): void {

@@ -2,7 +2,7 @@
 // observed state to desired resources, and a reading of how they are doing.
 import type { AwsFacts } from '../aws/facts.js';
 import { describe, type Obj } from '../kube.js';
-import type { Verdict } from '../readiness.js';
+import type { Verdict } from '../kinds/index.js';
 
 /** Where composed objects go and whom they belong to. */
 export interface Owner {
@@ -83,11 +83,16 @@ export interface Blueprint<Spec = unknown> {
   summarize(input: BlueprintInput<Spec>, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary;
 }
 
-/** The first desired resource that is not ready, as "Kind name: detail". */
-export function firstBlocker(plan: Plan, verdicts: ReadonlyMap<string, Verdict>): string | undefined {
+/** The first desired resource that is not ready: its verdict, and "Kind name: detail" for the user. */
+export function firstBlocking(plan: Plan, verdicts: ReadonlyMap<string, Verdict>): { key: string; verdict: Verdict; message: string } | undefined {
   for (const { key, object } of plan.resources) {
     const verdict = verdicts.get(key);
-    if (verdict && !verdict.ready) return `${describe(object, key)}: ${verdict.detail}`;
+    if (verdict && !verdict.ready) return { key, verdict, message: `${describe(object, key)}: ${verdict.detail}` };
   }
   return undefined;
+}
+
+/** The first blocker's message (see firstBlocking). */
+export function firstBlocker(plan: Plan, verdicts: ReadonlyMap<string, Verdict>): string | undefined {
+  return firstBlocking(plan, verdicts)?.message;
 }

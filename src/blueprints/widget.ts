@@ -8,7 +8,7 @@ import type { V1Deployment, V1Ingress, V1PodDisruptionBudget, V1PodSecurityConte
 import { type WidgetSpec, widgetSpecSchema } from '../generated/schemas.js';
 import { field, num, record, str, type Obj } from '../kube.js';
 import { dnsLabel } from '../names.js';
-import { judge, type Verdict } from '../readiness.js';
+import { judge, type Verdict } from '../kinds/index.js';
 import type { ValidateFunction } from 'ajv';
 import * as validators from '../generated/validators.js';
 import { SpecError, specValidator } from '../spec/validate.js';
@@ -277,7 +277,7 @@ function summarize(input: BlueprintInput<WidgetSpec>, plan: Plan, verdicts: Read
   const warnings: Summary['warnings'] = [];
   for (const { key, object } of plan.resources) {
     const v = verdicts.get(key);
-    if (v && !v.ready && v.detail.startsWith('rollout stuck')) {
+    if (v?.state === 'stuck') {
       warnings.push({ reason: 'RolloutStuck', message: `Deployment ${String(field(object, 'metadata', 'name'))}: ${v.detail}` });
     }
   }

@@ -5,8 +5,8 @@ import { type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk
 import type { Obj } from '../../src/kube.js';
 import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
 import { runFunction } from '../../src/function.js';
+import { isProviderKubernetesObject as isWrapper } from '../../src/kinds/index.js';
 
-const isWrapper = (o: Obj | undefined) => o?.['kind'] === 'Object' && String(o['apiVersion']).startsWith('kubernetes.crossplane.io/');
 
 export class Loop {
   /** The objects as the cluster has them, by composition-resource name (for a claim: what the Objects wrap). */

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { judge } from '../../src/readiness.js';
+import { judge } from '../../src/kinds/index.js';
 
 const dep = (status: object, spec: object = { replicas: 3 }, generation = 2) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', generation }, spec, status });
 
 describe('readiness per kind', () => {
   test('nothing observed is not ready', () => {
-    assert.deepEqual(judge(undefined), { ready: false, detail: 'not created yet' });
+    assert.deepEqual(judge(undefined), { state: 'absent', ready: false, detail: 'not created yet' });
   });
 
   test('Deployment: available at full size, current generation, Available condition', () => {
@@ -35,7 +35,7 @@ describe('readiness per kind', () => {
     assert.equal(judge({ apiVersion: 'v1', kind: 'Service', spec: { clusterIP: 'None' } }).ready, true);
     assert.equal(judge({ apiVersion: 'v1', kind: 'Service', spec: {} }).ready, false);
     const lb = { apiVersion: 'v1', kind: 'Service', spec: { type: 'LoadBalancer', clusterIP: '10.0.0.2' } };
-    assert.deepEqual(judge(lb), { ready: false, detail: 'waiting for a load-balancer address' });
+    assert.deepEqual(judge(lb), { state: 'progressing', ready: false, detail: 'waiting for a load-balancer address' });
     assert.equal(judge({ ...lb, status: { loadBalancer: { ingress: [{ hostname: 'x.elb.amazonaws.com' }] } } }).ready, true);
   });
 
@@ -54,7 +54,7 @@ describe('readiness per kind', () => {
 
   test('PVC is ready when Bound', () => {
     assert.equal(judge({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', status: { phase: 'Bound' } }).ready, true);
-    assert.deepEqual(judge({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', status: { phase: 'Pending' } }), { ready: false, detail: 'volume Pending' });
+    assert.deepEqual(judge({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', status: { phase: 'Pending' } }), { state: 'progressing', ready: false, detail: 'volume Pending' });
   });
 
   test('Job: complete, failed, running; CronJob: scheduled unless suspended', () => {
@@ -97,5 +97,29 @@ describe('readiness per kind', () => {
 
   test('anything being deleted is not ready', () => {
     assert.equal(judge({ apiVersion: 'v1', kind: 'Secret', metadata: { deletionTimestamp: '2026-01-01T00:00:00Z' } }).ready, false);
+  });
+});
+
+describe('verdict states: what code decides on, never read out of the detail', () => {
+  const dep = (status: object, generation = 2) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', generation }, spec: { replicas: 3 }, status });
+  const full = { observedGeneration: 2, updatedReplicas: 3, availableReplicas: 3, conditions: [{ type: 'Available', status: 'True' }] };
+  test('a Deployment: ready, updating (new spec), progressing (pods coming back), stuck (deadline)', () => {
+    assert.equal(judge(dep(full)).state, 'ready');
+    assert.equal(judge(dep({ ...full, observedGeneration: 1 })).state, 'updating');
+    assert.equal(judge(dep({ ...full, updatedReplicas: 1 })).state, 'updating');
+    assert.equal(judge(dep({ ...full, availableReplicas: 1 })).state, 'progressing');
+    assert.equal(judge(dep({ ...full, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }] })).state, 'stuck');
+  });
+  test('a Job that failed is failed; an RDS instance says from AWS whether it is changing or failed', () => {
+    assert.equal(judge({ apiVersion: 'batch/v1', kind: 'Job', status: { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] } }).state, 'failed');
+    const rds = (status: string) => ({ apiVersion: 'rds.aws.m.upbound.io/v1beta1', kind: 'Instance', status: { atProvider: { status }, conditions: [{ type: 'Ready', status: 'False', reason: 'Unavailable' }] } });
+    assert.equal(judge(rds('modifying')).state, 'updating');
+    assert.equal(judge(rds('configuring-log-exports')).state, 'updating');
+    assert.equal(judge(rds('storage-full')).state, 'failed');
+    assert.equal(judge(rds('creating')).state, 'progressing');
+  });
+  test('a provider-kubernetes Object carries the state of what it wraps', () => {
+    const obj = { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Object', status: { conditions: [{ type: 'Ready', status: 'True' }], atProvider: { manifest: dep({ ...full, observedGeneration: 1 }) } } };
+    assert.equal(judge(obj).state, 'updating');
   });
 });

@@ -2,12 +2,12 @@
 // backups, and refusal of every change that would lose data.
 import { type DatabaseSpec, databaseSpecSchema } from '../../generated/schemas.js';
 import { condition, field, list, num, record, str, type Obj } from '../../kube.js';
-import type { Verdict } from '../../readiness.js';
+import type { Verdict } from '../../kinds/index.js';
 import { cronProblem } from '../../spec/cron.js';
 import type { ValidateFunction } from 'ajv';
 import * as validators from '../../generated/validators.js';
 import { SpecError, specValidator } from '../../spec/validate.js';
-import { type Blueprint, type BlueprintInput, firstBlocker, type Plan, type Summary } from '../blueprint.js';
+import { type Blueprint, type BlueprintInput, firstBlocking, type Plan, type Summary } from '../blueprint.js';
 import { AWS_KEYS, awsBackupStatus, composeAws, instanceAddress, rdsIdentifier } from './aws.js';
 import {
   clusterBackupStatus,
@@ -138,11 +138,11 @@ function compose(input: BlueprintInput<DatabaseSpec>): Plan {
 type Phase = 'Provisioning' | 'Ready' | 'Updating' | 'Degraded';
 
 /** Provisioning until first ready; after that, a change in flight is Updating and anything else Degraded. */
-function phaseOf(ready: boolean, xr: Obj, blocker: string | undefined): Phase {
+function phaseOf(ready: boolean, xr: Obj, blocking: Verdict | undefined): Phase {
   if (ready) return 'Ready';
   const previous = str(xr, 'status', 'phase');
   if (previous === undefined || previous === 'Provisioning') return 'Provisioning';
-  return /rollout pending|updated|modifying|upgrading|storage-optimization|resizing|backing-up|configuring/i.test(blocker ?? '') ? 'Updating' : 'Degraded';
+  return blocking?.state === 'updating' ? 'Updating' : 'Degraded';
 }
 
 function endpointStatus(input: BlueprintInput<DatabaseSpec>, spec: ResolvedSpec): Obj {
@@ -186,6 +186,8 @@ function summarize(input: BlueprintInput<DatabaseSpec>, plan: Plan, verdicts: Re
   for (const message of facts?.warnings ?? []) warnings.push({ reason: 'AwsUnavailable', message: `${message}${kept}` });
 
   let blocker: string | undefined;
+  // The verdict behind the blocker, when a composed resource is what blocks.
+  let blocking: Verdict | undefined;
   let reason = 'Provisioning';
   if (spec.placement === 'cluster' && usesCnpg(spec)) {
     const operator = cnpgOperator(input);
@@ -197,8 +199,15 @@ function summarize(input: BlueprintInput<DatabaseSpec>, plan: Plan, verdicts: Re
       blocker = 'checking whether the CloudNativePG operator is installed';
     }
   }
-  blocker ??= spec.placement === 'aws' ? rdsBlocker(input, verdicts) : undefined;
-  blocker ??= firstBlocker(plan, verdicts);
+  if (blocker === undefined && spec.placement === 'aws') {
+    blocker = rdsBlocker(input, verdicts);
+    if (blocker !== undefined) blocking = verdicts.get(AWS_KEYS.instance);
+  }
+  if (blocker === undefined) {
+    const first = firstBlocking(plan, verdicts);
+    blocker = first?.message;
+    blocking = first?.verdict;
+  }
   if (blocker === undefined && spec.placement === 'aws' && !status['connectionSecret']) {
     blocker = `waiting for provider-upjet-aws to write the connection Secret of RDS instance ${rdsIdentifier(input)}`;
   }
@@ -212,7 +221,7 @@ function summarize(input: BlueprintInput<DatabaseSpec>, plan: Plan, verdicts: Re
     });
   }
   const ready = blocker === undefined;
-  const phase = phaseOf(ready, input.xr, blocker);
+  const phase = phaseOf(ready, input.xr, blocking);
   status['phase'] = phase;
   if (ready) {
     return { ready, reason: 'Available', message: `${spec.engine} ${spec.version} accepts connections at ${String(status['endpoint'])}`, status, warnings };

@@ -1,0 +1,40 @@
+// apps/v1: Deployments and StatefulSets, judged by what their controllers report.
+import { condition, num, str, type Obj } from '../kube.js';
+import { generationObserved } from './conditions.js';
+import type { Family } from './kind.js';
+import { progressing, ready, stuck, updating, type Verdict } from './verdict.js';
+
+function deployment(obj: Obj): Verdict {
+  const want = num(obj, 'spec', 'replicas') ?? 1;
+  const available = num(obj, 'status', 'availableReplicas') ?? 0;
+  const updated = num(obj, 'status', 'updatedReplicas') ?? 0;
+  const p = condition(obj, 'Progressing');
+  if (p?.status === 'False' && p.reason === 'ProgressDeadlineExceeded') {
+    return stuck(`rollout stuck (${available}/${want} replicas available): ${p.message ?? p.reason}`);
+  }
+  if (!generationObserved(obj)) return updating(`rollout pending (${available}/${want} replicas available)`);
+  if (updated < want) return updating(`${updated}/${want} replicas updated, ${available}/${want} available`);
+  if (available < want) return progressing(`${available}/${want} replicas available`);
+  if (condition(obj, 'Available')?.status === 'False') return progressing(`${available}/${want} replicas available, not Available yet`);
+  return ready(`${available}/${want} replicas available`);
+}
+
+function statefulSet(obj: Obj): Verdict {
+  const want = num(obj, 'spec', 'replicas') ?? 1;
+  const readyReplicas = num(obj, 'status', 'readyReplicas') ?? 0;
+  const updated = num(obj, 'status', 'updatedReplicas') ?? 0;
+  if (!generationObserved(obj)) return updating(`rollout pending (${readyReplicas}/${want} replicas ready)`);
+  const current = str(obj, 'status', 'currentRevision');
+  const update = str(obj, 'status', 'updateRevision');
+  const onDelete = str(obj, 'spec', 'updateStrategy', 'type') === 'OnDelete';
+  if (!onDelete && current !== undefined && update !== undefined && current !== update) {
+    return updating(`${updated}/${want} replicas updated, ${readyReplicas}/${want} ready`);
+  }
+  if (readyReplicas < want) return progressing(`${readyReplicas}/${want} replicas ready`);
+  return ready(`${readyReplicas}/${want} replicas ready`);
+}
+
+export const APPS: Family = [
+  { group: 'apps', kind: 'Deployment', judge: deployment },
+  { group: 'apps', kind: 'StatefulSet', judge: statefulSet, holdsData: true },
+];

@@ -1,0 +1,14 @@
+// CloudNativePG: a Cluster is healthy by its phase (instance counts rise before recovery ends).
+import { str, type Obj } from '../kube.js';
+import type { Family } from './kind.js';
+import { progressing, ready, type Verdict } from './verdict.js';
+
+export const CNPG_HEALTHY = 'Cluster in healthy state';
+
+function cluster(obj: Obj): Verdict {
+  const phase = str(obj, 'status', 'phase');
+  if (phase === CNPG_HEALTHY) return ready('healthy');
+  return progressing(phase ? `phase "${phase}"` : 'waiting for the CloudNativePG operator');
+}
+
+export const CNPG: Family = [{ group: 'postgresql.cnpg.io', kind: 'Cluster', judge: cluster, holdsData: true }];

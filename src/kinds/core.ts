@@ -1,0 +1,29 @@
+// The core group (v1): Services, claims, Secrets and the kinds ready once they exist.
+import { isObj, list, str, type Obj } from '../kube.js';
+import { exists } from './conditions.js';
+import type { Family } from './kind.js';
+import { progressing, ready, type Verdict } from './verdict.js';
+
+export function hasLoadBalancerAddress(obj: Obj): boolean {
+  return list(obj, 'status', 'loadBalancer', 'ingress').some((i) => isObj(i) && (typeof i['ip'] === 'string' || typeof i['hostname'] === 'string'));
+}
+
+function service(obj: Obj): Verdict {
+  const type = str(obj, 'spec', 'type') ?? 'ClusterIP';
+  if (type === 'LoadBalancer') return hasLoadBalancerAddress(obj) ? ready('load balancer has an address') : progressing('waiting for a load-balancer address');
+  if (type === 'ExternalName') return ready();
+  return str(obj, 'spec', 'clusterIP') !== undefined ? ready() : progressing('waiting for a cluster IP');
+}
+
+function pvc(obj: Obj): Verdict {
+  const phase = str(obj, 'status', 'phase') ?? 'Pending';
+  return phase === 'Bound' ? ready('bound') : progressing(`volume ${phase}`);
+}
+
+export const CORE: Family = [
+  { group: '', kind: 'Service', judge: service },
+  { group: '', kind: 'PersistentVolumeClaim', judge: pvc, holdsData: true },
+  { group: '', kind: 'Secret', judge: exists, holdsData: true },
+  { group: '', kind: 'ConfigMap', judge: exists },
+  { group: '', kind: 'ServiceAccount', judge: exists },
+];

@@ -1,0 +1,56 @@
+// The registry of kinds: everything the function knows about a Kubernetes
+// kind, one file per API family. Readiness, the nothing-lost guard, claims
+// mode and the tests' controllers all read it from here.
+import { groupOf, kindOf, str, type Obj } from '../kube.js';
+import { APPS } from './apps.js';
+import { AUTOSCALING } from './autoscaling.js';
+import { AWS_RDS, AWS_S3 } from './aws.js';
+import { BATCH } from './batch.js';
+import { CNPG } from './cnpg.js';
+import { byReadyCondition } from './conditions.js';
+import { CORE } from './core.js';
+import type { Kind } from './kind.js';
+import { NETWORKING } from './networking.js';
+import { POLICY } from './policy.js';
+import { isProviderKubernetesObject, providerKubernetesFamily, wrappedManifest } from './provider-kubernetes.js';
+import { NOT_CREATED, progressing, ready, type Verdict } from './verdict.js';
+
+export type { Kind } from './kind.js';
+export { isProviderKubernetesObject, wrappedManifest } from './provider-kubernetes.js';
+export { NOT_CREATED, type Verdict, type VerdictState } from './verdict.js';
+
+const KINDS = new Map<string, Kind>();
+const key = (group: string, kind: string) => `${group}/${kind}`;
+for (const k of [...APPS, ...CORE, ...BATCH, ...NETWORKING, ...POLICY, ...AUTOSCALING, ...CNPG, ...AWS_RDS, ...AWS_S3, ...providerKubernetesFamily(judge)]) {
+  KINDS.set(key(k.group, k.kind), k);
+}
+
+/** What the registry knows of an object's kind, if anything. */
+export function kindFor(obj: unknown): Kind | undefined {
+  return KINDS.get(key(groupOf(obj), kindOf(obj)));
+}
+
+/** Judges an observed object; undefined means it does not exist (yet). */
+export function judge(observed: Obj | undefined): Verdict {
+  if (!observed) return NOT_CREATED;
+  if (str(observed, 'metadata', 'deletionTimestamp')) return progressing('being deleted');
+  const known = kindFor(observed);
+  if (known) return known.judge(observed);
+  // Anything else that speaks the Ready condition; a kind of an extension API group must, Kubernetes' own need not.
+  const group = groupOf(observed);
+  return byReadyCondition(observed) ?? (group.includes('.') && !group.endsWith('k8s.io') ? progressing('waiting for a Ready condition') : ready());
+}
+
+/** Does this object hold data? A provider-kubernetes Object holds what it wraps. */
+export function holdsData(obj: Obj): boolean {
+  if (isProviderKubernetesObject(obj)) {
+    const wrapped = wrappedManifest(obj);
+    return wrapped !== undefined && holdsData(wrapped);
+  }
+  return kindFor(obj)?.holdsData === true;
+}
+
+/** The cluster-scoped apiVersion of a namespaced managed resource, for claims mode. */
+export function clusterScopedApiVersion(obj: Obj): string | undefined {
+  return kindFor(obj)?.clusterScoped;
+}

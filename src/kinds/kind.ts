@@ -1,0 +1,18 @@
+// What the function knows about one Kubernetes kind, in one place: how to
+// judge it, whether it holds data, and its cluster-scoped form for claims.
+import type { Obj } from '../kube.js';
+import type { Verdict } from './verdict.js';
+
+export interface Kind {
+  group: string;
+  kind: string;
+  /** Readiness of an observed object of this kind (which exists and is not being deleted). */
+  judge(obj: Obj): Verdict;
+  /** Holds data someone would miss: never dropped from desired state once it exists. */
+  holdsData?: boolean;
+  /** For a namespaced managed resource: the apiVersion of its cluster-scoped twin (claims mode). */
+  clusterScoped?: string;
+}
+
+/** The Kind table of one API family. */
+export type Family = readonly Kind[];
