@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { Ready, type RunFunctionRequest, type RunFunctionResponse, Severity, Status } from '@crossplane-org/function-sdk-typescript';
 import { parseAllDocuments, stringify } from 'yaml';
 import { AwsFactsSource } from './aws/facts.js';
-import { runFunction, runFunctionLive } from './function.js';
+import { runFunction } from './function.js';
+import { runFunctionLive } from './live.js';
 import { isObj, record, str, type Obj } from './kube.js';
 
 export const RESOURCE_NAME_ANNOTATION = 'crossplane.io/composition-resource-name';

@@ -6,7 +6,8 @@ import * as tls from 'node:tls';
 import { FunctionRunnerServiceService, RunFunctionRequest, type RunFunctionResponse, Severity, Target } from '@crossplane-org/function-sdk-typescript';
 import { AwsFactsSource } from './aws/facts.js';
 import { EventMemory } from './events.js';
-import { type Log, runFunctionLive } from './function.js';
+import type { Log } from './function.js';
+import { runFunctionLive } from './live.js';
 import { judgeClient, nameOf, readServerTls } from './tls.js';
 import { decodeRunFunctionRequest, encodeRunFunctionResponse } from './wire.js';
 

@@ -6,37 +6,16 @@
 // clients are reused. Failures become warnings, never errors.
 import type { RDSClient } from '@aws-sdk/client-rds';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { AwsAnswer, AwsQuestion } from '../facts.js';
 import { type AwsCredentials, scrub } from './credentials.js';
 
-/** What the function needs to know to ask AWS about one Database. */
-export interface AwsQuery {
-  /** One entry per composite in the cache. */
-  cacheKey: string;
-  region: string;
+/** What the function asks AWS about one Database: the blueprint's question, with the step's credentials. */
+export interface AwsQuery extends AwsQuestion {
   credentials: AwsCredentials;
   endpoint?: string;
-  /** The instance does not exist yet: check that it can be ordered. */
-  beforeCreation: boolean;
-  identifier: string;
-  bucket?: string;
-  engine: string;
-  version: string;
-  instanceClass: string;
-  /** The spec field the instance class came from, for the message. */
-  instanceClassField: string;
 }
 
-export interface AwsFacts {
-  /** Set only on a definite answer from AWS that the instance cannot be ordered. */
-  notOrderable?: { field: string; message: string };
-  instance?: { dbInstanceStatus?: string; engineVersion?: string; latestRestorableTime?: string };
-  /** The newest object's time in the backup bucket. */
-  newestBackup?: string;
-  /** When these facts were read from AWS (ISO 8601). */
-  observedAt: string;
-  /** Calls that failed, already free of any credential. */
-  warnings: string[];
-}
+export type AwsFacts = AwsAnswer;
 
 export interface AwsFactsOptions {
   /** The limit of each AWS call, connection included. */

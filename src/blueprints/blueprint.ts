@@ -1,8 +1,12 @@
-// What every blueprint is: a pure function from a validated spec and the
-// observed state to desired resources, and a reading of how they are doing.
-import type { AwsFacts } from '../aws/facts.js';
-import { describe, type Obj } from '../kube.js';
+// What every blueprint is, in two phases (after kro's split between building
+// a graph and running it): `resolve` validates the spec and derives, once,
+// everything the call needs from spec and observed state, refusing what would
+// lose data; an optional `query` describes the outside facts it wants; then
+// `compose` turns that into desired resources and `status` reads how they
+// are doing. All four are pure: the facts are found by the live edge.
+import type { ExternalFacts, ExternalQuery } from '../facts.js';
 import type { Verdict } from '../kinds/index.js';
+import { describe, type Obj } from '../kube.js';
 
 /** Where composed objects go and whom they belong to. */
 export interface Owner {
@@ -16,24 +20,23 @@ export interface Owner {
   claim?: { name: string; namespace: string };
 }
 
-export interface BlueprintInput<Spec> {
+/** What a call tells a blueprint besides its spec, read from the request alone. */
+export interface Context {
   owner: Owner;
-  spec: Spec;
   /** The observed XR as Crossplane sent it. */
   xr: Obj;
-  /** Observed composed resources by composition-resource name. */
+  /** Observed composed resources by composition-resource name, provider-kubernetes Objects unwrapped. */
   observed: ReadonlyMap<string, Obj>;
   /** Answers to the requirements of an earlier call, by name; a missing name was not answered yet. */
   required: ReadonlyMap<string, Obj[]>;
   /** A new random password: the only impure input, so tests can watch it. */
   newPassword: () => string;
-  /** Facts read from outside the cluster before this call (AWS), when there are any. */
-  facts?: ExternalFacts;
 }
 
-/** What the edges learned for this call; blueprints only read it. */
-export interface ExternalFacts {
-  aws?: AwsFacts;
+/** The context with the validated spec, and the facts once they are known: what a blueprint's helpers read. */
+export interface BlueprintInput<Spec> extends Context {
+  spec: Spec;
+  facts?: ExternalFacts;
 }
 
 /** Something the function needs to read from the cluster on its next call (Crossplane's required resources). */
@@ -68,8 +71,8 @@ export interface Summary {
   warnings: Array<{ reason: string; message: string }>;
 }
 
-export interface Blueprint<Spec = unknown> {
-  /** The name a Composition's input may use to pick it. */
+export interface Blueprint<Resolved = unknown> {
+  /** The name a Composition's input may use to pick it (src/blueprints/manifest.json lists them). */
   name: string;
   /** XR kinds that select it. */
   kinds: readonly string[];
@@ -77,10 +80,17 @@ export interface Blueprint<Spec = unknown> {
   conditionType: string;
   /** The spec's OpenAPI schema, from the XRD. */
   specSchema: object;
-  /** Validates and defaults the spec; throws SpecError naming the field. */
-  parse(spec: unknown, input: Omit<BlueprintInput<unknown>, 'spec'>): Spec;
-  compose(input: BlueprintInput<Spec>): Plan;
-  summarize(input: BlueprintInput<Spec>, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary;
+  /**
+   * Phase one: the spec validated and defaulted (throws SpecError naming the
+   * field), the XRD's CEL rules mirrored, changes that would lose data refused,
+   * and everything compose and status need derived once.
+   */
+  resolve(spec: unknown, ctx: Context): Resolved;
+  /** The outside facts wanted before composing, if any. */
+  query?(resolved: Resolved): ExternalQuery | undefined;
+  /** Phase two: the desired resources, given what the outside said (may still refuse on it). */
+  compose(resolved: Resolved, facts: ExternalFacts | undefined): Plan;
+  status(resolved: Resolved, facts: ExternalFacts | undefined, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary;
 }
 
 /** The first desired resource that is not ready: its verdict, and "Kind name: detail" for the user. */
@@ -90,9 +100,4 @@ export function firstBlocking(plan: Plan, verdicts: ReadonlyMap<string, Verdict>
     if (verdict && !verdict.ready) return { key, verdict, message: `${describe(object, key)}: ${verdict.detail}` };
   }
   return undefined;
-}
-
-/** The first blocker's message (see firstBlocking). */
-export function firstBlocker(plan: Plan, verdicts: ReadonlyMap<string, Verdict>): string | undefined {
-  return firstBlocking(plan, verdicts)?.message;
 }

@@ -11,8 +11,9 @@ import { dnsLabel } from '../names.js';
 import { judge, type Verdict } from '../kinds/index.js';
 import type { ValidateFunction } from 'ajv';
 import * as validators from '../generated/validators.js';
-import { SpecError, specValidator } from '../spec/validate.js';
-import { type Blueprint, type BlueprintInput, type Desired, type Owner, type Plan, type Summary, firstBlocker } from './blueprint.js';
+import { SpecError } from '../errors.js';
+import { specValidator } from '../spec/validate.js';
+import { type Blueprint, type BlueprintInput, type Desired, firstBlocking, type Owner, type Plan, type Summary } from './blueprint.js';
 
 export const COLOR_LABEL = 'function-platform.dev/color';
 const INSTANCE_LABEL = 'app.kubernetes.io/instance';
@@ -245,9 +246,14 @@ export function release(spec: WidgetSpec, observed: ReadonlyMap<string, Obj>): R
   return { live, wanted, draining, serve, wantedAvailable, wantedAtFullSize };
 }
 
-function compose(input: BlueprintInput<WidgetSpec>): Plan {
+/** A Widget's call after phase one: the validated spec and where its release stands. */
+export interface ResolvedWidget {
+  input: BlueprintInput<WidgetSpec>;
+  release: Release;
+}
+
+function compose({ input, release: r }: ResolvedWidget): Plan {
   const { owner, spec, observed } = input;
-  const r = release(spec, observed);
   const resources: Desired[] = [];
   // With an autoscaler the live Deployment's replicas belong to it; a color
   // that is not live yet is started at full size explicitly.
@@ -265,9 +271,8 @@ function compose(input: BlueprintInput<WidgetSpec>): Plan {
   return { resources };
 }
 
-function summarize(input: BlueprintInput<WidgetSpec>, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary {
+function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary {
   const { owner, spec, observed } = input;
-  const r = release(spec, observed);
   const url = spec.host ? `https://${spec.host}` : `http://${serviceName(owner)}.${owner.namespace}.svc.cluster.local:${spec.port}`;
   const activeDeployment = r.live === undefined ? undefined : observed.get(KEYS.deployment(r.live));
   const status: Obj = { url };
@@ -289,7 +294,7 @@ function summarize(input: BlueprintInput<WidgetSpec>, plan: Plan, verdicts: Read
       : `switching traffic from ${r.draining} to ${r.wanted}: ${progress}; ${r.draining} keeps serving until then`;
     return { ready: false, message, reason: 'SwitchingTraffic', status, warnings };
   }
-  const blocker = firstBlocker(plan, verdicts);
+  const blocker = firstBlocking(plan, verdicts)?.message;
   if (blocker !== undefined) {
     const liveKey = KEYS.deployment(r.wanted);
     const rolling = !(verdicts.get(liveKey)?.ready ?? false);
@@ -309,17 +314,17 @@ function summarize(input: BlueprintInput<WidgetSpec>, plan: Plan, verdicts: Read
   };
 }
 
-export const widget: Blueprint<WidgetSpec> = {
+export const widget: Blueprint<ResolvedWidget> = {
   name: 'widget',
   kinds: ['Widget', 'XWidget'],
   conditionType: 'WidgetReady',
   specSchema: widgetSpecSchema,
-  parse(spec) {
-    const parsed = validate(spec);
-    checkWidgetRules(parsed);
-    return parsed;
+  resolve(raw, ctx) {
+    const spec = validate(raw);
+    checkWidgetRules(spec);
+    return { input: { ...ctx, spec }, release: release(spec, ctx.observed) };
   },
-  compose,
-  summarize,
+  compose: (resolved) => compose(resolved),
+  status: (resolved, _facts, plan, verdicts) => status(resolved, plan, verdicts),
 };
 

@@ -2,14 +2,9 @@
 // as the API server would. The validators are compiled ahead of time from the
 // XRDs (scripts/generate-schemas.mjs): no schema compiler runs at start.
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { SpecError } from '../errors.js';
 
 /** A spec that failed its schema: every message names the field, the value and what is allowed. */
-export class SpecError extends Error {
-  constructor(readonly problems: string[]) {
-    super(problems.join('; '));
-    this.name = 'SpecError';
-  }
-}
 
 /** How a value is shown in an error: short, and never a whole object. */
 export function show(value: unknown): string {

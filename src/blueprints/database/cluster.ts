@@ -3,7 +3,8 @@
 import type { V1CronJob, V1PersistentVolumeClaim, V1PodSecurityContext, V1StatefulSet } from '@kubernetes/client-node';
 import { list, str, type Obj } from '../../kube.js';
 import { boundedLabel, dnsLabel } from '../../names.js';
-import type { Desired, Plan } from '../blueprint.js';
+import { gigabytes } from '../../quantity.js';
+import type { Context, Desired, Plan } from '../blueprint.js';
 import {
   APP_USER,
   baseName,
@@ -96,29 +97,22 @@ function claimTemplate(input: DatabaseInput, spec: ResolvedSpec, name: string): 
 }
 
 /** Storage of the StatefulSet's data volume as observed, in GiB. */
-export function observedStatefulSetGB(input: DatabaseInput): number | undefined {
+export function observedStatefulSetGB(input: Pick<Context, 'observed'>): number | undefined {
   const sts = input.observed.get(CLUSTER_KEYS.statefulset);
   const data = list(sts, 'spec', 'volumeClaimTemplates').find((t) => str(t, 'metadata', 'name') === 'data');
   return gigabytes(str(data, 'spec', 'resources', 'requests', 'storage'));
 }
 
 /** Storage of the CloudNativePG cluster as observed, in GiB. */
-export function observedCnpgGB(input: DatabaseInput): number | undefined {
+export function observedCnpgGB(input: Pick<Context, 'observed'>): number | undefined {
   return gigabytes(str(input.observed.get(CLUSTER_KEYS.cnpg), 'spec', 'storage', 'size'));
 }
 
 /** Storage of the highly available database's backup volume as observed, in GiB. */
-export function observedBackupVolumeGB(input: DatabaseInput): number | undefined {
+export function observedBackupVolumeGB(input: Pick<Context, 'observed'>): number | undefined {
   return gigabytes(str(input.observed.get(CLUSTER_KEYS.backupVolume), 'spec', 'resources', 'requests', 'storage'));
 }
 
-/** "20Gi" → 20; other units converted; undefined when it is not a quantity. */
-export function gigabytes(quantity: string | undefined): number | undefined {
-  const m = quantity === undefined ? null : /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(quantity);
-  if (!m) return undefined;
-  const factor: Record<string, number> = { Ki: 2 ** -20, Mi: 2 ** -10, Gi: 1, Ti: 2 ** 10, k: 1e3 / 2 ** 30, M: 1e6 / 2 ** 30, G: 1e9 / 2 ** 30, T: 1e12 / 2 ** 30 };
-  return Number(m[1]) * (m[2] ? factor[m[2]]! : 1 / 2 ** 30);
-}
 
 function statefulSet(input: DatabaseInput, spec: ResolvedSpec): Obj {
   const { owner } = input;

@@ -1,18 +1,13 @@
 // Which blueprint serves an XR: the one the Composition step's input names,
 // else the one that claims the XR's kind.
-import type { Blueprint } from './blueprints/blueprint.js';
-import { database } from './blueprints/database/index.js';
-import { widget } from './blueprints/widget.js';
-import type { Obj } from './kube.js';
+import type { Blueprint } from './blueprint.js';
+import { database } from './database/index.js';
+import { widget } from './widget.js';
+import { BlueprintChoiceError } from '../errors.js';
+import type { Obj } from '../kube.js';
 
 export const BLUEPRINTS: ReadonlyArray<Blueprint<any>> = [widget, database];
 
-export class BlueprintChoiceError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'BlueprintChoiceError';
-  }
-}
 
 const byName = new Map(BLUEPRINTS.map((b) => [b.name, b]));
 const byKind = new Map(BLUEPRINTS.flatMap((b) => b.kinds.map((k) => [k, b] as const)));

@@ -1,0 +1,61 @@
+// Reading a RunFunctionRequest: who the composite is, where its objects go,
+// what was observed and what Crossplane fetched for us.
+import type { RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
+import type { Context, Owner } from './blueprints/blueprint.js';
+import { unwrap } from './claims.js';
+import { FatalError } from './errors.js';
+import { isObj, str, type Obj } from './kube.js';
+import { newPassword } from './passwords.js';
+
+const DEFAULT_NAMESPACE = 'default';
+export const CLAIM_NAME_LABEL = 'crossplane.io/claim-name';
+export const CLAIM_NAMESPACE_LABEL = 'crossplane.io/claim-namespace';
+
+/** Who owns the composed resources and where they go. */
+export function ownerOf(xr: Obj): Owner {
+  const kind = str(xr, 'kind');
+  const name = str(xr, 'metadata', 'name');
+  if (!kind || !name) throw new FatalError('the observed composite resource has no kind or metadata.name');
+  const uid = str(xr, 'metadata', 'uid') ?? '';
+  const claimName = str(xr, 'metadata', 'labels', CLAIM_NAME_LABEL);
+  const claimNamespace = str(xr, 'metadata', 'labels', CLAIM_NAMESPACE_LABEL);
+  const own = str(xr, 'metadata', 'namespace');
+  if (own) return { kind, name, uid, namespace: own };
+  if (claimName && claimNamespace) return { kind, name, uid, namespace: claimNamespace, claim: { name: claimName, namespace: claimNamespace } };
+  // A namespaced XR always has its namespace in a cluster; a rendered one may
+  // not, and kubectl would have put it in "default".
+  return { kind, name, uid, namespace: DEFAULT_NAMESPACE };
+}
+
+/** Observed composed resources by composition-resource name, as Crossplane sent them. */
+export function observedResources(req: RunFunctionRequest): Map<string, Obj> {
+  const out = new Map<string, Obj>();
+  for (const [key, res] of Object.entries(req.observed?.resources ?? {})) {
+    if (res && isObj(res.resource)) out.set(key, res.resource);
+  }
+  return out;
+}
+
+/** Answers to earlier requirements: required resources (v2), or extra resources (v1). */
+export function requiredResources(req: RunFunctionRequest): Map<string, Obj[]> {
+  const out = new Map<string, Obj[]>();
+  for (const source of [req.extraResources, req.requiredResources]) {
+    for (const [name, resources] of Object.entries(source ?? {})) {
+      out.set(name, (resources?.items ?? []).map((i) => i.resource).filter(isObj));
+    }
+  }
+  return out;
+}
+
+/** The observed composite, or a Fatal error saying there is none. */
+export function observedComposite(req: RunFunctionRequest): Obj {
+  const xr = req.observed?.composite?.resource;
+  if (!isObj(xr)) throw new FatalError('the request has no observed composite resource (observed.composite is empty)', 'NoCompositeResource');
+  return xr;
+}
+
+/** What a blueprint gets besides its spec, from the request alone. Objects in provider-kubernetes Objects are unwrapped. */
+export function contextOf(xr: Obj, observed: ReadonlyMap<string, Obj>, req: RunFunctionRequest): Context {
+  const seen = new Map([...observed].map(([key, obj]) => [key, unwrap(obj)]));
+  return { owner: ownerOf(xr), xr, observed: seen, required: requiredResources(req), newPassword };
+}
