@@ -11,7 +11,7 @@ import { BlueprintChoiceError, FatalError, SpecError } from './errors.js';
 import type { ExternalFacts, ExternalQuery } from './facts.js';
 import { judge, type Verdict } from './kinds/index.js';
 import { condition, isObj, record, str, type Obj } from './kube.js';
-import { contextOf, observedComposite, observedResources } from './request.js';
+import { contextOf, observedComposite, observedResources, stepInput } from './request.js';
 import { conditionOf, fatal, normal, warning } from './results.js';
 import { guardNothingLost } from './safety.js';
 import { unknownFields } from './spec/validate.js';
@@ -42,6 +42,7 @@ export interface Prepared {
 export function prepare(req: RunFunctionRequest): Prepared {
   const xr = observedComposite(req);
   const blueprint = blueprintFor(str(xr, 'kind') ?? '', isObj(req.input) ? req.input : undefined);
+  stepInput(req);
   const observed = observedResources(req);
   const ctx = contextOf(xr, observed, req);
   return { req, blueprint, xr, observed, ctx, resolved: blueprint.resolve(xr['spec'], ctx) };

@@ -7,7 +7,7 @@ import { AWS_CREDENTIALS, awsCredentials } from './aws/credentials.js';
 import type { AwsFactsSource } from './aws/facts.js';
 import type { ExternalFacts } from './facts.js';
 import { answer, failure, type Log, prepare, queryOf, runFunction } from './function.js';
-import { isObj } from './kube.js';
+import { stepInput } from './request.js';
 
 export async function runFunctionLive(req: RunFunctionRequest, aws: AwsFactsSource, log?: Log): Promise<RunFunctionResponse> {
   // Most calls have no AWS credentials: they take the pure path at once.
@@ -18,8 +18,7 @@ export async function runFunctionLive(req: RunFunctionRequest, aws: AwsFactsSour
     const credentials = question ? awsCredentials(req) : undefined;
     let facts: ExternalFacts | undefined;
     if (question && credentials) {
-      const input = isObj(req.input) ? req.input : undefined;
-      const endpoint = (typeof input?.['awsEndpoint'] === 'string' ? input['awsEndpoint'] : undefined) ?? credentials.endpoint;
+      const endpoint = stepInput(req)?.awsEndpoint ?? credentials.endpoint;
       facts = { aws: await aws.gather({ ...question, credentials, ...(endpoint ? { endpoint } : {}) }) };
     }
     return answer(prepared, facts, log);

@@ -3,9 +3,13 @@
 import type { RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
 import type { Context, Owner } from './blueprints/blueprint.js';
 import { unwrap } from './claims.js';
-import { FatalError } from './errors.js';
+import type { ValidateFunction } from 'ajv';
+import { FatalError, SpecError } from './errors.js';
+import type { Input } from './generated/schemas.js';
+import * as validators from './generated/validators.js';
 import { isObj, str, type Obj } from './kube.js';
 import { newPassword } from './passwords.js';
+import { specValidator } from './spec/validate.js';
 
 const DEFAULT_NAMESPACE = 'default';
 export const CLAIM_NAME_LABEL = 'crossplane.io/claim-name';
@@ -52,6 +56,25 @@ export function observedComposite(req: RunFunctionRequest): Obj {
   const xr = req.observed?.composite?.resource;
   if (!isObj(xr)) throw new FatalError('the request has no observed composite resource (observed.composite is empty)', 'NoCompositeResource');
   return xr;
+}
+
+const validateInput = specValidator<Input>(validators.input as ValidateFunction, 'input');
+
+/**
+ * The step's input, validated against the Input CRD's schema, or undefined
+ * when the step gives none. The blueprint's name is judged by dispatch,
+ * which lists the ones that exist.
+ */
+export function stepInput(req: RunFunctionRequest): Input | undefined {
+  if (!isObj(req.input)) return undefined;
+  const { blueprint: _judgedByDispatch, ...rest } = req.input;
+  try {
+    validateInput(rest);
+  } catch (err) {
+    if (err instanceof SpecError) throw new FatalError(`invalid step input: ${err.message}`, 'InvalidInput');
+    throw err;
+  }
+  return req.input as Input;
 }
 
 /** What a blueprint gets besides its spec, from the request alone. Objects in provider-kubernetes Objects are unwrapped. */

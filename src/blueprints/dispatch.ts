@@ -6,6 +6,7 @@ import { widget } from './widget.js';
 import { BlueprintChoiceError } from '../errors.js';
 import type { Obj } from '../kube.js';
 
+/** Every blueprint implemented, in the manifest's order; a test checks the two agree. */
 export const BLUEPRINTS: ReadonlyArray<Blueprint<any>> = [widget, database];
 
 

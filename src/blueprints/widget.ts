@@ -13,6 +13,7 @@ import type { ValidateFunction } from 'ajv';
 import * as validators from '../generated/validators.js';
 import { SpecError } from '../errors.js';
 import { specValidator } from '../spec/validate.js';
+import { entry } from './manifest.js';
 import { type Blueprint, type BlueprintInput, type Desired, firstBlocking, type Owner, type Plan, type Summary } from './blueprint.js';
 
 export const COLOR_LABEL = 'function-platform.dev/color';
@@ -315,9 +316,7 @@ function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: Rea
 }
 
 export const widget: Blueprint<ResolvedWidget> = {
-  name: 'widget',
-  kinds: ['Widget', 'XWidget'],
-  conditionType: 'WidgetReady',
+  ...entry('widget'),
   specSchema: widgetSpecSchema,
   resolve(raw, ctx) {
     const spec = validate(raw);

@@ -503,3 +503,31 @@ export type DatabaseStatus = {
     "observedAt"?: string;
   };
 };
+
+/** The schema of a pipeline step's input (package/function/input/platform.fn.example.com_inputs.yaml). */
+export const inputSchema = {
+  "type": "object",
+  "description": "Input of a function-platform pipeline step.",
+  "properties": {
+    "blueprint": {
+      "type": "string",
+      "description": "The blueprint to compose with, whatever the composite's kind.",
+      "enum": [
+        "widget",
+        "database"
+      ]
+    },
+    "awsEndpoint": {
+      "type": "string",
+      "description": "An AWS endpoint for the live facts a Database on AWS reads (an emulator, a private endpoint); without it, the endpoint key of the step's aws credentials, or AWS's own."
+    }
+  }
+} as const;
+
+/** A pipeline step's input, as the Input CRD describes it. */
+export type Input = {
+  /** The blueprint to compose with, whatever the composite's kind. */
+  "blueprint"?: "widget" | "database";
+  /** An AWS endpoint for the live facts a Database on AWS reads (an emulator, a private endpoint); without it, the endpoint key of the step's aws credentials, or AWS's own. */
+  "awsEndpoint"?: string;
+};

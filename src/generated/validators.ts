@@ -967,3 +967,61 @@ errors++;
 validate11.errors = vErrors;
 return errors === 0;
 }
+
+export const input = validate12;
+const schema13 = {"type":"object","description":"Input of a function-platform pipeline step.","properties":{"blueprint":{"type":"string","description":"The blueprint to compose with, whatever the composite's kind.","enum":["widget","database"]},"awsEndpoint":{"type":"string","description":"An AWS endpoint for the live facts a Database on AWS reads (an emulator, a private endpoint); without it, the endpoint key of the step's aws credentials, or AWS's own."}}};
+
+function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.blueprint !== undefined){
+let data0 = data.blueprint;
+if(typeof data0 !== "string"){
+const err0 = {instancePath:instancePath+"/blueprint",schemaPath:"#/properties/blueprint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.blueprint.type,parentSchema:schema13.properties.blueprint,data:data0};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!((data0 === "widget") || (data0 === "database"))){
+const err1 = {instancePath:instancePath+"/blueprint",schemaPath:"#/properties/blueprint/enum",keyword:"enum",params:{allowedValues: schema13.properties.blueprint.enum},message:"must be equal to one of the allowed values",schema:schema13.properties.blueprint.enum,parentSchema:schema13.properties.blueprint,data:data0};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.awsEndpoint !== undefined){
+let data1 = data.awsEndpoint;
+if(typeof data1 !== "string"){
+const err2 = {instancePath:instancePath+"/awsEndpoint",schemaPath:"#/properties/awsEndpoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.awsEndpoint.type,parentSchema:schema13.properties.awsEndpoint,data:data1};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate12.errors = vErrors;
+return errors === 0;
+}

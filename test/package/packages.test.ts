@@ -14,10 +14,14 @@ import { findCrank } from '../support/crank.js';
 import { repoRoot } from '../../dev/infra/paths.js';
 import { validateObject } from '../support/schemas.js';
 import { startFunction } from '../support/function-process.js';
+import { MANIFEST } from '../../src/blueprints/manifest.js';
+
+/** Every blueprint's API, from the manifest: a new blueprint is checked here without editing this file. */
+const BLUEPRINT_NAMES = MANIFEST.map((b) => b.name);
 
 const pkg = (...p: string[]) => join(repoRoot, 'package', ...p);
 const yamlOf = (path: string) => parse(readFileSync(path, 'utf8')) as Obj;
-const XRDS = ['widget', 'database'].map((api) => pkg('configuration', 'apis', api, 'definition.yaml'));
+const XRDS = BLUEPRINT_NAMES.map((api) => pkg('configuration', 'apis', api, 'definition.yaml'));
 
 function problems(obj: Obj): string {
   return validateObject(obj)
@@ -43,7 +47,7 @@ describe('package metadata and APIs', () => {
 
   test('XRDs and Compositions of both Configurations validate against Crossplane CRDs', () => {
     for (const config of ['configuration', 'configuration-claims']) {
-      for (const dir of ['widget', 'database']) {
+      for (const dir of BLUEPRINT_NAMES) {
         for (const file of ['definition.yaml', 'composition.yaml']) {
           const obj = yamlOf(pkg(config, 'apis', dir, file));
           assert.equal(problems(obj), '', `${config}/${dir}/${file}`);
@@ -53,7 +57,7 @@ describe('package metadata and APIs', () => {
   });
 
   test('the claims XRDs are v1 with claim names and the very schema of the namespaced ones', () => {
-    for (const api of ['widget', 'database']) {
+    for (const api of BLUEPRINT_NAMES) {
       const modern = yamlOf(pkg('configuration', 'apis', api, 'definition.yaml'));
       const legacy = yamlOf(pkg('configuration-claims', 'apis', api, 'definition.yaml'));
       assert.equal(legacy['apiVersion'], 'apiextensions.crossplane.io/v1');
@@ -98,7 +102,7 @@ describe('package metadata and APIs', () => {
   });
 
   test('the compositions in examples/ are the packaged ones', () => {
-    for (const api of ['widget', 'database']) {
+    for (const api of BLUEPRINT_NAMES) {
       assert.equal(readFileSync(join(repoRoot, 'examples', api, 'composition.yaml'), 'utf8'), readFileSync(pkg('configuration', 'apis', api, 'composition.yaml'), 'utf8'));
     }
   });
@@ -156,7 +160,7 @@ describe('the real crossplane CLI on the packages', () => {
   }
 
   test('every example Widget and Database validates against the XRDs, CEL rules included', { skip }, () => {
-    const examples = ['widget', 'database'].flatMap((api) =>
+    const examples = BLUEPRINT_NAMES.flatMap((api) =>
       readdirSync(join(repoRoot, 'examples', api))
         .filter((f) => f.endsWith('.yaml'))
         .map((f) => join(repoRoot, 'examples', api, f))

@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { Ready, RunFunctionRequest, RunFunctionResponse, Severity, Status } from '@crossplane-org/function-sdk-typescript';
 import { unwrap } from '../../src/claims.js';
 import { groupOf, isObj, kindOf, nameOf, record, str, type Obj } from '../../src/kube.js';
-import { holdsData } from '../../src/safety.js';
+import { holdsData } from '../../src/kinds/index.js';
 
 /** The request exactly as the server decodes it (undefined fields and `__proto__` keys gone, numbers as doubles). */
 export function asReceived(req: RunFunctionRequest): RunFunctionRequest {

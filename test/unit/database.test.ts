@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Ready, type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk-typescript';
-import { newPassword } from '../../src/function.js';
+import { newPassword } from '../../src/passwords.js';
 import type { Obj } from '../../src/kube.js';
 import {
   answered,

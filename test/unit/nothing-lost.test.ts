@@ -16,7 +16,7 @@ import { Ready, type RunFunctionRequest, type RunFunctionResponse, Severity } fr
 import { runFunction } from '../../src/function.js';
 import { groupOf, kindOf, nameOf, num, record, str, type Obj } from '../../src/kube.js';
 import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
-import { holdsData } from '../../src/safety.js';
+import { holdsData } from '../../src/kinds/index.js';
 import { answered, CNPG_CRD_OBJECT, k8sSecret, type Required } from '../support/database.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300);

@@ -120,3 +120,17 @@ describe('spec handling', () => {
     assert.ok(dnsLabel('x'.repeat(100), 'green').length <= 63);
   });
 });
+
+describe('the step input, validated against the Input CRD', () => {
+  const seed = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { color: 'blue', size: 1 } };
+  test('an awsEndpoint that is not a string is a Fatal result naming the field', () => {
+    const rsp = runFunction(buildRequest(seed, [], [], { apiVersion: 'platform.fn.example.com/v1beta1', kind: 'Input', awsEndpoint: 7 }));
+    const fatal = rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL);
+    assert.equal(fatal?.reason, 'InvalidInput');
+    assert.match(fatal?.message ?? '', /^invalid step input: input\.awsEndpoint is 7; it must be a string/);
+  });
+  test('an input as Crossplane sends it (apiVersion, kind, a blueprint, an endpoint) is accepted', () => {
+    const rsp = runFunction(buildRequest(seed, [], [], { apiVersion: 'platform.fn.example.com/v1beta1', kind: 'Input', blueprint: 'widget', awsEndpoint: 'http://127.0.0.1:5000' }));
+    assert.equal(rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL), undefined);
+  });
+});

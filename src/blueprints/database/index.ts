@@ -8,6 +8,7 @@ import { type DatabaseSpec, databaseSpecSchema } from '../../generated/schemas.j
 import * as validators from '../../generated/validators.js';
 import { specValidator } from '../../spec/validate.js';
 import type { Blueprint, BlueprintInput } from '../blueprint.js';
+import { entry } from '../manifest.js';
 import { composeAws } from './aws.js';
 import { composeCluster } from './cluster.js';
 import { resolve, type ResolvedSpec } from './common.js';
@@ -24,9 +25,7 @@ export interface ResolvedDatabase {
 }
 
 export const database: Blueprint<ResolvedDatabase> = {
-  name: 'database',
-  kinds: ['Database', 'XDatabase'],
-  conditionType: 'DatabaseReady',
+  ...entry('database'),
   specSchema: databaseSpecSchema,
   resolve(raw, ctx) {
     const parsed = validate(raw);
