@@ -6,6 +6,7 @@
 // clients are reused. Failures become warnings, never errors.
 import type { RDSClient } from '@aws-sdk/client-rds';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { LRUCache } from 'lru-cache';
 import type { AwsAnswer, AwsQuestion } from '../facts.js';
 import { type AwsCredentials, scrub } from './credentials.js';
 
@@ -39,13 +40,6 @@ function loadSdk(): Promise<Sdk> {
   return sdk;
 }
 
-/** A Map kept to a size: the oldest entry goes first. */
-function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
-  map.delete(key);
-  map.set(key, value);
-  while (map.size > max) map.delete(map.keys().next().value as K);
-}
-
 /** What went wrong, short, with every credential taken out before anything is cut (a cut could split one). */
 function errorText(err: unknown, creds: AwsCredentials): string {
   if (err instanceof Error) {
@@ -59,38 +53,29 @@ function errorText(err: unknown, creds: AwsCredentials): string {
 
 export class AwsFactsSource {
   private readonly timeoutMs: number;
-  private readonly ttlMs: number;
-  private readonly maxEntries: number;
-  private readonly cache = new Map<string, { at: number; facts: AwsFacts }>();
-  private readonly inFlight = new Map<string, Promise<AwsFacts>>();
-  private readonly clients = new Map<string, Clients>();
+  /** Answers per composite for a bounded time, with concurrent asks sharing one request (lru-cache's fetch). */
+  private readonly facts: LRUCache<string, AwsFacts, AwsQuery>;
+  private readonly clients: LRUCache<string, Clients>;
   /** AWS calls actually made, for tests and the benchmark. */
   calls = 0;
 
   constructor(opts: AwsFactsOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 2000;
-    this.ttlMs = opts.ttlMs ?? 30_000;
-    this.maxEntries = opts.maxEntries ?? 1000;
+    this.facts = new LRUCache<string, AwsFacts, AwsQuery>({
+      max: opts.maxEntries ?? 1000,
+      ttl: opts.ttlMs ?? 30_000,
+      fetchMethod: (_key, _stale, { context }) => this.ask(context),
+    });
+    this.clients = new LRUCache({ max: 50 });
   }
 
   /** Facts for a composite: cached, or shared with a request already under way. */
   async gather(q: AwsQuery): Promise<AwsFacts> {
     const key = `${q.cacheKey}|${q.beforeCreation ? 'create' : 'observe'}`;
-    const hit = this.cache.get(key);
-    if (hit && Date.now() - hit.at < this.ttlMs) return hit.facts;
-    const running = this.inFlight.get(key);
-    if (running) return running;
-    const task = this.ask(q).then((facts) => {
-      // A failed read is not remembered: the next reconcile tries again.
-      if (facts.warnings.length === 0) remember(this.cache, key, { at: Date.now(), facts }, this.maxEntries);
-      return facts;
-    });
-    this.inFlight.set(key, task);
-    try {
-      return await task;
-    } finally {
-      this.inFlight.delete(key);
-    }
+    const facts = (await this.facts.fetch(key, { context: q }))!;
+    // A failed read is not remembered: the next reconcile tries again.
+    if (facts.warnings.length > 0 && this.facts.peek(key) === facts) this.facts.delete(key);
+    return facts;
   }
 
   private async clientsFor(q: AwsQuery): Promise<Clients> {
@@ -109,7 +94,7 @@ export class AwsFactsSource {
       logger: { debug() {}, info() {}, warn() {}, error() {} },
     };
     const made = { rds: new rds.RDSClient(common), s3: new s3.S3Client({ ...common, forcePathStyle: Boolean(q.endpoint) }) };
-    remember(this.clients, key, made, 50);
+    this.clients.set(key, made);
     return made;
   }
 
