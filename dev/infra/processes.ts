@@ -75,7 +75,12 @@ export function spawnLogged(name: string, bin: string, args: string[], log: stri
     child,
     exited: () => ended,
     stop: async (graceMs = 10_000) => {
-      if (ended === undefined) await stopPid(record, graceMs);
+      if (ended !== undefined) return;
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await gone;
+      clearTimeout(timer);
     },
   };
 }
@@ -83,10 +88,11 @@ export function spawnLogged(name: string, bin: string, args: string[], log: stri
 /** Whether PID runs `bin` still (and is not a zombie). */
 export function runs(p: Pick<ProcessRecord, 'pid' | 'bin'>): boolean {
   try {
-    const cmd = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    // The binary itself, or a script its interpreter runs (argv[1] for a #! script).
+    const argv = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0');
     const stat = readFileSync(`/proc/${p.pid}/stat`, 'utf8');
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return cmd === p.bin && state !== 'Z';
+    return (argv[0] === p.bin || argv[1] === p.bin) && state !== 'Z';
   } catch {
     return false;
   }

@@ -3,11 +3,10 @@
 // it over gRPC (crank render, integration tests with or without TLS).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { repoRoot } from '../../dev/infra/paths.js';
 
-/** The repository root: this file runs compiled as dist/test/support/function-process.js. */
-export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+export { repoRoot };
 
 export interface StartOptions {
   /** Listen address; port 0 lets the OS pick a free one (reported back as `port`). */

@@ -1,10 +1,13 @@
 // moto's server on loopback: the real RDS and S3 APIs for the AWS path.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inCI } from './crank.js';
 import { repoRoot } from '../../dev/infra/paths.js';
+import { freePort, spawnLogged, waitFor } from '../../dev/infra/processes.js';
+
+export { freePort };
 
 export interface Moto {
   endpoint: string;
@@ -26,51 +29,19 @@ export function motoSkipReason(): string | false {
   return reason;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 /** Starts moto_server and resolves once it answers HTTP. */
 export async function startMoto(env: NodeJS.ProcessEnv = {}): Promise<Moto> {
   const bin = motoBinary();
   if (!bin) throw new Error('moto is not installed');
   const port = await freePort();
-  const child = spawn(bin, ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  let logs = '';
-  child.stdout?.on('data', (b: Buffer) => (logs += b.toString()));
-  child.stderr?.on('data', (b: Buffer) => (logs += b.toString()));
+  const log = join(mkdtempSync(join(tmpdir(), 'fp-moto-')), 'moto.log');
+  const proc = spawnLogged('moto_server', bin, ['-H', '127.0.0.1', '-p', String(port)], log, { env: { ...process.env, ...env } });
   const endpoint = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`moto_server exited: ${logs}`);
-    try {
-      const res = await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(1000) });
-      if (res.status < 500) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`moto_server did not answer in 30 s: ${logs}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
+  try {
+    await waitFor('moto_server', proc, 30_000, async () => (await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(1000) })).status < 500, 200);
+  } catch (err) {
+    await proc.stop(1000);
+    throw err;
   }
-  return {
-    endpoint,
-    child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-      }),
-  };
+  return { endpoint, child: proc.child, stop: () => proc.stop(5000) };
 }

@@ -3,7 +3,9 @@
 // an error, because a skipped suite would look like a passing one.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot } from '../../dev/infra/paths.js';
+import { binDir } from '../../dev/infra/paths.js';
+
+export { binDir };
 
 /** CI=true/1/anything except empty, "0" and "false" means we are in CI. */
 export function inCI(): boolean {
@@ -11,7 +13,6 @@ export function inCI(): boolean {
   return ci !== '' && ci !== '0' && ci !== 'false';
 }
 
-export const binDir = join(repoRoot, '.cache', 'bin');
 
 /** .cache/bin/NAME. */
 export function toolPath(name: string): string {
