@@ -13,6 +13,7 @@ import * as generated from '../../src/generated/validators.js';
 import { specValidator } from '../../src/spec/validate.js';
 import { type ApiServer, ApiError, apiServerSkipReason, type Json, startApiServer } from '../support/apiserver.js';
 import { ensureNamespace, establishXrd, install, installCrds, namespaceOf, packageDocs, sharedCrds } from '../support/cluster.js';
+import { MANIFEST } from '../../src/blueprints/manifest.js';
 import { exampleXRs, readYamlDocs } from '../support/crank.js';
 import { crossplaneReady, startCrossplane } from '../support/control-plane.js';
 
@@ -46,7 +47,7 @@ async function rejectionOf(p: Promise<unknown>): Promise<ApiError | undefined> {
   }
 }
 
-const examples = [...exampleXRs('examples/widget', 'Widget'), ...exampleXRs('examples/database', 'Database')];
+const examples = MANIFEST.flatMap((b) => exampleXRs(b.examples, b.kinds[0]!));
 
 describe('a real API server accepts our API', { skip }, () => {
   let api: ApiServer;

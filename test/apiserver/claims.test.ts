@@ -13,6 +13,7 @@ import * as generated from '../../src/generated/validators.js';
 import { specValidator } from '../../src/spec/validate.js';
 import { type ApiServer, ApiError, apiServerSkipReason, type Json, startApiServer } from '../support/apiserver.js';
 import { ensureNamespace, namespaceOf, prepareCluster } from '../support/cluster.js';
+import { MANIFEST } from '../../src/blueprints/manifest.js';
 import { exampleXRs, readYamlDocs } from '../support/crank.js';
 import { composedFieldOwner, FIELD_OWNER_XR, LABEL_CLAIM_NAME, LABEL_CLAIM_NAMESPACE, LABEL_COMPOSITE, renderComposedMetadata } from '../support/composed-metadata.js';
 
@@ -27,7 +28,7 @@ const validators: Record<string, (spec: unknown) => unknown> = {
 const MACHINERY = new Set(['compositionRef', 'compositionSelector', 'compositionRevisionRef', 'compositionRevisionSelector', 'compositionUpdatePolicy', 'compositeDeletePolicy', 'resourceRef', 'resourceRefs', 'claimRef', 'writeConnectionSecretToRef']);
 const userSpec = (o: Json): Json => Object.fromEntries(Object.entries(o['spec'] as Json).filter(([k]) => !MACHINERY.has(k)));
 
-const examples = [...exampleXRs('examples/widget', 'Widget'), ...exampleXRs('examples/database', 'Database')];
+const examples = MANIFEST.flatMap((b) => exampleXRs(b.examples, b.kinds[0]!));
 
 describe('claims mode against a real API server', { skip }, () => {
   let api: ApiServer;

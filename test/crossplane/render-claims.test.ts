@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { MANIFEST } from '../../src/blueprints/manifest.js';
 import type { Obj } from '../../src/kube.js';
 import { composedOf, crankSkipReason, type Doc, exampleXRs, readYamlDocs, render, xrOf } from '../support/crank.js';
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
@@ -39,7 +40,7 @@ describe('claims mode with crossplane render', { skip }, () => {
     await fn?.stop();
   });
 
-  const examples = [...exampleXRs('examples/widget', 'Widget'), ...exampleXRs('examples/database', 'Database')];
+  const examples = MANIFEST.flatMap((b) => exampleXRs(b.examples, b.kinds[0]!));
   it('finds examples of both kinds', () => assert.ok(examples.length >= 6, examples.join(', ')));
 
   for (const file of examples) {

@@ -7,6 +7,9 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { repoRoot } from './function-process.js';
+import { inCI } from './tools.js';
+
+export { inCI };
 
 // Rendered objects are arbitrary Kubernetes YAML; tests navigate them freely.
 export type Doc = Record<string, any>;
@@ -14,12 +17,6 @@ export type Doc = Record<string, any>;
 export const RESOURCE_NAME_ANNOTATION = 'crossplane.io/composition-resource-name';
 const RUNTIME_ANNOTATION = 'render.crossplane.io/runtime';
 const TARGET_ANNOTATION = 'render.crossplane.io/runtime-development-target';
-
-/** CI=true/1/anything except empty, "0" and "false" means we are in CI. */
-export function inCI(): boolean {
-  const ci = (process.env['CI'] ?? '').trim().toLowerCase();
-  return ci !== '' && ci !== '0' && ci !== 'false';
-}
 
 /**
  * The crank binary: $CRANK_BIN, else .cache/bin/crank. Undefined when it is
