@@ -1,7 +1,7 @@
-// The "candidate" of the benchmark (BENCH_IMPLS=…,candidate): function-platform
-// as built, started with this preload (node --import dist/bench/candidate.js
-// dist/main.js) and its own Node flags (BENCH_CANDIDATE_NODE_FLAGS). A slot to
-// measure a proposal end to end, side by side with the product, before it
-// goes into src/. The wire codec it first measured is now src/wire.ts; the
-// preload is empty until the next experiment.
+// The candidate's preload (BENCH_IMPLS=…,candidate): the benchmark starts
+// function-platform as built with `node [BENCH_CANDIDATE_NODE_FLAGS] --import
+// dist/bench/candidate.js dist/main.js` and measures it in turns beside
+// function-platform. Put an experiment here (code that runs before main.js
+// loads) to measure it end to end before it goes into src/. Left empty, the
+// candidate differs from function-platform only in its Node flags.
 export {};

@@ -1,15 +1,18 @@
-// The servers under test, as processes: how each is started, and how long it
-// takes to answer its first call.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+// The servers under test, as processes: how each is started (the Go peer built
+// first if need be), and how long it takes to answer its first call.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
+import { freePort, type Proc, spawnLogged, waitFor } from '../dev/infra/processes.js';
+import { say } from './format.js';
 import { type Client, dial } from './load.js';
 
-export type ImplId = 'ours' | 'ours-tls' | 'candidate' | 'floor' | 'peer';
+/** Every implementation, in the order they run and are reported. */
+export const IMPL_IDS = ['ours', 'ours-tls', 'candidate', 'floor', 'peer'] as const;
+export type ImplId = (typeof IMPL_IDS)[number];
 
 export interface Impl {
   id: ImplId;
@@ -125,17 +128,17 @@ export function impls(
   };
 }
 
-/** A free loopback port: bind port 0, read it, let it go. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
+/** Builds the Go peer when it is missing and Go is there; undefined (and why) otherwise. */
+export function ensurePeer(root: string, peerBinary: string): { version?: string; skipped?: string } {
+  if (!existsSync(peerBinary)) {
+    const hasGo = spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
+    if (!hasGo) return { skipped: 'Go is not installed, so scripts/install-peer.sh cannot build function-patch-and-transform' };
+    say('The Go peer is not built yet: running scripts/install-peer.sh (a few minutes, once).');
+    const r = spawnSync(join(root, 'scripts', 'install-peer.sh'), { stdio: 'inherit' });
+    if (r.status !== 0 || !existsSync(peerBinary)) return { skipped: 'scripts/install-peer.sh failed' };
+  }
+  const version = existsSync(`${peerBinary}.version`) ? readFileSync(`${peerBinary}.version`, 'utf8').trim() : 'unknown';
+  return { version };
 }
 
 export interface Running {
@@ -145,91 +148,60 @@ export interface Running {
   client: Client;
   /** Process start (spawn) to the first successful answer, ms. */
   coldStartMs: number;
-  child: ChildProcess;
-  logFile: string;
+  proc: Proc;
   stop(): Promise<void>;
 }
 
-/** Resolves once something accepts TCP connections on the port. */
-async function waitForPort(port: number, child: ChildProcess, deadline: number, logFile: string): Promise<void> {
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`exited (${child.exitCode ?? child.signalCode}) before listening; see ${logFile}`);
-    }
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = createConnection({ host: '127.0.0.1', port });
-      s.once('connect', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once('error', () => resolve(false));
+/** Whether something accepts TCP connections on the port. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createConnection({ host: '127.0.0.1', port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
     });
-    if (ok) return;
-    if (performance.now() > deadline) throw new Error(`not listening on 127.0.0.1:${port} after 20s; see ${logFile}`);
-    await sleep(2);
-  }
+    s.once('error', () => resolve(false));
+  });
 }
 
 /**
  * Starts a server and measures its cold start: from spawn to the first
  * successful answer to `firstCall` (a real RunFunction call, checked).
+ * The port is polled every 2 ms, then the call is tried every 2 ms; 20 s in all.
  */
 export async function start(impl: Impl, logDir: string, firstCall: Buffer, check: (raw: Buffer) => string | undefined): Promise<Running> {
   const port = await freePort();
   const { file, args, env } = impl.command(port);
   if (!existsSync(file)) throw new Error(`${impl.label}: ${file} does not exist`);
-  const logFile = join(logDir, `${impl.id}-${port}.log`);
-  const fd = openSync(logFile, 'w');
-  // Logs go straight to a file: no pipe for this process to drain.
+  const target = `127.0.0.1:${port}`;
+  // The cold start runs from here (spawnLogged opens the log, then spawns) to the checked answer.
+  // Logs go straight to the file: no pipe for this process to drain.
   const t0 = performance.now();
-  const child = spawn(file, args, { stdio: ['ignore', fd, fd], ...(env ? { env } : {}) });
-  closeSync(fd);
-  const reap = () => child.kill('SIGKILL');
-  process.once('exit', reap);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const proc = spawnLogged(impl.id, file, args, join(logDir, `${impl.id}-${port}.log`), env ? { env } : {});
+  let client: Client | undefined;
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    process.removeListener('exit', reap);
+    client?.close();
+    await proc.stop(15_000);
   };
   try {
-    const deadline = t0 + 20_000;
-    await waitForPort(port, child, deadline, logFile);
-    let client = dial(`127.0.0.1:${port}`, impl.path, impl.credentials?.());
-    for (;;) {
+    const left = () => Math.max(0, t0 + 20_000 - performance.now());
+    await waitFor(`${impl.label} on ${target}`, proc, left(), () => listening(port), 2);
+    let wrong: string | undefined;
+    await waitFor(`${impl.label} on ${target}`, proc, left(), async () => {
+      client ??= dial(target, impl.path, impl.credentials?.());
       try {
-        const raw = await client.call(firstCall, 5_000);
-        const problem = check(raw);
-        if (problem) throw new Error(`${impl.label}: first answer is wrong: ${problem}`);
-        break;
+        wrong = check(await client.call(firstCall, 5_000));
+        return true;
       } catch (err) {
         // Listening but not serving yet (or the connection raced the bind): retry on a fresh channel.
-        if (err instanceof Error && err.message.includes('first answer is wrong')) throw err;
-        if (performance.now() > deadline) throw new Error(`${impl.label}: no answer within 20s: ${String(err)}; see ${logFile}`);
         client.close();
-        await sleep(2);
-        client = dial(`127.0.0.1:${port}`, impl.path, impl.credentials?.());
+        client = undefined;
+        throw err;
       }
-    }
+    }, 2);
+    if (wrong) throw new Error(`${impl.label}: first answer is wrong: ${wrong}`);
     const coldStartMs = performance.now() - t0;
-    const running: Running = {
-      impl,
-      pid: child.pid!,
-      port,
-      client,
-      coldStartMs,
-      child,
-      logFile,
-      stop: async () => {
-        client.close();
-        await stop();
-      },
-    };
-    return running;
+    return { impl, pid: proc.pid, port, client: client!, coldStartMs, proc, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -13,7 +13,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
 import { RunFunctionRequest, RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
@@ -23,8 +22,8 @@ import { buildRequest, readYamlObjects, answer } from '../src/render.js';
 import { buildCases } from './cases.js';
 import { decodeRunFunctionRequest, encodeRunFunctionResponse } from '../src/wire.js';
 import { request, response } from '../test/support/wire-arbitraries.js';
+import { repoRoot as root } from '../dev/infra/paths.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const iterAt = process.argv.indexOf('--iterations');
 const iterations = iterAt >= 0 ? Number(process.argv[iterAt + 1]) : 2000;
 const say = (s = '') => process.stdout.write(`${s}\n`);

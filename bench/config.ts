@@ -1,0 +1,112 @@
+// The benchmark's knobs, read from the environment and checked, and where its
+// files go.
+//
+//   BENCH_CALLS=2000        measured calls per case, implementation and level
+//   BENCH_ROUNDS=4          the calls of a level are sent in this many turns, the
+//                           implementations taking turns, so background load hits all alike
+//   BENCH_WARMUP=200        unmeasured calls before each level
+//   BENCH_LEVELS=1,16,64    concurrency levels
+//   BENCH_CASES=a,b         only these cases (widget-seed, widget-cutover, database-aws,
+//                           database-aws-live (needs moto), database-cluster)
+//   BENCH_IMPLS=ours,floor,peer  (add `ours-tls`: ours over mutual TLS; `candidate`: ours with
+//                           the preload bench/candidate.ts)
+//   BENCH_OURS_NODE_FLAGS="--max-semi-space-size=8"  Node flags for function-platform instead of the
+//                           ones its Dockerfile ENTRYPOINT gives (experiments; "none" for none)
+//   BENCH_CANDIDATE_NODE_FLAGS="…"  Node flags for the candidate (default: function-platform's)
+//   BENCH_COLD_STARTS=5     extra starts per implementation, only to measure cold start
+//   BENCH_CHECK_EVERY=50    decode and check every Nth answer
+//   BENCH_PROFILE=1         run function-platform under --cpu-prof, print its profile;
+//                           results go to .cache/bench/ instead of bench/results/
+//   BENCH_OUT=DIR           where latest.json and latency.svg go, relative to the
+//                           repository root (default bench/results)
+import { join } from 'node:path';
+import { binDir, repoRoot } from '../dev/infra/paths.js';
+import { IMPL_IDS, type ImplId } from './servers.js';
+
+export interface Config {
+  calls: number;
+  warmup: number;
+  rounds: number;
+  levels: number[];
+  cases: string[];
+  impls: ImplId[];
+  /** 0 when profiling: starts would swamp the profile. */
+  coldStarts: number;
+  checkEvery: number;
+  profile: boolean;
+  /** BENCH_OURS_NODE_FLAGS; undefined: the Dockerfile's. */
+  ourNodeFlags?: string[];
+  /** BENCH_CANDIDATE_NODE_FLAGS; undefined: function-platform's. */
+  candidateNodeFlags?: string[];
+}
+
+export interface Paths {
+  root: string;
+  /** latest.json and latency.svg. */
+  outDir: string;
+  /** One log file per server started. */
+  logDir: string;
+  /** --cpu-prof's output, when profiling. */
+  profileDir?: string;
+  peerBinary: string;
+}
+
+export function readConfig(environment: NodeJS.ProcessEnv = process.env): { config: Config; paths: Paths } {
+  const env = (name: string, fallback: string): string => {
+    const v = environment[name];
+    return v === undefined || v === '' ? fallback : v;
+  };
+  const intEnv = (name: string, fallback: number) => {
+    const n = Number(env(name, String(fallback)));
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number, got ${environment[name]}`);
+    return n;
+  };
+  const listEnv = (name: string, fallback: string) =>
+    env(name, fallback)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  // Unset or empty: undefined; "none": no flags.
+  const flagsEnv = (name: string): string[] | undefined => {
+    const v = environment[name];
+    return v === undefined || v === '' ? undefined : v === 'none' ? [] : v.split(' ').filter(Boolean);
+  };
+
+  const levels = listEnv('BENCH_LEVELS', '1,16,64').map(Number);
+  if (levels.length === 0 || !levels.every((l) => Number.isInteger(l) && l > 0)) {
+    throw new Error(`BENCH_LEVELS must be whole numbers above 0, got ${environment['BENCH_LEVELS']}`);
+  }
+  const impls = listEnv('BENCH_IMPLS', 'ours,floor,peer');
+  const unknown = impls.filter((i) => !(IMPL_IDS as readonly string[]).includes(i));
+  if (unknown.length > 0) throw new Error(`BENCH_IMPLS: no implementation ${unknown.join(', ')} (there are ${IMPL_IDS.join(', ')})`);
+
+  const profile = env('BENCH_PROFILE', '') !== '' && env('BENCH_PROFILE', '') !== '0';
+  const coldStarts = intEnv('BENCH_COLD_STARTS', 5);
+  const ourNodeFlags = flagsEnv('BENCH_OURS_NODE_FLAGS');
+  const candidateNodeFlags = flagsEnv('BENCH_CANDIDATE_NODE_FLAGS');
+  const config: Config = {
+    calls: intEnv('BENCH_CALLS', 2000),
+    warmup: intEnv('BENCH_WARMUP', 200),
+    rounds: Math.max(1, intEnv('BENCH_ROUNDS', 4)),
+    levels,
+    cases: listEnv('BENCH_CASES', 'widget-seed,widget-cutover,database-aws,database-aws-live,database-cluster'),
+    impls: impls as ImplId[],
+    coldStarts: profile ? 0 : coldStarts,
+    checkEvery: Math.max(1, intEnv('BENCH_CHECK_EVERY', 50)),
+    profile,
+    ...(ourNodeFlags === undefined ? {} : { ourNodeFlags }),
+    ...(candidateNodeFlags === undefined ? {} : { candidateNodeFlags }),
+  };
+
+  const root = repoRoot;
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const outDir = profile ? join(root, '.cache', 'bench', stamp) : join(root, env('BENCH_OUT', join('bench', 'results')));
+  const paths: Paths = {
+    root,
+    outDir,
+    logDir: join(root, '.cache', 'bench', 'logs'),
+    ...(profile ? { profileDir: join(outDir, 'profiles') } : {}),
+    peerBinary: join(binDir, 'function-patch-and-transform'),
+  };
+  return { config, paths };
+}
