@@ -24,6 +24,8 @@ const tools = [
   { script: 'scripts/install-moto.sh', what: 'moto', needs: 'Python 3', ok: () => has('python3', '--version'), skipped: 'the tests against moto (AWS)' },
   // etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok: copied from the per-user cache when built before, else built with Go.
   { script: 'scripts/install-kube.sh', what: 'the Kubernetes binaries', needs: 'go', ok: () => true, skipped: 'the tests against a real API server and the e2e suites' },
+  // PostgreSQL 15 and MariaDB 10.11 (Debian's packages) and the AWS CLI: the backup Job's commands run against them.
+  { script: 'scripts/install-databases.sh', what: 'the database servers and the AWS CLI', needs: 'Debian packages', ok: () => has('apt-get', '--version'), skipped: 'the tests of dumps and restores' },
   // provider-kubernetes, for the claims e2e suite.
   { script: 'scripts/install-provider-kubernetes.sh', what: 'provider-kubernetes', needs: 'go', ok: () => true, skipped: 'the claims e2e suite' },
 ];

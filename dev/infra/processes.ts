@@ -51,6 +51,9 @@ export interface SpawnOptions {
   detached?: boolean;
   /** Append to the log instead of starting it anew (a restart). */
   append?: boolean;
+  /** Run as this user and group (a server that refuses root). */
+  uid?: number;
+  gid?: number;
 }
 
 /** Starts `bin` with stdout and stderr into `log`. */
@@ -61,6 +64,8 @@ export function spawnLogged(name: string, bin: string, args: string[], log: stri
     detached: opts.detached ?? false,
     ...(opts.env ? { env: opts.env } : {}),
     ...(opts.cwd ? { cwd: opts.cwd } : {}),
+    ...(opts.uid !== undefined ? { uid: opts.uid } : {}),
+    ...(opts.gid !== undefined ? { gid: opts.gid } : {}),
   });
   closeSync(fd);
   if (opts.detached) child.unref();

@@ -1,0 +1,177 @@
+// The backup Job's own commands (src/blueprints/backup/commands.ts), run for
+// real: PostgreSQL 15 and MariaDB 10.11 from Debian's packages, moto's S3 as
+// the object store, the AWS CLI as the upload step runs it. Rows go in, are
+// dumped, uploaded, downloaded and restored into an empty database, and come
+// out the same; a missing bucket, wrong credentials and a killed dump fail
+// with the message a user reads, and never leave anything at the final key.
+import assert from 'node:assert/strict';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { backupKey, dumpScript, uploadScript } from '../../src/blueprints/backup/commands.js';
+import { type DatabaseServer, databasesMissing, startMariadb, startPostgres } from '../../dev/infra/databases.js';
+import { type Moto, motoServerPath, startMotoServer } from '../../dev/infra/moto.js';
+import { repoRoot } from '../../dev/infra/paths.js';
+import { inCI } from '../support/tools.js';
+
+const AWS_BIN = join(repoRoot, '.cache', 'awscli-venv', 'bin');
+function skipReason(): string | undefined {
+  const why = databasesMissing() ?? (motoServerPath() ? undefined : 'moto missing: run `bash scripts/install-moto.sh`') ?? (existsSync(join(AWS_BIN, 'aws')) ? undefined : 'the AWS CLI is missing: run `bash scripts/install-databases.sh`');
+  if (why && inCI()) throw new Error(`backup commands: ${why} (CI must run every suite)`);
+  if (why) console.warn(`\n!!! SKIPPING the backup commands against real servers: ${why} !!!\n`);
+  return why;
+}
+const skip = skipReason();
+
+const ROWS = 20_000;
+const APP_PASSWORD = 'app-password-for-the-test-0123';
+const KEYS = { AWS_ACCESS_KEY_ID: 'AKIATESTBACKUP000000', AWS_SECRET_ACCESS_KEY: 'backup-test-secret-not-real', AWS_REGION: 'eu-west-1' };
+
+interface Run {
+  code: number;
+  output: string;
+  ms: number;
+}
+
+function sh(script: string, env: Record<string, string>): Promise<Run> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    execFile('sh', ['-c', script], { env: { PATH: `${AWS_BIN}:${process.env['PATH']}`, HOME: tmpdir(), ...env }, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}`, ms: Date.now() - started });
+    });
+  });
+}
+
+const aws = (moto: Moto, ...args: string[]) =>
+  execFileSync(join(AWS_BIN, 'aws'), ['--endpoint-url', moto.endpoint, ...args], { env: { ...process.env, ...KEYS, HOME: tmpdir() }, encoding: 'utf8', stdio: 'pipe' });
+const keysIn = (moto: Moto, bucket: string): string[] =>
+  aws(moto, 's3', 'ls', '--recursive', `s3://${bucket}/`)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.trim().split(/\s+/).pop()!);
+
+/** The engines as the tests drive them: creating the app's database, filling it, restoring into another. */
+interface Engine {
+  name: 'postgres' | 'mysql';
+  start(): Promise<DatabaseServer>;
+  /** Makes database `db` with an app user that owns it, and `rows` rows in orders. */
+  fill(s: DatabaseServer, db: string, rows: number): void;
+  /** Restores the dump file into the empty database `db`. */
+  restore(s: DatabaseServer, db: string, file: string): void;
+  /** Row count and a checksum of the rows. */
+  digest(s: DatabaseServer, db: string): string;
+}
+
+const postgres: Engine = {
+  name: 'postgres',
+  start: startPostgres,
+  fill(s, db, rows) {
+    s.sql('postgres', `CREATE ROLE app LOGIN PASSWORD '${APP_PASSWORD}'`);
+    s.sql('postgres', `CREATE DATABASE ${db} OWNER app`);
+    s.sql(db, `SET ROLE app; CREATE TABLE orders (id int PRIMARY KEY, customer text NOT NULL, total numeric(10,2) NOT NULL); INSERT INTO orders SELECT i, 'customer-' || i, i * 1.5 FROM generate_series(1, ${rows}) i`);
+  },
+  restore(s, db, file) {
+    s.sql('postgres', `CREATE DATABASE ${db}`);
+    execFileSync('pg_restore', ['-h', s.host, '-p', String(s.port), '-U', s.user, '-d', db, '--no-owner', '--exit-on-error', file], { env: { ...process.env, PGPASSWORD: s.password }, stdio: 'pipe' });
+  },
+  digest: (s, db) => s.sql(db, "SELECT count(*), md5(string_agg(id || ':' || customer || ':' || total, ',' ORDER BY id)) FROM orders").trim(),
+};
+
+const mysql: Engine = {
+  name: 'mysql',
+  start: startMariadb,
+  fill(s, db, rows) {
+    s.sql('', `CREATE DATABASE ${db}; CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY '${APP_PASSWORD}'; GRANT ALL ON ${db}.* TO 'app'@'127.0.0.1';`);
+    s.sql(db, `CREATE TABLE orders (id int PRIMARY KEY, customer varchar(64) NOT NULL, total decimal(10,2) NOT NULL) ENGINE=InnoDB; INSERT INTO orders SELECT seq, CONCAT('customer-', seq), seq * 1.5 FROM seq_1_to_${rows};`);
+  },
+  restore(s, db, file) {
+    s.sql('', `CREATE DATABASE ${db}`);
+    execFileSync('sh', ['-c', `mariadb --no-defaults -h ${s.host} -P ${s.port} -u${s.user} ${db} < "${file}"`], { env: { ...process.env, MYSQL_PWD: s.password }, stdio: 'pipe' });
+  },
+  digest: (s, db) => s.sql(db, "SELECT COUNT(*), MD5(GROUP_CONCAT(CONCAT(id, ':', customer, ':', total) ORDER BY id SEPARATOR ',')) FROM orders").trim(),
+};
+
+for (const engine of [postgres, mysql]) {
+  describe(`backup commands against real ${engine.name === 'postgres' ? 'PostgreSQL 15' : 'MariaDB 10.11'} and moto's S3`, { skip }, () => {
+    let server: DatabaseServer;
+    let moto: Moto;
+    let work: string;
+    const bucket = `backups-${engine.name}`;
+    const dumpEnv = (out: string) => ({ HOST: server.host, PORT: String(server.port), DB_USER: 'app', DB_PASSWORD: APP_PASSWORD, DB_NAME: 'orders', OUT: out });
+    const uploadEnv = (file: string, key: string, extra: Record<string, string> = {}) => ({ IN: file, BUCKET: bucket, KEY: key, ...KEYS, S3_ENDPOINT: moto.endpoint, TERMINATION_LOG: join(work, `${key.replace(/\//g, '_')}.termination`), ...extra });
+
+    before(async () => {
+      [server, moto] = await Promise.all([engine.start(), startMotoServer(motoServerPath()!)]);
+      work = mkdtempSync(join(tmpdir(), `fp-backup-${engine.name}-`));
+      engine.fill(server, 'orders', ROWS);
+      aws(moto, 's3', 'mb', `s3://${bucket}`);
+    });
+    after(async () => {
+      await Promise.all([server?.stop(), moto?.stop()]);
+    });
+
+    test('dump, upload, download, restore into an empty database: the same rows', async (t) => {
+      const file = join(work, 'orders.dump');
+      const dump = await sh(dumpScript(engine.name), dumpEnv(file));
+      assert.equal(dump.code, 0, dump.output);
+      const key = backupKey('team-a', 'orders', 'orders-20261202-0300', engine.name);
+      const upload = await sh(uploadScript(), uploadEnv(file, key));
+      assert.equal(upload.code, 0, upload.output);
+      const reported = JSON.parse(readFileSync(uploadEnv(file, key).TERMINATION_LOG, 'utf8')) as { key: string; sizeBytes: number };
+      assert.deepEqual(reported, { key, sizeBytes: readFileSync(file).length }, 'the termination message says what was stored');
+      assert.deepEqual(keysIn(moto, bucket), [key], 'only the final key is left');
+      const back = join(work, 'downloaded');
+      aws(moto, 's3', 'cp', '--only-show-errors', `s3://${bucket}/${key}`, back);
+      const restoreStart = Date.now();
+      engine.restore(server, 'restored', back);
+      const restoreMs = Date.now() - restoreStart;
+      const [before, after] = [engine.digest(server, 'orders'), engine.digest(server, 'restored')];
+      assert.equal(after, before);
+      assert.match(after, new RegExp(`^${ROWS}\\t[0-9a-f]{32}$`));
+      t.diagnostic(`${ROWS} rows; dump ${dump.ms} ms (${reported.sizeBytes} bytes), upload ${upload.ms} ms, restore ${restoreMs} ms; digest ${after.replace('\t', ' ')}`);
+    });
+
+    test('a bucket that does not exist: the upload fails saying so, and nothing is stored', async () => {
+      const file = join(work, 'for-missing-bucket.dump');
+      writeFileSync(file, 'a finished dump');
+      const upload = await sh(uploadScript(), uploadEnv(file, 'orders/x.dump', { BUCKET: 'no-such-bucket' }));
+      assert.notEqual(upload.code, 0);
+      assert.match(upload.output, /NoSuchBucket|does not exist/);
+      assert.ok(!existsSync(uploadEnv(file, 'orders/x.dump').TERMINATION_LOG), 'no success reported');
+    });
+
+    test('wrong credentials: the upload fails saying so, with no secret in the message, and nothing is stored', async () => {
+      // moto with authentication enforced: these keys belong to no user.
+      const strict = await startMotoServer(motoServerPath()!, { env: { INITIAL_NO_AUTH_ACTION_COUNT: '0' } });
+      try {
+        const file = join(work, 'for-bad-keys.dump');
+        writeFileSync(file, 'a finished dump');
+        const upload = await sh(uploadScript(), uploadEnv(file, 'orders/y.dump', { S3_ENDPOINT: strict.endpoint }));
+        assert.notEqual(upload.code, 0);
+        assert.match(upload.output, /InvalidAccessKeyId|AccessDenied|Forbidden|403/);
+        assert.doesNotMatch(upload.output, new RegExp(KEYS.AWS_SECRET_ACCESS_KEY));
+      } finally {
+        await strict.stop();
+      }
+    });
+
+    test('a dump killed half-way (as an OOM kill would) leaves no dump for the upload to find', async () => {
+      // Enough rows that the dump is still running when it is killed.
+      if (engine.name === 'postgres') {
+        server.sql('orders', "CREATE TABLE IF NOT EXISTS big AS SELECT i, repeat('x', 200) AS pad FROM generate_series(1, 400000) i; ALTER TABLE big OWNER TO app");
+      } else {
+        server.sql('orders', "CREATE TABLE IF NOT EXISTS big AS SELECT seq AS i, REPEAT('x', 200) AS pad FROM seq_1_to_400000");
+      }
+      const file = join(work, 'killed.dump');
+      const child = spawn('sh', ['-c', dumpScript(engine.name)], { env: { PATH: process.env['PATH'], ...dumpEnv(file) }, detached: true, stdio: 'ignore' });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ? -1 : code)));
+      for (let i = 0; i < 200 && !existsSync(`${file}.partial`); i++) await sleep(5);
+      process.kill(-child.pid!, 'SIGKILL');
+      assert.notEqual(await exited, 0);
+      assert.ok(!existsSync(file), 'the final dump file was never written');
+    });
+  });
+}
