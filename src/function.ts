@@ -3,8 +3,8 @@
 // status, condition and events → response. The edges call it: the gRPC
 // server through src/live.ts (which may first ask the outside for facts),
 // and the local render CLI.
-import { Ready, type Resource, type RunFunctionRequest, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
-import type { Blueprint, Context } from './blueprints/blueprint.js';
+import { Ready, type Resource, type ResourceSelector, type RunFunctionRequest, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import type { Blueprint, Context, Requirement } from './blueprints/blueprint.js';
 import { blueprintFor } from './blueprints/dispatch.js';
 import { wrap } from './claims.js';
 import { BlueprintChoiceError, FatalError, SpecError } from './errors.js';
@@ -67,6 +67,13 @@ function newResponse(req: RunFunctionRequest): RunFunctionResponse {
 
 const toReady = (ready: boolean): Ready => (ready ? Ready.READY_TRUE : Ready.READY_FALSE);
 
+/** A requirement as the protocol says it: a name, or labels. */
+function selectorOf(r: Requirement): ResourceSelector {
+  const { apiVersion, kind } = r;
+  const where = r.namespace !== undefined ? { namespace: r.namespace } : {};
+  return 'matchName' in r ? { apiVersion, kind, matchName: r.matchName, ...where } : { apiVersion, kind, matchLabels: { labels: r.matchLabels }, ...where };
+}
+
 /** Phase two and the rest, given the facts the outside gave (none on the pure path). Throws like prepare. */
 export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log): RunFunctionResponse {
   const { req, blueprint, xr, observed, ctx, resolved } = p;
@@ -75,8 +82,9 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
   const plan = blueprint.compose(resolved, facts);
   guardNothingLost(plan, observed);
   if (plan.requirements && Object.keys(plan.requirements).length > 0) {
+    const selectors = Object.fromEntries(Object.entries(plan.requirements).map(([name, r]) => [name, selectorOf(r)]));
     // Crossplane v2 answers required resources; v1 only knows extra resources. Ask both ways.
-    rsp.requirements = { extraResources: { ...plan.requirements }, resources: { ...plan.requirements }, schemas: {} };
+    rsp.requirements = { extraResources: selectors, resources: { ...selectors }, schemas: {} };
   }
 
   const verdicts = new Map<string, Verdict>();

@@ -39,13 +39,8 @@ export interface BlueprintInput<Spec> extends Context {
   facts?: ExternalFacts;
 }
 
-/** Something the function needs to read from the cluster on its next call (Crossplane's required resources). */
-export interface Requirement {
-  apiVersion: string;
-  kind: string;
-  matchName: string;
-  namespace?: string;
-}
+/** Something the function needs to read from the cluster on its next call (Crossplane's required resources): by name or by labels. */
+export type Requirement = { apiVersion: string; kind: string; namespace?: string } & ({ matchName: string } | { matchLabels: Record<string, string> });
 
 /** A desired composed resource, in the order the user should hear about it. */
 export interface Desired {

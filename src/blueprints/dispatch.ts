@@ -1,13 +1,14 @@
 // Which blueprint serves an XR: the one the Composition step's input names,
 // else the one that claims the XR's kind.
 import type { Blueprint } from './blueprint.js';
+import { databaseBackup } from './backup/index.js';
 import { database } from './database/index.js';
 import { widget } from './widget.js';
 import { BlueprintChoiceError } from '../errors.js';
 import type { Obj } from '../kube.js';
 
 /** Every blueprint implemented, in the manifest's order; a test checks the two agree. */
-export const BLUEPRINTS: ReadonlyArray<Blueprint<any>> = [widget, database];
+export const BLUEPRINTS: ReadonlyArray<Blueprint<any>> = [widget, database, databaseBackup];
 
 
 const byName = new Map(BLUEPRINTS.map((b) => [b.name, b]));

@@ -299,6 +299,56 @@ export const databaseSpecSchema = {
           "default": 7,
           "minimum": 1,
           "maximum": 35
+        },
+        "objectStore": {
+          "type": "object",
+          "description": "Where in-cluster backups go, off the database's own machine: an S3 bucket or an S3-compatible store. Required for backups of a Database in the cluster.",
+          "required": [
+            "bucket",
+            "credentialsSecretRef"
+          ],
+          "properties": {
+            "bucket": {
+              "type": "string",
+              "description": "The bucket.",
+              "minLength": 3,
+              "maxLength": 63,
+              "pattern": "^[a-z0-9][a-z0-9.-]*[a-z0-9]$"
+            },
+            "endpoint": {
+              "type": "string",
+              "description": "The endpoint of an S3-compatible store (https://...); AWS S3 without it.",
+              "maxLength": 253,
+              "pattern": "^https?://[^\\t\\n\\f\\r ]+$"
+            },
+            "region": {
+              "type": "string",
+              "description": "The bucket's region.",
+              "default": "us-east-1",
+              "maxLength": 32
+            },
+            "prefix": {
+              "type": "string",
+              "description": "A key prefix under which this Database's backups go.",
+              "maxLength": 200,
+              "pattern": "^[A-Za-z0-9!_.*'()/-]*$"
+            },
+            "credentialsSecretRef": {
+              "type": "object",
+              "description": "A Secret in the Database's namespace with the keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.",
+              "required": [
+                "name"
+              ],
+              "properties": {
+                "name": {
+                  "type": "string",
+                  "description": "The Secret's name.",
+                  "minLength": 1,
+                  "maxLength": 253
+                }
+              }
+            }
+          }
         }
       }
     },
@@ -391,15 +441,27 @@ export const databaseStatusSchema = {
     },
     "backup": {
       "type": "object",
-      "description": "The newest backup.",
+      "description": "Backups as they are, from Completed DatabaseBackups and what the provider observes.",
       "properties": {
         "lastSuccessfulTime": {
           "type": "string",
-          "description": "When the newest backup finished."
+          "description": "When the newest Completed backup finished."
         },
         "location": {
           "type": "string",
-          "description": "Where backups are kept."
+          "description": "Where backups are kept; only places that hold backups."
+        },
+        "lastFailure": {
+          "type": "string",
+          "description": "The newest failed backup and why it failed."
+        },
+        "latestRestorableTime": {
+          "type": "string",
+          "description": "On AWS, the latest time the instance can be restored to (RDS automated backups)."
+        },
+        "nextScheduledTime": {
+          "type": "string",
+          "description": "When the next scheduled backup is due."
         }
       }
     },
@@ -450,6 +512,22 @@ export type DatabaseSpec = {
     "schedule": string;
     /** Days a backup is kept. */
     "retentionDays": number;
+    /** Where in-cluster backups go, off the database's own machine: an S3 bucket or an S3-compatible store. Required for backups of a Database in the cluster. */
+    "objectStore"?: {
+      /** The bucket. */
+      "bucket": string;
+      /** The endpoint of an S3-compatible store (https://...); AWS S3 without it. */
+      "endpoint"?: string;
+      /** The bucket's region. */
+      "region": string;
+      /** A key prefix under which this Database's backups go. */
+      "prefix"?: string;
+      /** A Secret in the Database's namespace with the keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. */
+      "credentialsSecretRef": {
+        /** The Secret's name. */
+        "name": string;
+      };
+    };
   };
   /** AWS settings, required with placement aws. */
   "aws"?: {
@@ -484,12 +562,18 @@ export type DatabaseStatus = {
   "port"?: number;
   /** A Secret in the Database's namespace with host, port, dbname, username, password, uri and jdbc-uri. */
   "connectionSecret"?: string;
-  /** The newest backup. */
+  /** Backups as they are, from Completed DatabaseBackups and what the provider observes. */
   "backup"?: {
-    /** When the newest backup finished. */
+    /** When the newest Completed backup finished. */
     "lastSuccessfulTime"?: string;
-    /** Where backups are kept. */
+    /** Where backups are kept; only places that hold backups. */
     "location"?: string;
+    /** The newest failed backup and why it failed. */
+    "lastFailure"?: string;
+    /** On AWS, the latest time the instance can be restored to (RDS automated backups). */
+    "latestRestorableTime"?: string;
+    /** When the next scheduled backup is due. */
+    "nextScheduledTime"?: string;
   };
   /** Live facts read from AWS when the Composition step has AWS credentials. */
   "aws"?: {
@@ -504,6 +588,156 @@ export type DatabaseStatus = {
   };
 };
 
+/** The spec schema of DatabaseBackup (databasebackups.example.com). */
+export const databasebackupSpecSchema = {
+  "type": "object",
+  "description": "Which Database to back up.",
+  "required": [
+    "databaseRef"
+  ],
+  "properties": {
+    "databaseRef": {
+      "type": "object",
+      "description": "The Database, in this namespace.",
+      "required": [
+        "name"
+      ],
+      "x-kubernetes-validations": [
+        {
+          "rule": "self == oldSelf",
+          "message": "spec.databaseRef cannot be changed; make another DatabaseBackup"
+        }
+      ],
+      "properties": {
+        "name": {
+          "type": "string",
+          "description": "The Database's name.",
+          "minLength": 1,
+          "maxLength": 63,
+          "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+        }
+      }
+    },
+    "pinned": {
+      "type": "boolean",
+      "description": "Retention never removes a pinned backup.",
+      "default": false
+    }
+  }
+} as const;
+
+/** The status schema of DatabaseBackup: every field the function may write. */
+export const databasebackupStatusSchema = {
+  "type": "object",
+  "description": "What happened to the backup, read from what was composed.",
+  "properties": {
+    "ready": {
+      "type": "boolean",
+      "description": "True once the backup is Completed."
+    },
+    "message": {
+      "type": "string",
+      "description": "What is happening, or why it failed."
+    },
+    "phase": {
+      "type": "string",
+      "description": "Pending, Running, Completed or Failed.",
+      "enum": [
+        "Pending",
+        "Running",
+        "Completed",
+        "Failed"
+      ]
+    },
+    "method": {
+      "type": "string",
+      "description": "How the backup is taken.",
+      "enum": [
+        "dump",
+        "cnpg",
+        "rds-snapshot"
+      ]
+    },
+    "startedAt": {
+      "type": "string",
+      "description": "When the backup started (RFC 3339)."
+    },
+    "completedAt": {
+      "type": "string",
+      "description": "When the backup finished (RFC 3339)."
+    },
+    "location": {
+      "type": "string",
+      "description": "Where the backup is stored (an s3:// URL, a CloudNativePG backup, an RDS snapshot)."
+    },
+    "sizeBytes": {
+      "type": "integer",
+      "description": "Bytes stored, where known."
+    },
+    "attempts": {
+      "type": "integer",
+      "description": "Attempts made; a dump killed for memory is tried again with twice the memory, three times at most."
+    },
+    "failureReason": {
+      "type": "string",
+      "description": "Why the last attempt failed."
+    },
+    "restorable": {
+      "type": "boolean",
+      "description": "Whether a restore can use this backup."
+    },
+    "engine": {
+      "type": "string",
+      "description": "The engine backed up."
+    },
+    "version": {
+      "type": "string",
+      "description": "The engine's major version backed up."
+    }
+  }
+} as const;
+
+/** DatabaseBackup spec with the schema's defaults applied. */
+export type DatabaseBackupSpec = {
+  /** The Database, in this namespace. */
+  "databaseRef": {
+    /** The Database's name. */
+    "name": string;
+  };
+  /** Retention never removes a pinned backup. */
+  "pinned": boolean;
+};
+
+/** DatabaseBackup status as the function writes it. */
+export type DatabasebackupStatus = {
+  /** True once the backup is Completed. */
+  "ready"?: boolean;
+  /** What is happening, or why it failed. */
+  "message"?: string;
+  /** Pending, Running, Completed or Failed. */
+  "phase"?: "Pending" | "Running" | "Completed" | "Failed";
+  /** How the backup is taken. */
+  "method"?: "dump" | "cnpg" | "rds-snapshot";
+  /** When the backup started (RFC 3339). */
+  "startedAt"?: string;
+  /** When the backup finished (RFC 3339). */
+  "completedAt"?: string;
+  /** Where the backup is stored (an s3:// URL, a CloudNativePG backup, an RDS snapshot). */
+  "location"?: string;
+  /** Bytes stored, where known. */
+  "sizeBytes"?: number;
+  /** Attempts made; a dump killed for memory is tried again with twice the memory, three times at most. */
+  "attempts"?: number;
+  /** Why the last attempt failed. */
+  "failureReason"?: string;
+  /** Whether a restore can use this backup. */
+  "restorable"?: boolean;
+  /** The engine backed up. */
+  "engine"?: string;
+  /** The engine's major version backed up. */
+  "version"?: string;
+};
+
 /** The schema of a pipeline step's input (package/function/input/platform.fn.example.com_inputs.yaml). */
 export const inputSchema = {
   "type": "object",
@@ -514,7 +748,8 @@ export const inputSchema = {
       "description": "The blueprint to compose with, whatever the composite's kind.",
       "enum": [
         "widget",
-        "database"
+        "database",
+        "databasebackup"
       ]
     },
     "awsEndpoint": {
@@ -527,7 +762,7 @@ export const inputSchema = {
 /** A pipeline step's input, as the Input CRD describes it. */
 export type Input = {
   /** The blueprint to compose with, whatever the composite's kind. */
-  "blueprint"?: "widget" | "database";
+  "blueprint"?: "widget" | "database" | "databasebackup";
   /** An AWS endpoint for the live facts a Database on AWS reads (an emulator, a private endpoint); without it, the endpoint key of the step's aws credentials, or AWS's own. */
   "awsEndpoint"?: string;
 };

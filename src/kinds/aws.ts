@@ -31,6 +31,8 @@ function both(group: string, kind: string, clusterScoped: string, extra: Partial
 export const AWS_RDS: Family = [
   ...both('rds.aws.m.upbound.io', 'Instance', 'rds.aws.upbound.io/v1beta3', { judge: rdsInstance, holdsData: true }),
   ...both('rds.aws.m.upbound.io', 'SubnetGroup', 'rds.aws.upbound.io/v1beta1'),
+  // Deleting a Snapshot managed resource deletes the snapshot.
+  ...both('rds.aws.m.upbound.io', 'Snapshot', 'rds.aws.upbound.io/v1beta1', { holdsData: true }),
 ];
 
 export const AWS_S3: Family = [

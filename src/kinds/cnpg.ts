@@ -1,7 +1,7 @@
 // CloudNativePG: a Cluster is healthy by its phase (instance counts rise before recovery ends).
 import { str, type Obj } from '../kube.js';
 import type { Family } from './kind.js';
-import { progressing, ready, type Verdict } from './verdict.js';
+import { failed, progressing, ready, type Verdict } from './verdict.js';
 
 export const CNPG_HEALTHY = 'Cluster in healthy state';
 
@@ -11,4 +11,15 @@ function cluster(obj: Obj): Verdict {
   return progressing(phase ? `phase "${phase}"` : 'waiting for the CloudNativePG operator');
 }
 
-export const CNPG: Family = [{ group: 'postgresql.cnpg.io', kind: 'Cluster', judge: cluster, holdsData: true }];
+/** A Backup is done when CloudNativePG says completed (its phases are lower case). */
+function backup(obj: Obj): Verdict {
+  const phase = str(obj, 'status', 'phase');
+  if (phase === 'completed') return ready('completed');
+  if (phase === 'failed') return failed(`failed: ${str(obj, 'status', 'error') ?? 'no reason given'}`);
+  return progressing(phase ? `phase "${phase}"` : 'waiting for the CloudNativePG operator');
+}
+
+export const CNPG: Family = [
+  { group: 'postgresql.cnpg.io', kind: 'Cluster', judge: cluster, holdsData: true },
+  { group: 'postgresql.cnpg.io', kind: 'Backup', judge: backup },
+];

@@ -77,7 +77,7 @@ describe('package metadata and APIs', () => {
   });
 
   test('XRDs are namespaced v2 with printer columns, short names, the composite category and a description on every field', () => {
-    const columns: Record<string, string[]> = { Widget: ['COLOR', 'SIZE', 'AVAILABLE', 'URL'], Database: ['ENGINE', 'PLACEMENT', 'PHASE', 'ENDPOINT'] };
+    const columns: Record<string, string[]> = { Widget: ['COLOR', 'SIZE', 'AVAILABLE', 'URL'], Database: ['ENGINE', 'PLACEMENT', 'PHASE', 'ENDPOINT'], DatabaseBackup: ['DATABASE', 'PHASE', 'METHOD', 'COMPLETED', 'SIZE'] };
     for (const file of XRDS) {
       const xrd = yamlOf(file);
       const spec = xrd['spec'] as Obj;

@@ -2,7 +2,7 @@
 // bucket for backups, as provider-upjet-aws v2 namespaced managed resources.
 import { num, str, type Obj } from '../../kube.js';
 import { dnsLabel } from '../../names.js';
-import type { Desired, Plan } from '../blueprint.js';
+import type { Desired, Owner, Plan } from '../blueprint.js';
 import { APP_USER, baseName, compareVersions, connectionSecret, type DatabaseInput, dbname, identity, majorVersion, meta, type ResolvedSpec, secretValue } from './common.js';
 import { backupWindow, INSTANCE_CLASSES } from './engine.js';
 
@@ -43,7 +43,12 @@ const masterPasswordName = (input: DatabaseInput) => dnsLabel(baseName(input.own
  * letters, digits and single hyphens, starting with a letter.
  */
 export function rdsIdentifier(input: DatabaseInput): string {
-  const raw = `${input.owner.namespace}-${baseName(input.owner)}`.replace(/-+/g, '-');
+  return rdsIdentifierOf(input.owner);
+}
+
+/** The same, for a Database known by its owner alone (a DatabaseBackup names it). */
+export function rdsIdentifierOf(owner: Owner): string {
+  const raw = `${owner.namespace}-${baseName(owner)}`.replace(/-+/g, '-');
   return dnsLabel(raw).replace(/-+/g, '-');
 }
 

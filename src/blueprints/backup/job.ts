@@ -1,0 +1,149 @@
+// The Job that dumps an in-cluster Database and ships the dump to object
+// storage (the commands are in commands.ts), and what its Pod says of it.
+import type { V1EnvVar, V1Job } from '@kubernetes/client-node';
+import { list, record, str, type Obj } from '../../kube.js';
+import { boundedLabel } from '../../names.js';
+import type { Owner } from '../blueprint.js';
+import { baseName, dbname, names } from '../database/common.js';
+import { ENGINES } from '../database/engine.js';
+import { backupKey, dumpScript, uploadScript } from './commands.js';
+import type { Target } from './target.js';
+
+/** The S3 client of the upload step: the official image, pinned. */
+export const AWS_CLI_IMAGE = 'amazon/aws-cli:2.22.35';
+/** Memory of the first attempt; each attempt killed for memory doubles it. */
+export const FIRST_ATTEMPT_MEMORY_MI = 256;
+export const MAX_ATTEMPTS = 3;
+/** The label the Job controller puts on its pods. */
+export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
+const WORK = '/work';
+
+export const attemptKey = (attempt: number) => `dump-${attempt}`;
+export const memoryFor = (attempt: number) => `${FIRST_ATTEMPT_MEMORY_MI * 2 ** (attempt - 1)}Mi`;
+
+/** The Job of one attempt: within 63 characters, as its pods' job-name label must be. */
+export function jobName(backup: Owner, attempt: number): string {
+  return boundedLabel(63, backup.name, `a${attempt}`);
+}
+
+/** Where the dump of a backup goes: bucket and key. */
+export function dumpLocation(backup: Owner, target: Target): { bucket: string; key: string; url: string } {
+  const store = target.spec.backup.objectStore!;
+  const key = backupKey(store.prefix, target.owner.name, backup.name, target.spec.engine);
+  return { bucket: store.bucket, key, url: `s3://${store.bucket}/${key}` };
+}
+
+export function dumpJob(backup: Owner, target: Target, attempt: number): Obj {
+  const { spec } = target;
+  const engine = ENGINES[spec.engine];
+  const store = spec.backup.objectStore!;
+  const { bucket, key } = dumpLocation(backup, target);
+  const file = `${WORK}/${key.split('/').pop()}`;
+  const credentials = names.credentials(target.owner);
+  const secretEnv = (name: string, secret: string, k: string): V1EnvVar => ({ name, valueFrom: { secretKeyRef: { name: secret, key: k } } });
+  const memory = memoryFor(attempt);
+  const resources = { requests: { cpu: '100m', memory }, limits: { memory } };
+  const name = jobName(backup, attempt);
+  const labels = { 'app.kubernetes.io/name': 'database-backup', 'app.kubernetes.io/instance': backup.name, 'app.kubernetes.io/managed-by': 'function-platform' };
+  const job: V1Job = {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name, namespace: backup.namespace, labels },
+    spec: {
+      // Attempts are the function's: a new Job each, with the memory the last one lacked.
+      backoffLimit: 0,
+      activeDeadlineSeconds: 6 * 3600,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          // The official images' unprivileged user; the dump needs no root.
+          securityContext: { runAsNonRoot: true, runAsUser: 999, runAsGroup: 999, fsGroup: 999, seccompProfile: { type: 'RuntimeDefault' } },
+          volumes: [{ name: 'work', emptyDir: {} }],
+          initContainers: [
+            {
+              name: 'dump',
+              image: engine.image(spec.version),
+              command: ['sh', '-c', dumpScript(spec.engine)],
+              env: [
+                { name: 'HOST', value: `${baseName(target.owner)}.${target.owner.namespace}.svc.cluster.local` },
+                { name: 'PORT', value: String(engine.port) },
+                secretEnv('DB_USER', credentials, 'username'),
+                secretEnv('DB_PASSWORD', credentials, 'password'),
+                { name: 'DB_NAME', value: dbname(target.owner) },
+                { name: 'OUT', value: file },
+              ],
+              resources,
+              volumeMounts: [{ name: 'work', mountPath: WORK }],
+              terminationMessagePolicy: 'FallbackToLogsOnError',
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            },
+          ],
+          containers: [
+            {
+              name: 'upload',
+              image: AWS_CLI_IMAGE,
+              command: ['sh', '-c', uploadScript()],
+              env: [
+                { name: 'IN', value: file },
+                { name: 'BUCKET', value: bucket },
+                { name: 'KEY', value: key },
+                { name: 'AWS_REGION', value: store.region },
+                ...(store.endpoint ? [{ name: 'S3_ENDPOINT', value: store.endpoint }] : []),
+                secretEnv('AWS_ACCESS_KEY_ID', store.credentialsSecretRef.name, 'AWS_ACCESS_KEY_ID'),
+                secretEnv('AWS_SECRET_ACCESS_KEY', store.credentialsSecretRef.name, 'AWS_SECRET_ACCESS_KEY'),
+                // The CLI wants a home; the image's is not writable by this user.
+                { name: 'HOME', value: WORK },
+              ],
+              resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '256Mi' } },
+              volumeMounts: [{ name: 'work', mountPath: WORK }],
+              terminationMessagePolicy: 'FallbackToLogsOnError',
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            },
+          ],
+        },
+      },
+    },
+  };
+  return job as Obj;
+}
+
+/** How one container of the attempt's pod ended, if it has. */
+export interface Ended {
+  container: 'dump' | 'upload';
+  reason: string;
+  exitCode: number;
+  message: string;
+}
+
+/** The first container of the pod that ended badly, or the upload's report when all went well. */
+export function podOutcome(pod: Obj | undefined): { failed?: Ended; report?: { key: string; sizeBytes: number } } {
+  if (!pod) return {};
+  const statuses = [...list(pod, 'status', 'initContainerStatuses'), ...list(pod, 'status', 'containerStatuses')];
+  for (const s of statuses) {
+    const terminated = record(s, 'state', 'terminated') ?? record(s, 'lastState', 'terminated');
+    if (!terminated) continue;
+    const name = str(s, 'name') === 'dump' ? 'dump' : 'upload';
+    const exitCode = Number(terminated['exitCode'] ?? 0);
+    const message = (str(terminated, 'message') ?? '').trim();
+    if (exitCode !== 0 || str(terminated, 'reason') === 'OOMKilled') {
+      return { failed: { container: name, reason: str(terminated, 'reason') ?? 'Error', exitCode, message } };
+    }
+    if (name === 'upload') {
+      try {
+        const report = JSON.parse(message) as { key?: unknown; sizeBytes?: unknown };
+        if (typeof report.key === 'string' && typeof report.sizeBytes === 'number') return { report: { key: report.key, sizeBytes: report.sizeBytes } };
+      } catch {
+        // Not the report: the upload said something else.
+      }
+    }
+  }
+  return {};
+}
+
+/** The user's sentence for a failed attempt: which step, why, and the tool's last words. */
+export function describeFailure(e: Ended, memory: string): string {
+  if (e.reason === 'OOMKilled') return `${e.container} was killed for memory (OOMKilled with ${memory})`;
+  const said = e.message.split('\n').filter(Boolean).slice(-2).join(' ').slice(0, 300);
+  return `${e.container} failed (exit code ${e.exitCode}${e.reason && e.reason !== 'Error' ? `, ${e.reason}` : ''})${said ? `: ${said}` : ''}`;
+}

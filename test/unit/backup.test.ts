@@ -1,0 +1,177 @@
+// The DatabaseBackup blueprint call by call: the Database looked up, the
+// method of its placement composed, the outcome read from what was composed
+// (the Job and its Pod, the CloudNativePG Backup, the RDS Snapshot), a dump
+// killed for memory retried with twice the memory three times at most, and
+// bad input answered with nothing composed.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Obj } from '../../src/kube.js';
+import { answered, asObserved, call, databaseXr, desiredOf, fatalOf, NAMESPACE, statusOf } from '../support/database.js';
+
+const STORE = { bucket: 'team-a-backups', region: 'eu-west-1', endpoint: 'http://minio.storage:9000', prefix: 'prod', credentialsSecretRef: { name: 'backup-store' } };
+const backupXr = (status?: Obj): Obj => ({
+  apiVersion: 'example.com/v1',
+  kind: 'DatabaseBackup',
+  metadata: { name: 'orders-before-migration', namespace: NAMESPACE, uid: 'uid-backup' },
+  spec: { databaseRef: { name: 'orders' }, pinned: true },
+  ...(status ? { status } : {}),
+});
+const clusterDb = (backup: Obj = { objectStore: STORE }) => databaseXr({ engine: 'postgres', version: '16', storageGB: 20, backup });
+
+/** The attempt's pod as the kubelet leaves it: init container dump, container upload. */
+function pod(job: string, dump: Obj, upload?: Obj): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${job}-x1`, namespace: NAMESPACE, labels: { 'batch.kubernetes.io/job-name': job } },
+    status: {
+      phase: upload ? 'Succeeded' : 'Failed',
+      initContainerStatuses: [{ name: 'dump', state: { terminated: dump } }],
+      containerStatuses: upload ? [{ name: 'upload', state: { terminated: upload } }] : [],
+    },
+  };
+}
+const OOM = { reason: 'OOMKilled', exitCode: 137, message: '' };
+const jobStatus = (done: 'Complete' | 'Failed' | undefined) => ({
+  startTime: '2026-12-02T03:00:05Z',
+  ...(done === 'Complete' ? { completionTime: '2026-12-02T03:01:10Z' } : {}),
+  ...(done ? { conditions: [{ type: done, status: 'True', lastTransitionTime: '2026-12-02T03:01:10Z', ...(done === 'Failed' ? { reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' } : {}) }] } : {}),
+});
+
+describe('a DatabaseBackup of an in-cluster Database: a dump Job to object storage', () => {
+  test('first the Database is asked for; nothing is composed until it is known', () => {
+    const rsp = call(backupXr());
+    assert.equal(fatalOf(rsp), undefined);
+    assert.deepEqual(Object.keys(rsp.desired!.resources), []);
+    assert.deepEqual(rsp.requirements?.resources?.['database'], { apiVersion: 'example.com/v1', kind: 'Database', matchName: 'orders', namespace: NAMESPACE });
+    assert.equal(statusOf(rsp)['phase'], 'Pending');
+  });
+
+  test('the Job dumps with the engine’s own image and uploads with the S3 client to the object store, under the prefix', () => {
+    const rsp = call(backupXr(), [], answered({ database: [clusterDb()] }));
+    const job = desiredOf(rsp, 'dump-1')!;
+    const spec = (job['spec'] as Obj)['template'] as Obj;
+    const podSpec = spec['spec'] as Obj;
+    const dump = (podSpec['initContainers'] as Obj[])[0]!;
+    const upload = (podSpec['containers'] as Obj[])[0]!;
+    assert.equal(dump['image'], 'postgres:16');
+    assert.match(String((dump['command'] as string[])[2]), /pg_dump .* -Fc/);
+    assert.deepEqual((dump['resources'] as Obj)['limits'], { memory: '256Mi' });
+    assert.equal(upload['image'], 'amazon/aws-cli:2.22.35');
+    const env = Object.fromEntries((upload['env'] as Obj[]).map((e) => [e['name'], e['value'] ?? e['valueFrom']]));
+    assert.equal(env['BUCKET'], 'team-a-backups');
+    assert.equal(env['KEY'], 'prod/orders/orders-before-migration.dump');
+    assert.equal(env['S3_ENDPOINT'], 'http://minio.storage:9000');
+    assert.deepEqual(env['AWS_SECRET_ACCESS_KEY'], { secretKeyRef: { name: 'backup-store', key: 'AWS_SECRET_ACCESS_KEY' } });
+    assert.equal((job['spec'] as Obj)['backoffLimit'], 0, 'attempts are the function’s');
+    assert.deepEqual(rsp.requirements?.resources?.['pod'], { apiVersion: 'v1', kind: 'Pod', matchLabels: { labels: { 'batch.kubernetes.io/job-name': 'orders-before-migration-a1' } }, namespace: NAMESPACE });
+    const status = statusOf(rsp);
+    assert.equal(status['phase'], 'Pending');
+    assert.equal(status['method'], 'dump');
+    assert.equal(status['location'], 's3://team-a-backups/prod/orders/orders-before-migration.dump');
+  });
+
+  test('Pending → Running → Completed, the size from the upload’s report; then the Job goes and the record stays', () => {
+    const db = answered({ database: [clusterDb()] });
+    const first = call(backupXr(), [], db);
+    const running = call(backupXr(statusOf(first)), asObserved(first, () => jobStatus(undefined)), db);
+    assert.equal(statusOf(running)['phase'], 'Running');
+    assert.equal(statusOf(running)['startedAt'], '2026-12-02T03:00:05Z');
+    const report = { reason: 'Completed', exitCode: 0, message: '{"key":"prod/orders/orders-before-migration.dump","sizeBytes":138551}' };
+    const done = call(backupXr(statusOf(running)), asObserved(first, () => jobStatus('Complete')), { ...db, ...answered({ pod: [pod('orders-before-migration-a1', { reason: 'Completed', exitCode: 0 }, report)] }) });
+    const s = statusOf(done);
+    assert.equal(s['phase'], 'Completed');
+    assert.equal(s['ready'], true);
+    assert.equal(s['sizeBytes'], 138551);
+    assert.equal(s['completedAt'], '2026-12-02T03:01:10Z');
+    assert.equal(s['restorable'], true);
+    // The next call, with Completed stored: the Job leaves desired state, the record does not change.
+    const later = call(backupXr(s), asObserved(first, () => jobStatus('Complete')), db);
+    assert.deepEqual(Object.keys(later.desired!.resources), []);
+    assert.equal(statusOf(later)['phase'], 'Completed');
+    assert.equal(statusOf(later)['sizeBytes'], 138551);
+  });
+
+  test('killed for memory: attempt 2 with twice the memory, then attempt 3, then Failed saying why', () => {
+    const db = answered({ database: [clusterDb()] });
+    let status: Obj | undefined;
+    let observed: Obj[] = [];
+    const memories: string[] = [];
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const rsp = call(backupXr(status), observed, { ...db, ...answered({ pod: [pod(`orders-before-migration-a${attempt - 1}`, OOM)] }) });
+      const job = desiredOf(rsp, `dump-${attempt}`)!;
+      assert.ok(job, `attempt ${attempt} composed`);
+      assert.equal(desiredOf(rsp, `dump-${attempt - 1}`), undefined, 'the failed attempt leaves');
+      const dump = (((job['spec'] as Obj)['template'] as Obj)['spec'] as Obj)['initContainers'] as Obj[];
+      memories.push(String(((dump[0]!['resources'] as Obj)['limits'] as Obj)['memory']));
+      status = statusOf(rsp);
+      observed = asObserved(rsp, () => jobStatus('Failed'));
+    }
+    assert.deepEqual(memories, ['256Mi', '512Mi', '1024Mi']);
+    const last = call(backupXr(status), observed, { ...db, ...answered({ pod: [pod('orders-before-migration-a3', OOM)] }) });
+    const s = statusOf(last);
+    assert.equal(s['phase'], 'Failed');
+    assert.equal(s['attempts'], 3);
+    assert.equal(s['failureReason'], 'dump was killed for memory (OOMKilled with 1024Mi)');
+    assert.ok(last.results.some((r) => r.reason === 'BackupFailed' && /attempt 3 of 3: dump was killed for memory/.test(r.message)), 'a Warning event');
+  });
+
+  test('a failure that is not memory is not retried: Failed with the tool’s last words', () => {
+    const db = answered({ database: [clusterDb()] });
+    const first = call(backupXr(), [], db);
+    const upload = { reason: 'Error', exitCode: 1, message: 'upload failed: s3://team-a-backups/prod/orders/x.partial An error occurred (NoSuchBucket) when calling the PutObject operation: The specified bucket does not exist' };
+    const rsp = call(backupXr(statusOf(first)), asObserved(first, () => jobStatus('Failed')), { ...db, ...answered({ pod: [pod('orders-before-migration-a1', { reason: 'Completed', exitCode: 0 }, upload)] }) });
+    assert.equal(desiredOf(rsp, 'dump-2'), undefined);
+    const s = statusOf(rsp);
+    assert.equal(s['phase'], 'Failed');
+    assert.match(String(s['failureReason']), /^upload failed \(exit code 1\): .*NoSuchBucket/);
+  });
+});
+
+describe('a DatabaseBackup of a Database on AWS: an RDS Snapshot', () => {
+  const awsDb = databaseXr({ engine: 'postgres', storageGB: 20, placement: 'aws', aws: { region: 'eu-west-1' } });
+  test('composes a Snapshot of the instance, and is Completed when the provider says it is available', () => {
+    const db = answered({ database: [awsDb] });
+    const rsp = call(backupXr(), [], db);
+    const snapshot = desiredOf(rsp, 'rds-snapshot')!;
+    assert.deepEqual((snapshot['spec'] as Obj)['forProvider'], { region: 'eu-west-1', dbInstanceIdentifier: 'team-a-orders-db' });
+    const done = call(backupXr(statusOf(rsp)), asObserved(rsp, () => ({ conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-12-02T03:05:00Z' }], atProvider: { status: 'available', allocatedStorage: 20 } })), db);
+    const s = statusOf(done);
+    assert.equal(s['phase'], 'Completed');
+    assert.equal(s['method'], 'rds-snapshot');
+    assert.equal(s['location'], 'rds-snapshot:orders-before-migration');
+    assert.ok(desiredOf(done, 'rds-snapshot'), 'the Snapshot, which holds the data, stays');
+  });
+});
+
+describe('a DatabaseBackup of a CloudNativePG Database: a Backup through the Barman Cloud plugin', () => {
+  test('composes the Backup of the cluster and reads its phase', () => {
+    const db = answered({ database: [databaseXr({ engine: 'postgres', storageGB: 20, highAvailability: true, backup: { objectStore: STORE } })] });
+    const rsp = call(backupXr(), [], db);
+    assert.deepEqual((desiredOf(rsp, 'cnpg-backup')!['spec'] as Obj), { cluster: { name: 'orders-db' }, method: 'plugin', pluginConfiguration: { name: 'barman-cloud.cloudnative-pg.io' } });
+    const done = call(backupXr(statusOf(rsp)), asObserved(rsp, () => ({ phase: 'completed', startedAt: '2026-12-02T03:00:00Z', stoppedAt: '2026-12-02T03:00:40Z', destinationPath: 's3://team-a-backups/prod/orders-db' })), db);
+    assert.equal(statusOf(done)['phase'], 'Completed');
+    assert.equal(statusOf(done)['completedAt'], '2026-12-02T03:00:40Z');
+  });
+});
+
+describe('bad input: not ready, a clear message, nothing composed, nothing deleted', () => {
+  test('a Database that does not exist', () => {
+    const rsp = call(backupXr(), [], answered({ database: [] }));
+    assert.equal(fatalOf(rsp), undefined);
+    assert.deepEqual(Object.keys(rsp.desired!.resources), []);
+    assert.equal(statusOf(rsp)['ready'], false);
+    assert.equal(statusOf(rsp)['message'], 'Database orders does not exist in namespace team-a; nothing was composed');
+  });
+  test('an in-cluster Database with no object store (backups on, or off)', () => {
+    for (const [backup, said] of [[{}, 'it has no spec.backup.objectStore'], [{ enabled: false }, 'it has backups disabled and no spec.backup.objectStore']] as const) {
+      const rsp = call(backupXr(), [], answered({ database: [clusterDb(backup)] }));
+      assert.deepEqual(Object.keys(rsp.desired!.resources), []);
+      assert.equal(statusOf(rsp)['message'], `Database orders cannot be backed up: ${said}, so a backup has nowhere to go; nothing was composed`);
+    }
+  });
+  test('a databaseRef without a name is refused naming the field', () => {
+    const rsp = call({ ...backupXr(), spec: { databaseRef: {} } });
+    assert.match(fatalOf(rsp)?.message ?? '', /spec\.databaseRef\.name/);
+  });
+});
