@@ -20,9 +20,22 @@ export async function startAws(bin: string, logDir: string): Promise<Moto> {
     const rds = new RDSClient({ region: 'eu-west-1', endpoint, credentials });
     const s3 = new S3Client({ region: 'eu-west-1', endpoint, credentials, forcePathStyle: true });
     await rds.send(
-      new CreateDBInstanceCommand({ DBInstanceIdentifier: 'team-a-orders-db', Engine: 'postgres', EngineVersion: '17.2', DBInstanceClass: 'db.t4g.small', AllocatedStorage: 20, MasterUsername: 'app', MasterUserPassword: 'benchmark-only-0' }),
+      new CreateDBInstanceCommand({
+        DBInstanceIdentifier: 'team-a-orders-db',
+        Engine: 'postgres',
+        EngineVersion: '17.2',
+        DBInstanceClass: 'db.t4g.small',
+        AllocatedStorage: 20,
+        MasterUsername: 'app',
+        MasterUserPassword: 'benchmark-only-0',
+      }),
     );
-    await s3.send(new CreateBucketCommand({ Bucket: 'orders-db-backups-75c1a60b89', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } }));
+    await s3.send(
+      new CreateBucketCommand({
+        Bucket: 'orders-db-backups-75c1a60b89',
+        CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' },
+      }),
+    );
     await s3.send(new PutObjectCommand({ Bucket: 'orders-db-backups-75c1a60b89', Key: 'orders.dump', Body: 'x' }));
     rds.destroy();
     s3.destroy();

@@ -64,7 +64,15 @@ function readyKeys(rsp: RunFunctionResponse): string[] {
 export function buildCases(root: string, opts: { awsEndpoint?: string } = {}): Case[] {
   const ex = (p: string) => join(root, 'examples', p);
   const input = peerInput(root);
-  const specs: Array<{ id: string; title: string; xr: string; observed: string[]; required?: string; peer?: boolean; aws?: boolean }> = [
+  const specs: Array<{
+    id: string;
+    title: string;
+    xr: string;
+    observed: string[];
+    required?: string;
+    peer?: boolean;
+    aws?: boolean;
+  }> = [
     { id: 'widget-seed', title: 'Widget, seed, nothing observed', xr: 'widget/seed.yaml', observed: [], peer: true },
     {
       id: 'widget-cutover',
@@ -80,7 +88,12 @@ export function buildCases(root: string, opts: { awsEndpoint?: string } = {}): C
       observed: ['database/observed/aws-ready.yaml'],
       required: 'database/required/rds-connection.yaml',
     },
-    { id: 'database-cluster', title: 'Database in cluster, ready', xr: 'database/cluster.yaml', observed: ['database/observed/cluster-ready.yaml'] },
+    {
+      id: 'database-cluster',
+      title: 'Database in cluster, ready',
+      xr: 'database/cluster.yaml',
+      observed: ['database/observed/cluster-ready.yaml'],
+    },
   ];
   // The same Database with AWS step credentials, when moto runs: what the AWS path adds with a warm cache.
   if (opts.awsEndpoint) {
@@ -107,19 +120,30 @@ export function buildCases(root: string, opts: { awsEndpoint?: string } = {}): C
       if (asked.length === 0) throw new Error(`${s.id}: the function asked for no required resources`);
       request = { ...request, requiredResources: answer(rsp.requirements, readYamlObjects(ex(s.required))) };
       for (const name of asked) {
-        if ((request.requiredResources[name]?.items.length ?? 0) === 0) throw new Error(`${s.id}: nothing in ${s.required} answers requirement ${name}`);
+        if ((request.requiredResources[name]?.items.length ?? 0) === 0)
+          throw new Error(`${s.id}: nothing in ${s.required} answers requirement ${name}`);
       }
       rsp = runFunction(request);
     }
     const fatal = rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL);
     if (fatal) throw new Error(`${s.id}: the function answers Fatal in-process: ${fatal.message}`);
     const expectKeys = Object.keys(rsp.desired?.resources ?? {}).sort();
-    const c: Case = { id: s.id, title: s.title, request, bytes: encode(request), expectKeys, expectReady: readyKeys(rsp), ...(s.aws ? { expectAws: true } : {}) };
+    const c: Case = {
+      id: s.id,
+      title: s.title,
+      request,
+      bytes: encode(request),
+      expectKeys,
+      expectReady: readyKeys(rsp),
+      ...(s.aws ? { expectAws: true } : {}),
+    };
     if (s.peer) {
       const peerRequest = forPeer(request, input);
       const keys = ['deployment', 'pdb', 'service'];
       // Readiness the peer must agree on: ours, named as P&T names its templates.
-      const ready = c.expectReady.map((k) => (k === `deployment-${str(xr, 'spec', 'color')}` ? 'deployment' : k)).filter((k) => keys.includes(k));
+      const ready = c.expectReady
+        .map((k) => (k === `deployment-${str(xr, 'spec', 'color')}` ? 'deployment' : k))
+        .filter((k) => keys.includes(k));
       c.peer = { request: peerRequest, bytes: encode(peerRequest), expectKeys: keys, expectReady: ready.sort() };
     }
     return c;
@@ -132,27 +156,39 @@ function awsCredentials(endpoint: string): Obj {
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { name: 'aws' },
-    stringData: { aws_access_key_id: 'AKIABENCHMARK0000000', aws_secret_access_key: 'benchmark-secret-key-not-real', endpoint },
+    stringData: {
+      aws_access_key_id: 'AKIABENCHMARK0000000',
+      aws_secret_access_key: 'benchmark-secret-key-not-real',
+      endpoint,
+    },
   };
 }
 
 /** What a decoded answer must look like: no Fatal result, the expected resources, the expected readiness. */
-export function checkAnswer(raw: Buffer, expectKeys: string[] | undefined, expectReady: string[] | undefined, expectAws = false): string | undefined {
+export function checkAnswer(
+  raw: Buffer,
+  expectKeys: string[] | undefined,
+  expectReady: string[] | undefined,
+  expectAws = false,
+): string | undefined {
   const rsp = RunFunctionResponse.decode(raw);
   const fatal = rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL);
   if (fatal) return `Fatal result: ${fatal.message}`;
   if (expectAws) {
     const warning = rsp.results.find((r) => r.severity === Severity.SEVERITY_WARNING);
     if (warning) return `warning: ${warning.message}`;
-    if (str(rsp.desired?.composite?.resource, 'status', 'aws', 'dbInstanceStatus') !== 'available') return 'no status.aws from AWS';
+    if (str(rsp.desired?.composite?.resource, 'status', 'aws', 'dbInstanceStatus') !== 'available')
+      return 'no status.aws from AWS';
   }
   if (expectKeys) {
     const keys = Object.keys(rsp.desired?.resources ?? {}).sort();
-    if (keys.join(',') !== expectKeys.join(',')) return `composed [${keys.join(', ')}], expected [${expectKeys.join(', ')}]`;
+    if (keys.join(',') !== expectKeys.join(','))
+      return `composed [${keys.join(', ')}], expected [${expectKeys.join(', ')}]`;
   }
   if (expectReady) {
     const ready = readyKeys(rsp);
-    if (ready.join(',') !== expectReady.join(',')) return `ready [${ready.join(', ')}], expected [${expectReady.join(', ')}]`;
+    if (ready.join(',') !== expectReady.join(','))
+      return `ready [${ready.join(', ')}], expected [${expectReady.join(', ')}]`;
   }
   return undefined;
 }

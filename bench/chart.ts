@@ -14,7 +14,8 @@ export interface Panel {
 }
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const fmt = (n: number) => (Math.abs(n - Math.round(n)) < 1e-9 ? String(Math.round(n)) : String(Number(n.toPrecision(2))));
+const fmt = (n: number) =>
+  Math.abs(n - Math.round(n)) < 1e-9 ? String(Math.round(n)) : String(Number(n.toPrecision(2)));
 
 /** 1-2-5 ticks covering [lo, hi]. */
 function logTicks(lo: number, hi: number): number[] {
@@ -38,7 +39,9 @@ export function latencyChart(opts: { title: string; subtitle: string; panels: Pa
   const width = cols * pw;
   const height = headerH + rows * ph;
 
-  const all = opts.panels.flatMap((p) => p.series.flatMap((s) => s.points.flatMap((pt) => [pt.p50, pt.p99]))).filter((v) => v > 0 && Number.isFinite(v));
+  const all = opts.panels
+    .flatMap((p) => p.series.flatMap((s) => s.points.flatMap((pt) => [pt.p50, pt.p99])))
+    .filter((v) => v > 0 && Number.isFinite(v));
   const yLo = 10 ** Math.floor(Math.log10(Math.min(...all, 1)));
   const yHi = 10 ** Math.ceil(Math.log10(Math.max(...all, 1)));
   const ticks = logTicks(yLo, yHi);
@@ -62,9 +65,13 @@ export function latencyChart(opts: { title: string; subtitle: string; panels: Pa
     out.push(`<text x="${lx + 28}" y="66">${esc(s.label)}</text>`);
     lx += 40 + s.label.length * 6.6;
   }
-  out.push(`<line x1="${lx}" y1="62" x2="${lx + 22}" y2="62" stroke="#333" stroke-width="1.5"/><text x="${lx + 28}" y="66">p50</text>`);
+  out.push(
+    `<line x1="${lx}" y1="62" x2="${lx + 22}" y2="62" stroke="#333" stroke-width="1.5"/><text x="${lx + 28}" y="66">p50</text>`,
+  );
   lx += 64;
-  out.push(`<line x1="${lx}" y1="62" x2="${lx + 22}" y2="62" stroke="#333" stroke-width="1.5" stroke-dasharray="5 3"/><text x="${lx + 28}" y="66">p99</text>`);
+  out.push(
+    `<line x1="${lx}" y1="62" x2="${lx + 22}" y2="62" stroke="#333" stroke-width="1.5" stroke-dasharray="5 3"/><text x="${lx + 28}" y="66">p99</text>`,
+  );
 
   opts.panels.forEach((panel, i) => {
     const ox = (i % cols) * pw;
@@ -74,7 +81,8 @@ export function latencyChart(opts: { title: string; subtitle: string; panels: Pa
     const y0 = oy + ph - m.bottom;
     const y1 = oy + m.top;
     const X = (c: number) => (xHi === xLo ? (x0 + x1) / 2 : x0 + ((Math.log2(c) - xLo) / (xHi - xLo)) * (x1 - x0));
-    const Y = (v: number) => y0 - ((Math.log10(Math.max(v, yLo)) - Math.log10(yLo)) / (Math.log10(yHi) - Math.log10(yLo))) * (y0 - y1);
+    const Y = (v: number) =>
+      y0 - ((Math.log10(Math.max(v, yLo)) - Math.log10(yLo)) / (Math.log10(yHi) - Math.log10(yLo))) * (y0 - y1);
 
     out.push(`<text x="${x0}" y="${oy + 22}" font-weight="600">${esc(panel.title)}</text>`);
     for (const t of ticks) {
@@ -88,9 +96,13 @@ export function latencyChart(opts: { title: string; subtitle: string; panels: Pa
       out.push(`<line x1="${x}" y1="${y1}" x2="${x}" y2="${y0}" stroke="#f0f0f0"/>`);
       out.push(`<text x="${x}" y="${y0 + 16}" text-anchor="middle" fill="#555">${c}</text>`);
     }
-    out.push(`<line x1="${x0}" y1="${y0}" x2="${x1}" y2="${y0}" stroke="#999"/><line x1="${x0}" y1="${y1}" x2="${x0}" y2="${y0}" stroke="#999"/>`);
+    out.push(
+      `<line x1="${x0}" y1="${y0}" x2="${x1}" y2="${y0}" stroke="#999"/><line x1="${x0}" y1="${y1}" x2="${x0}" y2="${y0}" stroke="#999"/>`,
+    );
     out.push(`<text x="${(x0 + x1) / 2}" y="${y0 + 32}" text-anchor="middle" fill="#555">concurrent calls</text>`);
-    out.push(`<text transform="translate(${ox + 16} ${(y0 + y1) / 2}) rotate(-90)" text-anchor="middle" fill="#555">latency, ms (log)</text>`);
+    out.push(
+      `<text transform="translate(${ox + 16} ${(y0 + y1) / 2}) rotate(-90)" text-anchor="middle" fill="#555">latency, ms (log)</text>`,
+    );
 
     for (const s of panel.series) {
       const pts = [...s.points].sort((a, b) => a.concurrency - b.concurrency);
@@ -98,7 +110,9 @@ export function latencyChart(opts: { title: string; subtitle: string; panels: Pa
         ['p50', ''],
         ['p99', ' stroke-dasharray="5 3"'],
       ] as const) {
-        const d = pts.map((p, j) => `${j === 0 ? 'M' : 'L'}${X(p.concurrency).toFixed(1)},${Y(p[key]).toFixed(1)}`).join(' ');
+        const d = pts
+          .map((p, j) => `${j === 0 ? 'M' : 'L'}${X(p.concurrency).toFixed(1)},${Y(p[key]).toFixed(1)}`)
+          .join(' ');
         out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"${dash}/>`);
         for (const p of pts) {
           out.push(

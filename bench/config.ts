@@ -78,7 +78,8 @@ export function readConfig(environment: NodeJS.ProcessEnv = process.env): { conf
   }
   const impls = listEnv('BENCH_IMPLS', 'ours,floor,peer');
   const unknown = impls.filter((i) => !(IMPL_IDS as readonly string[]).includes(i));
-  if (unknown.length > 0) throw new Error(`BENCH_IMPLS: no implementation ${unknown.join(', ')} (there are ${IMPL_IDS.join(', ')})`);
+  if (unknown.length > 0)
+    throw new Error(`BENCH_IMPLS: no implementation ${unknown.join(', ')} (there are ${IMPL_IDS.join(', ')})`);
 
   const profile = env('BENCH_PROFILE', '') !== '' && env('BENCH_PROFILE', '') !== '0';
   const coldStarts = intEnv('BENCH_COLD_STARTS', 5);
@@ -100,7 +101,9 @@ export function readConfig(environment: NodeJS.ProcessEnv = process.env): { conf
 
   const root = repoRoot;
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const outDir = profile ? join(root, '.cache', 'bench', stamp) : join(root, env('BENCH_OUT', join('bench', 'results')));
+  const outDir = profile
+    ? join(root, '.cache', 'bench', stamp)
+    : join(root, env('BENCH_OUT', join('bench', 'results')));
   const paths: Paths = {
     root,
     outDir,

@@ -25,12 +25,19 @@ export function dial(target: string, path: string, credentials = grpc.credential
   const client = new Ctor(target, credentials, {
     'grpc.max_receive_message_length': 16 * 1024 * 1024,
   }) as unknown as grpc.Client & {
-    runFunction(req: Buffer, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, rsp: Buffer) => void): void;
+    runFunction(
+      req: Buffer,
+      meta: grpc.Metadata,
+      opts: grpc.CallOptions,
+      cb: (err: grpc.ServiceError | null, rsp: Buffer) => void,
+    ): void;
   };
   return {
     call(request, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
-        client.runFunction(request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, rsp) => (err ? reject(err) : resolve(rsp)));
+        client.runFunction(request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, rsp) =>
+          err ? reject(err) : resolve(rsp),
+        );
       });
     },
     close: () => client.close(),
@@ -78,7 +85,14 @@ export interface Target {
  * `latencies` from `offset` on when given. Every `checkEvery`-th answer is
  * decoded and checked; a wrong answer or a failed call throws.
  */
-async function drive(t: Target, concurrency: number, n: number, checkEvery: number, latencies?: Float64Array, offset = 0): Promise<number> {
+async function drive(
+  t: Target,
+  concurrency: number,
+  n: number,
+  checkEvery: number,
+  latencies?: Float64Array,
+  offset = 0,
+): Promise<number> {
   let next = 0;
   let checked = 0;
   const worker = async () => {
@@ -114,7 +128,14 @@ export interface Chunk {
   checked: number;
 }
 
-export async function measure(t: Target, concurrency: number, n: number, checkEvery: number, latencies: Float64Array, offset: number): Promise<Chunk> {
+export async function measure(
+  t: Target,
+  concurrency: number,
+  n: number,
+  checkEvery: number,
+  latencies: Float64Array,
+  offset: number,
+): Promise<Chunk> {
   const reset = resetPeakRss(t.pid);
   const cpu0 = cpuMs(t.pid);
   const client0 = process.cpuUsage();
@@ -145,7 +166,13 @@ export function summarizeLevel(concurrency: number, chunks: Chunk[], latencies: 
     calls,
     seconds,
     throughput: calls / seconds,
-    latencyMs: { mean, p50: quantile(sorted, 0.5), p90: quantile(sorted, 0.9), p99: quantile(sorted, 0.99), max: sorted[calls - 1]! },
+    latencyMs: {
+      mean,
+      p50: quantile(sorted, 0.5),
+      p90: quantile(sorted, 0.9),
+      p99: quantile(sorted, 0.99),
+      max: sorted[calls - 1]!,
+    },
     cpuMsPerCall: serverCpuMs / calls,
     clientCpuMsPerCall: clientCpuMs / calls,
     serverCores: serverCpuMs / 1000 / seconds,

@@ -8,7 +8,16 @@ import { buildCases, type Case, checkAnswer } from './cases.js';
 import type { Config, Paths } from './config.js';
 import { f, pad, say } from './format.js';
 import { type Chunk, type LevelResult, measure, summarizeLevel, type Target, warm } from './load.js';
-import { ensurePeer, IMPL_IDS, type Impl, type ImplId, imageNodeFlags, impls as allImpls, type Running, start } from './servers.js';
+import {
+  ensurePeer,
+  IMPL_IDS,
+  type Impl,
+  type ImplId,
+  imageNodeFlags,
+  impls as allImpls,
+  type Running,
+  start,
+} from './servers.js';
 
 export interface ImplCaseResult {
   case: string;
@@ -18,8 +27,10 @@ export interface ImplCaseResult {
   levels: LevelResult[];
 }
 
-export const resultOf = (results: ImplCaseResult[], caseId: string, impl: ImplId) => results.find((r) => r.case === caseId && r.impl === impl);
-export const levelOf = (r: ImplCaseResult | undefined, concurrency: number) => r?.levels.find((l) => l.concurrency === concurrency);
+export const resultOf = (results: ImplCaseResult[], caseId: string, impl: ImplId) =>
+  results.find((r) => r.case === caseId && r.impl === impl);
+export const levelOf = (r: ImplCaseResult | undefined, concurrency: number) =>
+  r?.levels.find((l) => l.concurrency === concurrency);
 
 /** What a run starts and sends, settled before anything is timed. */
 export interface Setup {
@@ -43,10 +54,13 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
   mkdirSync(paths.logDir, { recursive: true });
   if (paths.profileDir) mkdirSync(paths.profileDir, { recursive: true });
   for (const file of [join(root, 'dist', 'main.js'), join(root, 'dist', 'bench', 'floor.js')]) {
-    if (!existsSync(file)) throw new Error(`${relative(root, file)} is missing: run npm run build first (npm run bench does)`);
+    if (!existsSync(file))
+      throw new Error(`${relative(root, file)} is missing: run npm run build first (npm run bench does)`);
   }
 
-  const wanted = new Set<ImplId>(config.profile ? config.impls.filter((i) => i === 'ours' || i === 'candidate') : config.impls);
+  const wanted = new Set<ImplId>(
+    config.profile ? config.impls.filter((i) => i === 'ours' || i === 'candidate') : config.impls,
+  );
   let peer: Setup['peer'] = { skipped: 'not asked for (BENCH_IMPLS)' };
   if (wanted.has('peer')) {
     peer = ensurePeer(root, paths.peerBinary);
@@ -136,7 +150,9 @@ export async function runCases(
   const profiledPids = new Map<number, string>();
   for (const c of setup.cases) {
     const ids = setup.order.filter((id) => id !== 'peer' || c.peer);
-    say(`${c.id}: ${c.title} (${c.bytes.length} bytes on the wire${c.peer && ids.includes('peer') ? `, ${c.peer.bytes.length} for the peer` : ''})`);
+    say(
+      `${c.id}: ${c.title} (${c.bytes.length} bytes on the wire${c.peer && ids.includes('peer') ? `, ${c.peer.bytes.length} for the peer` : ''})`,
+    );
     const running = new Map<ImplId, Running>();
     try {
       for (const id of ids) {
@@ -162,7 +178,9 @@ export async function runCases(
           const n = Math.min(per, config.calls - done);
           for (let k = 0; k < ids.length; k++) {
             const id = ids[(k + li + round) % ids.length]!;
-            chunks.get(id)!.push(await measure(targets.get(id)!, level, n, config.checkEvery, latencies.get(id)!, done));
+            chunks
+              .get(id)!
+              .push(await measure(targets.get(id)!, level, n, config.checkEvery, latencies.get(id)!, done));
           }
         }
         for (const id of ids) {

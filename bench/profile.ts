@@ -62,7 +62,10 @@ export function place(frame: CallFrame): { pkg: string; at: string } {
   }
   const dist = path.lastIndexOf('/dist/');
   const rel = dist >= 0 ? path.slice(dist + '/dist/'.length) : path;
-  return { pkg: rel.startsWith('src/') ? `function-platform ${rel.split('/').slice(0, -1).join('/') || 'src'}` : rel, at: `${rel}:${frame.lineNumber + 1}` };
+  return {
+    pkg: rel.startsWith('src/') ? `function-platform ${rel.split('/').slice(0, -1).join('/') || 'src'}` : rel,
+    at: `${rel}:${frame.lineNumber + 1}`,
+  };
 }
 
 /** Self time per node, ms, from the sample timeline (falls back to hit counts). */
@@ -140,15 +143,27 @@ export function summarize(profiles: CpuProfile[], top = 25): ProfileSummary {
   const busyMs = sampledMs - idleMs;
   const pct = (ms: number) => (busyMs > 0 ? (100 * ms) / busyMs : 0);
   const functions = [...self.entries()]
-    .map(([k, r]) => ({ name: r.name, where: r.where, selfMs: r.ms, selfPct: pct(r.ms), totalMs: total.get(k) ?? r.ms, totalPct: pct(total.get(k) ?? r.ms) }))
+    .map(([k, r]) => ({
+      name: r.name,
+      where: r.where,
+      selfMs: r.ms,
+      selfPct: pct(r.ms),
+      totalMs: total.get(k) ?? r.ms,
+      totalPct: pct(total.get(k) ?? r.ms),
+    }))
     .sort((a, b) => b.selfMs - a.selfMs)
     .slice(0, top);
-  const packages = [...pkgs.entries()].map(([where, ms]) => ({ where, selfMs: ms, selfPct: pct(ms) })).sort((a, b) => b.selfMs - a.selfMs);
+  const packages = [...pkgs.entries()]
+    .map(([where, ms]) => ({ where, selfMs: ms, selfPct: pct(ms) }))
+    .sort((a, b) => b.selfMs - a.selfMs);
   return { sampledMs, busyMs, functions, packages };
 }
 
 /** The heaviest inclusive entries among the given names (e.g. runFunction, encode, decode). */
-export function inclusiveOf(profiles: CpuProfile[], names: string[]): Array<{ name: string; where: string; totalPct: number }> {
+export function inclusiveOf(
+  profiles: CpuProfile[],
+  names: string[],
+): Array<{ name: string; where: string; totalPct: number }> {
   const s = summarize(profiles, 100000);
   return s.functions
     .filter((f) => names.includes(f.name))
@@ -157,8 +172,13 @@ export function inclusiveOf(profiles: CpuProfile[], names: string[]): Array<{ na
 }
 
 export function formatSummary(s: ProfileSummary, title: string): string {
-  const lines = [`${title}: ${(s.busyMs / 1000).toFixed(2)} s busy of ${(s.sampledMs / 1000).toFixed(2)} s sampled`, '', '  self%  incl%  function (where)'];
-  for (const f of s.functions) lines.push(`  ${f.selfPct.toFixed(1).padStart(5)}  ${f.totalPct.toFixed(1).padStart(5)}  ${f.name} (${f.where})`);
+  const lines = [
+    `${title}: ${(s.busyMs / 1000).toFixed(2)} s busy of ${(s.sampledMs / 1000).toFixed(2)} s sampled`,
+    '',
+    '  self%  incl%  function (where)',
+  ];
+  for (const f of s.functions)
+    lines.push(`  ${f.selfPct.toFixed(1).padStart(5)}  ${f.totalPct.toFixed(1).padStart(5)}  ${f.name} (${f.where})`);
   lines.push('', '  self%  package');
   for (const p of s.packages.slice(0, 14)) lines.push(`  ${p.selfPct.toFixed(1).padStart(5)}  ${p.where}`);
   return lines.join('\n');

@@ -7,13 +7,19 @@ import { availableParallelism, freemem, loadavg, release, totalmem } from 'node:
 import { join, relative } from 'node:path';
 import { latencyChart, type Panel } from './chart.js';
 import type { Config, Paths } from './config.js';
-import { f, median, pad, say, table, x } from './format.js';
+import { f, median, say, table, x } from './format.js';
 import { type ImplCaseResult, levelOf, resultOf, type Setup } from './orchestrate.js';
 import { formatSummary, readProfiles, summarize } from './profile.js';
 import type { ImplId } from './servers.js';
 import type { Target } from './targets.js';
 
-const COLORS: Record<ImplId, string> = { ours: '#2563eb', 'ours-tls': '#0891b2', candidate: '#9333ea', floor: '#9ca3af', peer: '#16a34a' };
+const COLORS: Record<ImplId, string> = {
+  ours: '#2563eb',
+  'ours-tls': '#0891b2',
+  candidate: '#9333ea',
+  floor: '#9ca3af',
+  peer: '#16a34a',
+};
 
 export type Machine = ReturnType<typeof machine>;
 
@@ -41,8 +47,14 @@ export function machine() {
 /** Which code was measured: the commit, and whether src/ had uncommitted changes. */
 function provenance(root: string): { commit?: string; srcChanged?: boolean } {
   try {
-    const commit = execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const changed = execFileSync('git', ['-C', root, 'status', '--porcelain', '--', 'src', 'package-lock.json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const commit = execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const changed = execFileSync('git', ['-C', root, 'status', '--porcelain', '--', 'src', 'package-lock.json'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return { commit, srcChanged: changed !== '' };
   } catch {
     return {};
@@ -52,7 +64,9 @@ function provenance(root: string): { commit?: string; srcChanged?: boolean } {
 export function printHeader(started: number, m: Machine, setup: Setup, config: Config, paths: Paths): void {
   const { impls, order, peer, ourNodeFlags, ourNodeOptions, candidateNodeFlags } = setup;
   say(`function-platform benchmark, ${new Date(started).toISOString()}`);
-  say(`machine: ${m.nproc} CPUs (${m.cpuModel}), ${m.memoryGB} GB memory, Linux ${m.kernel}, Node ${m.node}; load average ${m.loadAverageAtStart.join(' ')}`);
+  say(
+    `machine: ${m.nproc} CPUs (${m.cpuModel}), ${m.memoryGB} GB memory, Linux ${m.kernel}, Node ${m.node}; load average ${m.loadAverageAtStart.join(' ')}`,
+  );
   say(
     `implementations: ${order.map((i) => impls[i].label + (i === 'peer' ? ` ${peer.version}` : '')).join(', ')}; ` +
       `${config.calls} measured calls per level after ${config.warmup} warm-up calls; concurrency ${config.levels.join(', ')}`,
@@ -62,9 +76,12 @@ export function printHeader(started: number, m: Machine, setup: Setup, config: C
       (config.ourNodeFlags ? ' (flags from BENCH_OURS_NODE_FLAGS)' : ' (flags from the Dockerfile ENTRYPOINT)'),
   );
   if (order.includes('candidate')) {
-    say(`candidate: function-platform with bench/candidate.ts (node ${[...(candidateNodeFlags ?? ourNodeFlags), '--import', 'dist/bench/candidate.js', 'dist/main.js'].join(' ')})`);
+    say(
+      `candidate: function-platform with bench/candidate.ts (node ${[...(candidateNodeFlags ?? ourNodeFlags), '--import', 'dist/bench/candidate.js', 'dist/main.js'].join(' ')})`,
+    );
   }
-  if (paths.profileDir) say(`profiling function-platform with --cpu-prof into ${relative(paths.root, paths.profileDir)}`);
+  if (paths.profileDir)
+    say(`profiling function-platform with --cpu-prof into ${relative(paths.root, paths.profileDir)}`);
   say();
 }
 
@@ -94,7 +111,24 @@ export function printFigures(setup: Setup, results: ImplCaseResult[]): void {
         ]);
       }
     }
-    say(table(['implementation', 'conc', 'calls/s', 'p50', 'p90', 'p99', 'max', 'cpu ms/call', 'client ms/call', 'peak RSS MB', 'cold start ms'], rows));
+    say(
+      table(
+        [
+          'implementation',
+          'conc',
+          'calls/s',
+          'p50',
+          'p90',
+          'p99',
+          'max',
+          'cpu ms/call',
+          'client ms/call',
+          'peak RSS MB',
+          'cold start ms',
+        ],
+        rows,
+      ),
+    );
   }
 }
 
@@ -108,7 +142,9 @@ export function printAwsPath(results: ImplCaseResult[]): void {
   for (const l of live.levels) {
     const o = levelOf(offline, l.concurrency);
     if (!o) continue;
-    say(`  c=${l.concurrency}: p50 ${f(l.latencyMs.p50 - o.latencyMs.p50)} ms, p99 ${f(l.latencyMs.p99 - o.latencyMs.p99)} ms, server CPU ${f(l.cpuMsPerCall - o.cpuMsPerCall, 3)} ms/call`);
+    say(
+      `  c=${l.concurrency}: p50 ${f(l.latencyMs.p50 - o.latencyMs.p50)} ms, p99 ${f(l.latencyMs.p99 - o.latencyMs.p99)} ms, server CPU ${f(l.cpuMsPerCall - o.cpuMsPerCall, 3)} ms/call`,
+    );
   }
 }
 
@@ -165,7 +201,23 @@ export function printRatios(rs: Ratio[], setup: Setup): void {
     x(r.cpuPerCallVsPeer),
     x(r.p99VsPeer),
   ]);
-  say(table(['implementation', 'case', 'conc', 'cpu/call ÷ floor', 'p50 ÷ floor', 'calls/s ÷ floor', 'calls/s ÷ P&T', 'cpu/call ÷ P&T', 'p99 ÷ P&T'], rows, 2));
+  say(
+    table(
+      [
+        'implementation',
+        'case',
+        'conc',
+        'cpu/call ÷ floor',
+        'p50 ÷ floor',
+        'calls/s ÷ floor',
+        'calls/s ÷ P&T',
+        'cpu/call ÷ P&T',
+        'p99 ÷ P&T',
+      ],
+      rows,
+      2,
+    ),
+  );
 }
 
 export function printColdStarts(setup: Setup, coldStarts: Record<string, number[]>): void {
@@ -176,7 +228,13 @@ export function printColdStarts(setup: Setup, coldStarts: Record<string, number[
       ['implementation', 'starts', 'median', 'min', 'max'],
       setup.order.map((id) => {
         const xs = coldStarts[id] ?? [];
-        return [setup.impls[id].label, String(xs.length), f(median(xs), 0), f(Math.min(...xs), 0), f(Math.max(...xs), 0)];
+        return [
+          setup.impls[id].label,
+          String(xs.length),
+          f(median(xs), 0),
+          f(Math.min(...xs), 0),
+          f(Math.max(...xs), 0),
+        ];
       }),
     ),
   );
@@ -213,11 +271,34 @@ export function writeFiles(
       candidateNodeFlags: candidateNodeFlags ?? ourNodeFlags,
     },
     implementations: Object.fromEntries(
-      order.map((id) => [id, { label: impls[id].label, ...(id === 'peer' ? { module: 'github.com/crossplane-contrib/function-patch-and-transform', version: peer.version } : {}) }]),
+      order.map((id) => [
+        id,
+        {
+          label: impls[id].label,
+          ...(id === 'peer'
+            ? { module: 'github.com/crossplane-contrib/function-patch-and-transform', version: peer.version }
+            : {}),
+        },
+      ]),
     ),
     peerSkipped: peer.skipped,
-    cases: cases.map((c) => ({ id: c.id, title: c.title, requestBytes: c.bytes.length, peerRequestBytes: c.peer?.bytes.length, composes: c.expectKeys, ready: c.expectReady })),
-    coldStartMs: Object.fromEntries(order.map((id) => [id, { samples: (coldStarts[id] ?? []).map((s) => Number(s.toFixed(1))), median: Number(median(coldStarts[id] ?? []).toFixed(1)) }])),
+    cases: cases.map((c) => ({
+      id: c.id,
+      title: c.title,
+      requestBytes: c.bytes.length,
+      peerRequestBytes: c.peer?.bytes.length,
+      composes: c.expectKeys,
+      ready: c.expectReady,
+    })),
+    coldStartMs: Object.fromEntries(
+      order.map((id) => [
+        id,
+        {
+          samples: (coldStarts[id] ?? []).map((s) => Number(s.toFixed(1))),
+          median: Number(median(coldStarts[id] ?? []).toFixed(1)),
+        },
+      ]),
+    ),
     results,
     ratios: rs,
     targets,
@@ -231,7 +312,11 @@ export function writeFiles(
       .map((id) => ({
         label: impls[id].label,
         color: COLORS[id],
-        points: resultOf(results, c.id, id)!.levels.map((l) => ({ concurrency: l.concurrency, p50: l.latencyMs.p50, p99: l.latencyMs.p99 })),
+        points: resultOf(results, c.id, id)!.levels.map((l) => ({
+          concurrency: l.concurrency,
+          p50: l.latencyMs.p50,
+          p99: l.latencyMs.p99,
+        })),
       })),
   }));
   const svg = latencyChart({
@@ -242,7 +327,9 @@ export function writeFiles(
   });
   writeFileSync(join(paths.outDir, 'latency.svg'), svg);
   say();
-  say(`wrote ${relative(paths.root, join(paths.outDir, 'latest.json'))} and ${relative(paths.root, join(paths.outDir, 'latency.svg'))} in ${json.durationSeconds}s`);
+  say(
+    `wrote ${relative(paths.root, join(paths.outDir, 'latest.json'))} and ${relative(paths.root, join(paths.outDir, 'latency.svg'))} in ${json.durationSeconds}s`,
+  );
 }
 
 /** One summary per profiled process (named by the case it served), then all together. */
@@ -251,11 +338,18 @@ export function printProfiles(paths: Paths, profiledPids: Map<number, string>): 
   if (!profileDir) return;
   const files = readdirSync(profileDir).filter((file) => file.endsWith('.cpuprofile'));
   say();
-  say(`CPU profiles of function-platform (${files.length} processes, one per case; ${relative(paths.root, profileDir)}):`);
+  say(
+    `CPU profiles of function-platform (${files.length} processes, one per case; ${relative(paths.root, profileDir)}):`,
+  );
   for (const file of files) {
     const pid = Number(/\.(\d+)\.\d+\.\d+\.cpuprofile$/.exec(file)?.[1]);
     say();
-    say(formatSummary(summarize(readProfiles(join(profileDir, file)), 15), `${profiledPids.get(pid) ?? 'unknown case'} (${file})`));
+    say(
+      formatSummary(
+        summarize(readProfiles(join(profileDir, file)), 15),
+        `${profiledPids.get(pid) ?? 'unknown case'} (${file})`,
+      ),
+    );
   }
   say();
   say(formatSummary(summarize(readProfiles(profileDir), 40), 'all cases together'));

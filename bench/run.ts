@@ -4,7 +4,17 @@
 // config.ts lists the knobs.
 import { readConfig } from './config.js';
 import { coldStarts, prepare, runCases } from './orchestrate.js';
-import { machine, printAwsPath, printColdStarts, printFigures, printHeader, printProfiles, printRatios, ratios, writeFiles } from './report.js';
+import {
+  machine,
+  printAwsPath,
+  printColdStarts,
+  printFigures,
+  printHeader,
+  printProfiles,
+  printRatios,
+  ratios,
+  writeFiles,
+} from './report.js';
 import { judgeTargets, printTargets } from './targets.js';
 
 async function main(): Promise<void> {

@@ -54,7 +54,8 @@ export function imageNodeFlags(root: string): { flags: string[]; nodeOptions?: s
         const argv = JSON.parse(entry[1]!) as unknown;
         if (Array.isArray(argv)) {
           const main = argv.findIndex((a) => typeof a === 'string' && a.endsWith('dist/main.js'));
-          if (main > 0) flags = argv.slice(1, main).filter((a): a is string => typeof a === 'string' && a.startsWith('-'));
+          if (main > 0)
+            flags = argv.slice(1, main).filter((a): a is string => typeof a === 'string' && a.startsWith('-'));
         }
       } catch {
         // Not the exec form: nothing to learn.
@@ -73,7 +74,14 @@ const V1BETA1 = '/apiextensions.fn.proto.v1beta1.FunctionRunnerService/RunFuncti
 
 export function impls(
   root: string,
-  opts: { profileDir?: string; peerBinary: string; ourNodeFlags: string[]; ourNodeOptions?: string; candidateNodeFlags?: string[]; tls?: BenchTls },
+  opts: {
+    profileDir?: string;
+    peerBinary: string;
+    ourNodeFlags: string[];
+    ourNodeOptions?: string;
+    candidateNodeFlags?: string[];
+    tls?: BenchTls;
+  },
 ): Record<ImplId, Impl> {
   const node = process.execPath;
   const prof = opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.profileDir] : [];
@@ -84,7 +92,14 @@ export function impls(
       path: V1,
       command: (port) => ({
         file: node,
-        args: [...prof, ...opts.ourNodeFlags, join(root, 'dist', 'main.js'), '--insecure', '--address', `127.0.0.1:${port}`],
+        args: [
+          ...prof,
+          ...opts.ourNodeFlags,
+          join(root, 'dist', 'main.js'),
+          '--insecure',
+          '--address',
+          `127.0.0.1:${port}`,
+        ],
         ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
       }),
     },
@@ -97,11 +112,22 @@ export function impls(
         if (!opts.tls) throw new Error('ours-tls needs certificates (BenchTls)');
         return {
           file: node,
-          args: [...prof, ...opts.ourNodeFlags, join(root, 'dist', 'main.js'), '--tls-server-certs-dir', opts.tls.serverDir, '--address', `127.0.0.1:${port}`],
+          args: [
+            ...prof,
+            ...opts.ourNodeFlags,
+            join(root, 'dist', 'main.js'),
+            '--tls-server-certs-dir',
+            opts.tls.serverDir,
+            '--address',
+            `127.0.0.1:${port}`,
+          ],
           ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
         };
       },
-      credentials: () => grpc.credentials.createSsl(opts.tls!.ca, opts.tls!.clientKey, opts.tls!.clientCert, { checkServerIdentity: () => undefined }),
+      credentials: () =>
+        grpc.credentials.createSsl(opts.tls!.ca, opts.tls!.clientKey, opts.tls!.clientCert, {
+          checkServerIdentity: () => undefined,
+        }),
     },
     candidate: {
       id: 'candidate',
@@ -109,7 +135,16 @@ export function impls(
       path: V1,
       command: (port) => ({
         file: node,
-        args: [...prof, ...(opts.candidateNodeFlags ?? opts.ourNodeFlags), '--import', join(root, 'dist', 'bench', 'candidate.js'), join(root, 'dist', 'main.js'), '--insecure', '--address', `127.0.0.1:${port}`],
+        args: [
+          ...prof,
+          ...(opts.candidateNodeFlags ?? opts.ourNodeFlags),
+          '--import',
+          join(root, 'dist', 'bench', 'candidate.js'),
+          join(root, 'dist', 'main.js'),
+          '--insecure',
+          '--address',
+          `127.0.0.1:${port}`,
+        ],
         ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
       }),
     },
@@ -117,7 +152,10 @@ export function impls(
       id: 'floor',
       label: 'SDK floor (no-op)',
       path: V1,
-      command: (port) => ({ file: node, args: [join(root, 'dist', 'bench', 'floor.js'), '--insecure', '--address', `127.0.0.1:${port}`] }),
+      command: (port) => ({
+        file: node,
+        args: [join(root, 'dist', 'bench', 'floor.js'), '--insecure', '--address', `127.0.0.1:${port}`],
+      }),
     },
     peer: {
       id: 'peer',
@@ -132,12 +170,15 @@ export function impls(
 export function ensurePeer(root: string, peerBinary: string): { version?: string; skipped?: string } {
   if (!existsSync(peerBinary)) {
     const hasGo = spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
-    if (!hasGo) return { skipped: 'Go is not installed, so scripts/install-peer.sh cannot build function-patch-and-transform' };
+    if (!hasGo)
+      return { skipped: 'Go is not installed, so scripts/install-peer.sh cannot build function-patch-and-transform' };
     say('The Go peer is not built yet: running scripts/install-peer.sh (a few minutes, once).');
     const r = spawnSync(join(root, 'scripts', 'install-peer.sh'), { stdio: 'inherit' });
     if (r.status !== 0 || !existsSync(peerBinary)) return { skipped: 'scripts/install-peer.sh failed' };
   }
-  const version = existsSync(`${peerBinary}.version`) ? readFileSync(`${peerBinary}.version`, 'utf8').trim() : 'unknown';
+  const version = existsSync(`${peerBinary}.version`)
+    ? readFileSync(`${peerBinary}.version`, 'utf8').trim()
+    : 'unknown';
   return { version };
 }
 
@@ -169,7 +210,12 @@ function listening(port: number): Promise<boolean> {
  * successful answer to `firstCall` (a real RunFunction call, checked).
  * The port is polled every 2 ms, then the call is tried every 2 ms; 20 s in all.
  */
-export async function start(impl: Impl, logDir: string, firstCall: Buffer, check: (raw: Buffer) => string | undefined): Promise<Running> {
+export async function start(
+  impl: Impl,
+  logDir: string,
+  firstCall: Buffer,
+  check: (raw: Buffer) => string | undefined,
+): Promise<Running> {
   const port = await freePort();
   const { file, args, env } = impl.command(port);
   if (!existsSync(file)) throw new Error(`${impl.label}: ${file} does not exist`);
@@ -187,18 +233,24 @@ export async function start(impl: Impl, logDir: string, firstCall: Buffer, check
     const left = () => Math.max(0, t0 + 20_000 - performance.now());
     await waitFor(`${impl.label} on ${target}`, proc, left(), () => listening(port), 2);
     let wrong: string | undefined;
-    await waitFor(`${impl.label} on ${target}`, proc, left(), async () => {
-      client ??= dial(target, impl.path, impl.credentials?.());
-      try {
-        wrong = check(await client.call(firstCall, 5_000));
-        return true;
-      } catch (err) {
-        // Listening but not serving yet (or the connection raced the bind): retry on a fresh channel.
-        client.close();
-        client = undefined;
-        throw err;
-      }
-    }, 2);
+    await waitFor(
+      `${impl.label} on ${target}`,
+      proc,
+      left(),
+      async () => {
+        client ??= dial(target, impl.path, impl.credentials?.());
+        try {
+          wrong = check(await client.call(firstCall, 5_000));
+          return true;
+        } catch (err) {
+          // Listening but not serving yet (or the connection raced the bind): retry on a fresh channel.
+          client.close();
+          client = undefined;
+          throw err;
+        }
+      },
+      2,
+    );
     if (wrong) throw new Error(`${impl.label}: first answer is wrong: ${wrong}`);
     const coldStartMs = performance.now() - t0;
     return { impl, pid: proc.pid, port, client: client!, coldStartMs, proc, stop };

@@ -24,12 +24,21 @@ interface PeerRatio {
   throughputVsPeer: number;
 }
 
-const judge = (t: Omit<Target, 'status'>): Target => ({ ...t, status: !Number.isFinite(t.value) ? 'n/a' : (t.atMost ? t.value <= t.limit : t.value >= t.limit) ? 'PASS' : 'MISS' });
+const judge = (t: Omit<Target, 'status'>): Target => ({
+  ...t,
+  status: !Number.isFinite(t.value) ? 'n/a' : (t.atMost ? t.value <= t.limit : t.value >= t.limit) ? 'PASS' : 'MISS',
+});
 
 /** Server CPU per call over all levels, weighted by calls. */
-const cpuPerCall = (r: ImplCaseResult | undefined) => (r ? r.levels.reduce((a, l) => a + l.cpuMsPerCall * l.calls, 0) / r.levels.reduce((a, l) => a + l.calls, 0) : NaN);
+const cpuPerCall = (r: ImplCaseResult | undefined) =>
+  r ? r.levels.reduce((a, l) => a + l.cpuMsPerCall * l.calls, 0) / r.levels.reduce((a, l) => a + l.calls, 0) : NaN;
 
-export function judgeTargets(subjects: readonly ImplId[], results: ImplCaseResult[], ratios: PeerRatio[], coldStarts: Record<string, number[]>): Target[] {
+export function judgeTargets(
+  subjects: readonly ImplId[],
+  results: ImplCaseResult[],
+  ratios: PeerRatio[],
+  coldStarts: Record<string, number[]>,
+): Target[] {
   const get = (caseId: string, impl: ImplId) => resultOf(results, caseId, impl);
   const targets: Target[] = [];
   for (const subject of subjects) {
@@ -37,7 +46,8 @@ export function judgeTargets(subjects: readonly ImplId[], results: ImplCaseResul
       let worst = { value: NaN, at: 'no Widget case ran against the peer' };
       for (const r of ratios) {
         if (r.impl !== subject || !r.case.startsWith('widget') || !Number.isFinite(r.throughputVsPeer)) continue;
-        if (!(r.throughputVsPeer >= worst.value)) worst = { value: r.throughputVsPeer, at: `lowest: ${r.case} at ${r.concurrency} concurrent` };
+        if (!(r.throughputVsPeer >= worst.value))
+          worst = { value: r.throughputVsPeer, at: `lowest: ${r.case} at ${r.concurrency} concurrent` };
       }
       targets.push(
         judge({
@@ -55,7 +65,9 @@ export function judgeTargets(subjects: readonly ImplId[], results: ImplCaseResul
     {
       const ours = cpuPerCall(get('widget-seed', subject));
       const floor = cpuPerCall(get('widget-seed', 'floor'));
-      const p50 = (levelOf(get('widget-seed', subject), 1)?.latencyMs.p50 ?? NaN) / (levelOf(get('widget-seed', 'floor'), 1)?.latencyMs.p50 ?? NaN);
+      const p50 =
+        (levelOf(get('widget-seed', subject), 1)?.latencyMs.p50 ?? NaN) /
+        (levelOf(get('widget-seed', 'floor'), 1)?.latencyMs.p50 ?? NaN);
       targets.push(
         judge({
           id: 'seed-overhead-vs-floor',
@@ -81,7 +93,9 @@ export function judgeTargets(subjects: readonly ImplId[], results: ImplCaseResul
           limit: 5,
           atMost: true,
           unit: ' ms',
-          detail: l ? `p50 ${f(l.latencyMs.p50)} ms${fl ? `; the floor's p99 ${f(fl.latencyMs.p99)} ms` : ''}` : 'not run',
+          detail: l
+            ? `p50 ${f(l.latencyMs.p50)} ms${fl ? `; the floor's p99 ${f(fl.latencyMs.p99)} ms` : ''}`
+            : 'not run',
         }),
       );
     }
@@ -101,9 +115,15 @@ export function judgeTargets(subjects: readonly ImplId[], results: ImplCaseResul
       );
     }
     {
-      const peaks = results.filter((r) => r.impl === subject).flatMap((r) => r.levels.filter((l) => l.concurrency === 64).map((l) => ({ mb: l.peakRssMb, at: r.case })));
+      const peaks = results
+        .filter((r) => r.impl === subject)
+        .flatMap((r) => r.levels.filter((l) => l.concurrency === 64).map((l) => ({ mb: l.peakRssMb, at: r.case })));
       const worst = peaks.reduce((a, b) => (!(a.mb >= b.mb) ? b : a), { mb: NaN, at: 'no 64-concurrency run' });
-      const floorPeak = Math.max(...results.filter((r) => r.impl === 'floor').flatMap((r) => r.levels.filter((l) => l.concurrency === 64).map((l) => l.peakRssMb)));
+      const floorPeak = Math.max(
+        ...results
+          .filter((r) => r.impl === 'floor')
+          .flatMap((r) => r.levels.filter((l) => l.concurrency === 64).map((l) => l.peakRssMb)),
+      );
       targets.push(
         judge({
           id: 'peak-rss-at-64',
@@ -122,10 +142,16 @@ export function judgeTargets(subjects: readonly ImplId[], results: ImplCaseResul
 }
 
 /** One line per target; the implementation's label only when more than one was judged. */
-export function printTargets(targets: Target[], labels: Record<ImplId, { label: string }>, subjects: readonly ImplId[]): void {
+export function printTargets(
+  targets: Target[],
+  labels: Record<ImplId, { label: string }>,
+  subjects: readonly ImplId[],
+): void {
   say();
   say('Targets');
   for (const t of targets) {
-    say(`  ${pad(t.status, 4)}  ${subjects.length > 1 ? `${pad(labels[t.impl].label, 34)} ` : ''}${pad(t.text, 86)} ${f(t.value, t.unit === '×' ? 2 : 1)}${t.unit} (limit ${t.limit}${t.unit}; ${t.detail})`);
+    say(
+      `  ${pad(t.status, 4)}  ${subjects.length > 1 ? `${pad(labels[t.impl].label, 34)} ` : ''}${pad(t.text, 86)} ${f(t.value, t.unit === '×' ? 2 : 1)}${t.unit} (limit ${t.limit}${t.unit}; ${t.detail})`,
+    );
   }
 }

@@ -41,7 +41,10 @@ function expect(ok: boolean, what: string): void {
 
 function checkPair(req: RunFunctionRequest, rsp: RunFunctionResponse, what: string): void {
   const reqBytes = sdkEncodeReq(req);
-  expect(isDeepStrictEqual(decodeRunFunctionRequest(reqBytes), RunFunctionRequest.decode(reqBytes)), `${what}: request decodes differently`);
+  expect(
+    isDeepStrictEqual(decodeRunFunctionRequest(reqBytes), RunFunctionRequest.decode(reqBytes)),
+    `${what}: request decodes differently`,
+  );
   const a = sdkEncodeRsp(rsp);
   const b = encodeRunFunctionResponse(rsp);
   expect(a.equals(b), `${what}: answer encodes differently (${a.length} vs ${b.length} bytes)`);
@@ -69,7 +72,11 @@ for (const s of scenarios) {
       pairs++;
     }
     // The answer as the next step would receive it, and with credentials.
-    const next = { ...req, desired: rsp.desired, context: { 'apiextensions.crossplane.io/environment': { a: [1, 'two', null, true] } } };
+    const next = {
+      ...req,
+      desired: rsp.desired,
+      context: { 'apiextensions.crossplane.io/environment': { a: [1, 'two', null, true] } },
+    };
     next.credentials = { aws: { credentialData: { data: { key: Buffer.from('secret'), empty: Buffer.alloc(0) } } } };
     checkPair(next, rsp, `${s.xr} + ${o} as a later step`);
     pairs += 2;
@@ -85,7 +92,9 @@ const prop = (name: string, p: fc.IPropertyWithHooks<[unknown]> | fc.IProperty<[
 };
 prop(
   'random answers encode as the SDK encodes them',
-  fc.property(response, (m) => sdkEncodeRsp(m).equals(encodeRunFunctionResponse(m))) as unknown as fc.IProperty<[unknown]>,
+  fc.property(response, (m) => sdkEncodeRsp(m).equals(encodeRunFunctionResponse(m))) as unknown as fc.IProperty<
+    [unknown]
+  >,
 );
 prop(
   'random requests decode as the SDK decodes them',
@@ -102,7 +111,13 @@ say(`random: ${runs} answers and ${runs} requests checked`);
   for (let depth = 1; depth <= 60; depth++) {
     let obj: unknown = 'leaf';
     for (let i = 0; i < depth; i++) obj = i % 3 === 2 ? [obj] : { k: obj };
-    const bytes = sdkEncodeReq({ ...RunFunctionRequest.fromPartial({}), observed: { composite: { resource: obj as Record<string, unknown>, connectionDetails: {}, ready: 0 }, resources: {} } });
+    const bytes = sdkEncodeReq({
+      ...RunFunctionRequest.fromPartial({}),
+      observed: {
+        composite: { resource: obj as Record<string, unknown>, connectionDetails: {}, ready: 0 },
+        resources: {},
+      },
+    });
     const outcome = (f: () => unknown) => {
       try {
         return f();
@@ -112,7 +127,10 @@ say(`random: ${runs} answers and ${runs} requests checked`);
     };
     const sdk = outcome(() => RunFunctionRequest.decode(bytes));
     const ours = outcome(() => decodeRunFunctionRequest(bytes));
-    expect(isDeepStrictEqual(sdk, ours), `nesting ${depth}: SDK ${typeof sdk === 'string' ? sdk : 'decodes'}, ours ${typeof ours === 'string' ? ours : 'decodes'}`);
+    expect(
+      isDeepStrictEqual(sdk, ours),
+      `nesting ${depth}: SDK ${typeof sdk === 'string' ? sdk : 'decodes'}, ours ${typeof ours === 'string' ? ours : 'decodes'}`,
+    );
     agreed++;
   }
   say(`nesting: ${agreed} depths, same outcome as the SDK`);
@@ -121,17 +139,22 @@ say(`random: ${runs} answers and ${runs} requests checked`);
 // 3. Corrupted requests: an Error or a result, never a hang or a crash of another kind.
 prop(
   'corrupted requests throw an Error or decode',
-  fc.property(request, fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }), fc.nat(), (m, flips, cut) => {
-    const bytes = Buffer.from(sdkEncodeReq(m));
-    for (const [at, b] of flips) if (bytes.length > 0) bytes[at % bytes.length] = b;
-    const damaged = bytes.subarray(0, bytes.length === 0 ? 0 : cut % (bytes.length + 1));
-    try {
-      decodeRunFunctionRequest(damaged);
-    } catch (err) {
-      return err instanceof Error;
-    }
-    return true;
-  }) as unknown as fc.IProperty<[unknown]>,
+  fc.property(
+    request,
+    fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }),
+    fc.nat(),
+    (m, flips, cut) => {
+      const bytes = Buffer.from(sdkEncodeReq(m));
+      for (const [at, b] of flips) if (bytes.length > 0) bytes[at % bytes.length] = b;
+      const damaged = bytes.subarray(0, bytes.length === 0 ? 0 : cut % (bytes.length + 1));
+      try {
+        decodeRunFunctionRequest(damaged);
+      } catch (err) {
+        return err instanceof Error;
+      }
+      return true;
+    },
+  ) as unknown as fc.IProperty<[unknown]>,
 );
 say(`corrupted: ${runs} damaged requests decoded or refused`);
 

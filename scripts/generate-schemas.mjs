@@ -123,7 +123,7 @@ function render() {
   parts.push(`/** The schema of a pipeline step's input (${INPUT_CRD}). */`);
   parts.push(`export const inputSchema = ${JSON.stringify(inputSchema(), null, 2)} as const;`);
   parts.push('');
-  parts.push('/** A pipeline step\'s input, as the Input CRD describes it. */');
+  parts.push("/** A pipeline step's input, as the Input CRD describes it. */");
   parts.push(`export type Input = ${tsType(inputSchema(), 0, false)};`);
   parts.push('');
   return parts.join('\n');
@@ -143,7 +143,12 @@ function claimsXrd(file) {
     metadata: { name: `${x(names.plural)}.${xrd.spec.group}` },
     spec: {
       group: xrd.spec.group,
-      names: { kind: `X${names.kind}`, plural: x(names.plural), singular: x(names.singular), categories: ['composite'] },
+      names: {
+        kind: `X${names.kind}`,
+        plural: x(names.plural),
+        singular: x(names.singular),
+        categories: ['composite'],
+      },
       claimNames: { kind: names.kind, plural: names.plural, singular: names.singular, shortNames: names.shortNames },
       defaultCompositionRef: { name: `${x(names.plural)}.${xrd.spec.group}` },
       versions: xrd.spec.versions,
@@ -188,9 +193,16 @@ function validators() {
   ].join('\n');
 }
 
-const outputs = [[out, render()], [join(root, 'src/generated/validators.ts'), validators()], [join(root, INPUT_CRD), inputCrd()]];
+const outputs = [
+  [out, render()],
+  [join(root, 'src/generated/validators.ts'), validators()],
+  [join(root, INPUT_CRD), inputCrd()],
+];
 for (const api of apis) {
-  outputs.push([join(root, api.file.replace('package/configuration/', 'package/configuration-claims/')), claimsXrd(api.file)]);
+  outputs.push([
+    join(root, api.file.replace('package/configuration/', 'package/configuration-claims/')),
+    claimsXrd(api.file),
+  ]);
 }
 
 if (process.argv.includes('--check')) {

@@ -14,20 +14,56 @@ function run(cmd, args, opts = {}) {
 const has = (cmd, arg) => spawnSync(cmd, [arg], { stdio: 'ignore' }).status === 0;
 const ci = Boolean(process.env.CI) && !['0', 'false'].includes(String(process.env.CI).toLowerCase());
 
+// Lint and format first: cheap, and a red one is red whatever the suites say.
+const lint = run(process.execPath, ['node_modules/@biomejs/biome/bin/biome', 'check', '.']);
+if (!lint.ok) {
+  console.error('biome check failed: `npm run format` fixes formatting; lint findings need a hand');
+  process.exit(1);
+}
 const check = run(process.execPath, ['scripts/generate-schemas.mjs', '--check']);
 if (!check.ok) process.exit(1);
 
 const tools = [
   // crank and Crossplane core v2.2.1, the OCI registry, and our Go helpers (Crossplane-shaped certificates and client).
-  { script: 'scripts/install-crossplane.sh', what: 'Crossplane (CLI and core)', needs: 'go', ok: () => has('go', 'version'), skipped: 'the tests against the real crossplane CLI' },
+  {
+    script: 'scripts/install-crossplane.sh',
+    what: 'Crossplane (CLI and core)',
+    needs: 'go',
+    ok: () => has('go', 'version'),
+    skipped: 'the tests against the real crossplane CLI',
+  },
   // moto's server: the real RDS and S3 APIs the tests of the AWS path talk to.
-  { script: 'scripts/install-moto.sh', what: 'moto', needs: 'Python 3', ok: () => has('python3', '--version'), skipped: 'the tests against moto (AWS)' },
+  {
+    script: 'scripts/install-moto.sh',
+    what: 'moto',
+    needs: 'Python 3',
+    ok: () => has('python3', '--version'),
+    skipped: 'the tests against moto (AWS)',
+  },
   // etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok: copied from the per-user cache when built before, else built with Go.
-  { script: 'scripts/install-kube.sh', what: 'the Kubernetes binaries', needs: 'go', ok: () => true, skipped: 'the tests against a real API server and the e2e suites' },
+  {
+    script: 'scripts/install-kube.sh',
+    what: 'the Kubernetes binaries',
+    needs: 'go',
+    ok: () => true,
+    skipped: 'the tests against a real API server and the e2e suites',
+  },
   // PostgreSQL 15 and MariaDB 10.11 (Debian's packages) and the AWS CLI: the backup Job's commands run against them.
-  { script: 'scripts/install-databases.sh', what: 'the database servers and the AWS CLI', needs: 'Debian packages', ok: () => has('apt-get', '--version'), skipped: 'the tests of dumps and restores' },
+  {
+    script: 'scripts/install-databases.sh',
+    what: 'the database servers and the AWS CLI',
+    needs: 'Debian packages',
+    ok: () => has('apt-get', '--version'),
+    skipped: 'the tests of dumps and restores',
+  },
   // provider-kubernetes, for the claims e2e suite.
-  { script: 'scripts/install-provider-kubernetes.sh', what: 'provider-kubernetes', needs: 'go', ok: () => true, skipped: 'the claims e2e suite' },
+  {
+    script: 'scripts/install-provider-kubernetes.sh',
+    what: 'provider-kubernetes',
+    needs: 'go',
+    ok: () => true,
+    skipped: 'the claims e2e suite',
+  },
 ];
 for (const tool of tools) {
   if (!tool.ok()) {

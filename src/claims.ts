@@ -28,7 +28,8 @@ export function unwrap(observed: Obj): Obj {
   const desired = wrappedManifest(observed) ?? {};
   const seen = record(observed, 'status', 'atProvider', 'manifest');
   if (!seen) return desired;
-  if (kindOf(seen) === 'Secret' && !isObj(seen['data']) && isObj(desired['data'])) return { ...seen, data: desired['data'] };
+  if (kindOf(seen) === 'Secret' && !isObj(seen['data']) && isObj(desired['data']))
+    return { ...seen, data: desired['data'] };
   return seen;
 }
 
@@ -39,7 +40,9 @@ function objectFor(owner: Owner, manifest: Obj, managementPolicies: unknown): Ob
     metadata: { name: clusterName(owner, nameOf(manifest), kindOf(manifest)) },
     spec: {
       managementPolicies: Array.isArray(managementPolicies) ? managementPolicies : ['*'],
-      forProvider: { manifest: { ...manifest, metadata: { ...(record(manifest, 'metadata') ?? {}), namespace: owner.namespace } } },
+      forProvider: {
+        manifest: { ...manifest, metadata: { ...(record(manifest, 'metadata') ?? {}), namespace: owner.namespace } },
+      },
       providerConfigRef: { name: 'default' },
     },
   };
@@ -61,7 +64,8 @@ function clusterScopedManagedResource(owner: Owner, obj: Obj, apiVersion: string
   const config = str(spec, 'providerConfigRef', 'name');
   spec['providerConfigRef'] = { name: config ?? 'default' };
   const policies = spec['managementPolicies'];
-  spec['deletionPolicy'] = Array.isArray(policies) && !policies.includes('*') && !policies.includes('Delete') ? 'Orphan' : 'Delete';
+  spec['deletionPolicy'] =
+    Array.isArray(policies) && !policies.includes('*') && !policies.includes('Delete') ? 'Orphan' : 'Delete';
   const { namespace: _namespace, ...metadata } = record(obj, 'metadata') ?? {};
   return { apiVersion, kind: kindOf(obj), metadata: { ...metadata, name: clusterName(owner, nameOf(obj)) }, spec };
 }
@@ -71,6 +75,7 @@ export function wrap(owner: Owner, obj: Obj): Obj {
   const scoped = clusterScopedApiVersion(obj);
   if (scoped) return clusterScopedManagedResource(owner, obj, scoped);
   // A namespaced Object the blueprint composes (its management policies matter) becomes a cluster-scoped one.
-  if (isProviderKubernetesObject(obj)) return objectFor(owner, wrappedManifest(obj) ?? {}, record(obj, 'spec')?.['managementPolicies']);
+  if (isProviderKubernetesObject(obj))
+    return objectFor(owner, wrappedManifest(obj) ?? {}, record(obj, 'spec')?.['managementPolicies']);
   return objectFor(owner, obj, undefined);
 }

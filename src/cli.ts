@@ -61,10 +61,13 @@ async function main(argv: string[]): Promise<number> {
   const rendered = await renderLive(xrs[0]!, observed, credentials, input, required);
   if (rendered.fatal !== undefined) {
     process.stderr.write(`function-platform: fatal result: ${rendered.fatal}\n`);
-    if (values['include-function-results']) process.stdout.write(format({ ...rendered, resources: [] }, { results: true, output: values.output }));
+    if (values['include-function-results'])
+      process.stdout.write(format({ ...rendered, resources: [] }, { results: true, output: values.output }));
     return 1;
   }
-  process.stdout.write(format(rendered, { results: values['include-function-results'] ?? false, output: values.output }));
+  process.stdout.write(
+    format(rendered, { results: values['include-function-results'] ?? false, output: values.output }),
+  );
   return 0;
 }
 

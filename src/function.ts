@@ -3,7 +3,13 @@
 // status, condition and events → response. The edges call it: the gRPC
 // server through src/live.ts (which may first ask the outside for facts),
 // and the local render CLI.
-import { Ready, type Resource, type ResourceSelector, type RunFunctionRequest, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import {
+  Ready,
+  type Resource,
+  type ResourceSelector,
+  type RunFunctionRequest,
+  type RunFunctionResponse,
+} from '@crossplane-org/function-sdk-typescript';
 import type { Blueprint, Context, Requirement } from './blueprints/blueprint.js';
 import { blueprintFor } from './blueprints/dispatch.js';
 import { wrap } from './claims.js';
@@ -71,7 +77,9 @@ const toReady = (ready: boolean): Ready => (ready ? Ready.READY_TRUE : Ready.REA
 function selectorOf(r: Requirement): ResourceSelector {
   const { apiVersion, kind } = r;
   const where = r.namespace !== undefined ? { namespace: r.namespace } : {};
-  return 'matchName' in r ? { apiVersion, kind, matchName: r.matchName, ...where } : { apiVersion, kind, matchLabels: { labels: r.matchLabels }, ...where };
+  return 'matchName' in r
+    ? { apiVersion, kind, matchName: r.matchName, ...where }
+    : { apiVersion, kind, matchLabels: { labels: r.matchLabels }, ...where };
 }
 
 /** Phase two and the rest, given the facts the outside gave (none on the pure path). Throws like prepare. */
@@ -109,11 +117,16 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
 
   // Events: one when the reason changes (the observed condition is the
   // memory; the server also remembers, src/events.ts), and the warnings.
-  if (condition(xr, blueprint.conditionType)?.reason !== summary.reason) rsp.results.push(normal(summary.reason, summary.message));
-  for (const message of unknownFields(blueprint.specSchema, xr['spec'])) rsp.results.push(warning('UnknownField', message));
+  if (condition(xr, blueprint.conditionType)?.reason !== summary.reason)
+    rsp.results.push(normal(summary.reason, summary.message));
+  for (const message of unknownFields(blueprint.specSchema, xr['spec']))
+    rsp.results.push(warning('UnknownField', message));
   for (const w of summary.warnings) rsp.results.push(warning(w.reason, w.message));
   if (!summary.ready) rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: TTL_MOVING, nanos: 0 } };
-  log?.debug({ xr: `${owner.kind}/${owner.name}`, blueprint: blueprint.name, ready: summary.ready, reason: summary.reason }, 'composed');
+  log?.debug(
+    { xr: `${owner.kind}/${owner.name}`, blueprint: blueprint.name, ready: summary.ready, reason: summary.reason },
+    'composed',
+  );
   return rsp;
 }
 

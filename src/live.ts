@@ -9,7 +9,11 @@ import type { ExternalFacts } from './facts.js';
 import { answer, failure, type Log, prepare, queryOf, runFunction } from './function.js';
 import { stepInput } from './request.js';
 
-export async function runFunctionLive(req: RunFunctionRequest, aws: AwsFactsSource, log?: Log): Promise<RunFunctionResponse> {
+export async function runFunctionLive(
+  req: RunFunctionRequest,
+  aws: AwsFactsSource,
+  log?: Log,
+): Promise<RunFunctionResponse> {
   // Most calls have no AWS credentials: they take the pure path at once.
   if (!req.credentials?.[AWS_CREDENTIALS]) return runFunction(req, log);
   try {

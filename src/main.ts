@@ -13,7 +13,9 @@ function main(): void {
   try {
     args = parseArgs(process.argv.slice(2));
   } catch (err) {
-    process.stderr.write(`function-platform: ${err instanceof Error ? err.message : String(err)}\nTry --help for the flags.\n`);
+    process.stderr.write(
+      `function-platform: ${err instanceof Error ? err.message : String(err)}\nTry --help for the flags.\n`,
+    );
     process.exit(2);
   }
   if (args.help) {
@@ -28,7 +30,11 @@ function main(): void {
   // Each AWS call's limit; the default suits Crossplane's reconcile, an emulator may want more.
   const timeoutMs = Number(process.env['FUNCTION_PLATFORM_AWS_TIMEOUT_MS'] ?? '') || undefined;
   const server = new FunctionServer(log, new AwsFactsSource(timeoutMs ? { timeoutMs } : {}));
-  const opts = { address: args.address, insecure: args.insecure ?? false, tlsServerCertsDir: args.tlsServerCertsDir ?? '/tls/server' };
+  const opts = {
+    address: args.address,
+    insecure: args.insecure ?? false,
+    tlsServerCertsDir: args.tlsServerCertsDir ?? '/tls/server',
+  };
   server.listen(opts).then(
     (port) => log.info({ address: args.address, port, tls: !args.insecure }, `listening on port ${port}`),
     (err: Error) => {

@@ -3,7 +3,13 @@
 // same code in-process, and lays the answer out as `crossplane render` prints
 // it: the XR with its new status, then the composed resources, then results.
 import { readFileSync } from 'node:fs';
-import { Ready, type RunFunctionRequest, type RunFunctionResponse, Severity, Status } from '@crossplane-org/function-sdk-typescript';
+import {
+  Ready,
+  type RunFunctionRequest,
+  type RunFunctionResponse,
+  Severity,
+  Status,
+} from '@crossplane-org/function-sdk-typescript';
 import { parseAllDocuments, stringify } from 'yaml';
 import { AwsFactsSource } from './aws/facts.js';
 import { runFunction } from './function.js';
@@ -27,11 +33,17 @@ export function readYamlObjects(path: string): Obj[] {
 }
 
 /** Observed composed resources keyed as Crossplane keys them: by their composition-resource-name annotation. */
-export function observedByKey(objects: Obj[], source = 'observed resources'): Record<string, { resource: Obj; connectionDetails: Record<string, Buffer>; ready: Ready }> {
+export function observedByKey(
+  objects: Obj[],
+  source = 'observed resources',
+): Record<string, { resource: Obj; connectionDetails: Record<string, Buffer>; ready: Ready }> {
   const out: Record<string, { resource: Obj; connectionDetails: Record<string, Buffer>; ready: Ready }> = {};
   for (const obj of objects) {
     const key = str(obj, 'metadata', 'annotations', RESOURCE_NAME_ANNOTATION);
-    if (!key) throw new Error(`${source}: ${str(obj, 'kind')} ${str(obj, 'metadata', 'name')} has no ${RESOURCE_NAME_ANNOTATION} annotation`);
+    if (!key)
+      throw new Error(
+        `${source}: ${str(obj, 'kind')} ${str(obj, 'metadata', 'name')} has no ${RESOURCE_NAME_ANNOTATION} annotation`,
+      );
     out[key] = { resource: obj, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED };
   }
   return out;
@@ -48,8 +60,10 @@ export function credentialsFromSecrets(secrets: Obj[]): RunFunctionRequest['cred
     const name = str(secret, 'metadata', 'name');
     if (!name) continue;
     const data: Record<string, Buffer> = {};
-    for (const [k, v] of Object.entries(record(secret, 'data') ?? {})) if (typeof v === 'string') data[k] = Buffer.from(v, 'base64');
-    for (const [k, v] of Object.entries(record(secret, 'stringData') ?? {})) if (typeof v === 'string') data[k] = Buffer.from(v, 'utf8');
+    for (const [k, v] of Object.entries(record(secret, 'data') ?? {}))
+      if (typeof v === 'string') data[k] = Buffer.from(v, 'base64');
+    for (const [k, v] of Object.entries(record(secret, 'stringData') ?? {}))
+      if (typeof v === 'string') data[k] = Buffer.from(v, 'utf8');
     out[name] = { credentialData: { data } };
   }
   const names = Object.keys(out);
@@ -58,10 +72,19 @@ export function credentialsFromSecrets(secrets: Obj[]): RunFunctionRequest['cred
 }
 
 /** The request Crossplane would send for this XR and observed state. */
-export function buildRequest(xr: Obj, observed: Obj[] = [], credentials: Obj[] = [], input?: Obj, required: RunFunctionRequest['requiredResources'] = {}): RunFunctionRequest {
+export function buildRequest(
+  xr: Obj,
+  observed: Obj[] = [],
+  credentials: Obj[] = [],
+  input?: Obj,
+  required: RunFunctionRequest['requiredResources'] = {},
+): RunFunctionRequest {
   return {
     meta: { tag: 'render', capabilities: [] },
-    observed: { composite: { resource: xr, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED }, resources: observedByKey(observed) },
+    observed: {
+      composite: { resource: xr, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED },
+      resources: observedByKey(observed),
+    },
     desired: { composite: undefined, resources: {} },
     input,
     context: undefined,
@@ -112,7 +135,12 @@ export function assemble(xr: Obj, rsp: RunFunctionResponse): Rendered {
   const xrMeta = record(xr, 'metadata') ?? {};
   const name = str(xr, 'metadata', 'name') ?? '';
   if (fatal) {
-    return { xr: { apiVersion: xr['apiVersion'], kind: xr['kind'], metadata: xrMeta, status: xr['status'] ?? {} }, resources: [], results, fatal: fatal.message };
+    return {
+      xr: { apiVersion: xr['apiVersion'], kind: xr['kind'], metadata: xrMeta, status: xr['status'] ?? {} },
+      resources: [],
+      results,
+      fatal: fatal.message,
+    };
   }
   const desired = rsp.desired?.resources ?? {};
   const keys = Object.keys(desired).sort();
@@ -123,7 +151,13 @@ export function assemble(xr: Obj, rsp: RunFunctionResponse): Rendered {
   const conditions: Obj[] = [
     ready
       ? { type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: RENDER_TIME }
-      : { type: 'Ready', status: 'False', reason: 'Creating', lastTransitionTime: RENDER_TIME, ...(unready.length ? { message: `Unready resources: ${unready.join(', ')}` } : {}) },
+      : {
+          type: 'Ready',
+          status: 'False',
+          reason: 'Creating',
+          lastTransitionTime: RENDER_TIME,
+          ...(unready.length ? { message: `Unready resources: ${unready.join(', ')}` } : {}),
+        },
     ...rsp.conditions.map((c) => ({
       type: c.type,
       lastTransitionTime: RENDER_TIME,
@@ -139,7 +173,14 @@ export function assemble(xr: Obj, rsp: RunFunctionResponse): Rendered {
     metadata: { name, ...(xrMeta['namespace'] ? { namespace: xrMeta['namespace'] } : {}) },
     status: { ...desiredStatus, conditions },
   };
-  const owner = { apiVersion: xr['apiVersion'], kind: xr['kind'], name, uid: str(xr, 'metadata', 'uid') ?? '', controller: true, blockOwnerDeletion: true };
+  const owner = {
+    apiVersion: xr['apiVersion'],
+    kind: xr['kind'],
+    name,
+    uid: str(xr, 'metadata', 'uid') ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
   const resources = keys.map((key) => {
     const obj = structuredClone(desired[key]!.resource ?? {}) as Obj;
     const meta = (record(obj, 'metadata') ?? {}) as Obj;
@@ -156,7 +197,10 @@ export function assemble(xr: Obj, rsp: RunFunctionResponse): Rendered {
 }
 
 /** What a requirement finds among the objects a render was given, as Crossplane would answer it. */
-export function answer(requirements: RunFunctionResponse['requirements'], available: Obj[]): RunFunctionRequest['requiredResources'] {
+export function answer(
+  requirements: RunFunctionResponse['requirements'],
+  available: Obj[],
+): RunFunctionRequest['requiredResources'] {
   const out: RunFunctionRequest['requiredResources'] = {};
   for (const [name, sel] of Object.entries(requirements?.resources ?? {})) {
     if (!sel) continue;
@@ -168,7 +212,9 @@ export function answer(requirements: RunFunctionResponse['requirements'], availa
         (sel.namespace === undefined || str(o, 'metadata', 'namespace') === sel.namespace) &&
         Object.entries(sel.matchLabels?.labels ?? {}).every(([k, v]) => str(o, 'metadata', 'labels', k) === v),
     );
-    out[name] = { items: items.map((resource) => ({ resource, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED })) };
+    out[name] = {
+      items: items.map((resource) => ({ resource, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED })),
+    };
   }
   return out;
 }
@@ -177,14 +223,26 @@ export function answer(requirements: RunFunctionResponse['requirements'], availa
  * Calls the function until its requirements stop changing, answering them
  * from `required`, the way Crossplane runs a step (at most five times).
  */
-export function runWithRequirements(call: (req: RunFunctionRequest) => RunFunctionResponse, base: RunFunctionRequest, required: Obj[]): RunFunctionResponse;
-export function runWithRequirements(call: (req: RunFunctionRequest) => Promise<RunFunctionResponse>, base: RunFunctionRequest, required: Obj[]): Promise<RunFunctionResponse>;
+export function runWithRequirements(
+  call: (req: RunFunctionRequest) => RunFunctionResponse,
+  base: RunFunctionRequest,
+  required: Obj[],
+): RunFunctionResponse;
+export function runWithRequirements(
+  call: (req: RunFunctionRequest) => Promise<RunFunctionResponse>,
+  base: RunFunctionRequest,
+  required: Obj[],
+): Promise<RunFunctionResponse>;
 export function runWithRequirements(
   call: (req: RunFunctionRequest) => RunFunctionResponse | Promise<RunFunctionResponse>,
   base: RunFunctionRequest,
   required: Obj[],
 ): RunFunctionResponse | Promise<RunFunctionResponse> {
-  const step = (rsp: RunFunctionResponse, asked: string, round: number): RunFunctionResponse | Promise<RunFunctionResponse> => {
+  const step = (
+    rsp: RunFunctionResponse,
+    asked: string,
+    round: number,
+  ): RunFunctionResponse | Promise<RunFunctionResponse> => {
     const now = JSON.stringify(rsp.requirements?.resources ?? {});
     if (now === asked || round >= 5 || now === '{}') return rsp;
     const next = call({ ...base, requiredResources: answer(rsp.requirements, required) });
@@ -195,15 +253,34 @@ export function runWithRequirements(
 }
 
 /** Renders one XR in-process, asking AWS when the credentials hold AWS keys, as the server does. */
-export async function renderLive(xr: Obj, observed: Obj[] = [], credentials: Obj[] = [], input?: Obj, required: Obj[] = []): Promise<Rendered> {
+export async function renderLive(
+  xr: Obj,
+  observed: Obj[] = [],
+  credentials: Obj[] = [],
+  input?: Obj,
+  required: Obj[] = [],
+): Promise<Rendered> {
   const aws = new AwsFactsSource();
-  const rsp = await runWithRequirements((req) => runFunctionLive(req, aws), buildRequest(xr, observed, credentials, input), required);
+  const rsp = await runWithRequirements(
+    (req) => runFunctionLive(req, aws),
+    buildRequest(xr, observed, credentials, input),
+    required,
+  );
   return assemble(xr, rsp);
 }
 
 /** Renders one XR in-process. */
-export function render(xr: Obj, observed: Obj[] = [], credentials: Obj[] = [], input?: Obj, required: Obj[] = []): Rendered {
-  return assemble(xr, runWithRequirements((req) => runFunction(req), buildRequest(xr, observed, credentials, input), required));
+export function render(
+  xr: Obj,
+  observed: Obj[] = [],
+  credentials: Obj[] = [],
+  input?: Obj,
+  required: Obj[] = [],
+): Rendered {
+  return assemble(
+    xr,
+    runWithRequirements((req) => runFunction(req), buildRequest(xr, observed, credentials, input), required),
+  );
 }
 
 /** The documents `crossplane render` would print, as YAML or as a JSON list. */

@@ -25,7 +25,8 @@ export function ownerOf(xr: Obj): Owner {
   const claimNamespace = str(xr, 'metadata', 'labels', CLAIM_NAMESPACE_LABEL);
   const own = str(xr, 'metadata', 'namespace');
   if (own) return { kind, name, uid, namespace: own };
-  if (claimName && claimNamespace) return { kind, name, uid, namespace: claimNamespace, claim: { name: claimName, namespace: claimNamespace } };
+  if (claimName && claimNamespace)
+    return { kind, name, uid, namespace: claimNamespace, claim: { name: claimName, namespace: claimNamespace } };
   // A namespaced XR always has its namespace in a cluster; a rendered one may
   // not, and kubectl would have put it in "default".
   return { kind, name, uid, namespace: DEFAULT_NAMESPACE };
@@ -54,7 +55,11 @@ export function requiredResources(req: RunFunctionRequest): Map<string, Obj[]> {
 /** The observed composite, or a Fatal error saying there is none. */
 export function observedComposite(req: RunFunctionRequest): Obj {
   const xr = req.observed?.composite?.resource;
-  if (!isObj(xr)) throw new FatalError('the request has no observed composite resource (observed.composite is empty)', 'NoCompositeResource');
+  if (!isObj(xr))
+    throw new FatalError(
+      'the request has no observed composite resource (observed.composite is empty)',
+      'NoCompositeResource',
+    );
   return xr;
 }
 

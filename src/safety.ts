@@ -9,9 +9,14 @@ import { describe, type Obj } from './kube.js';
 /** Throws (so the call answers Fatal) when the plan would drop an observed data holder. */
 export function guardNothingLost(plan: Plan, observed: ReadonlyMap<string, Obj>): void {
   const desired = new Set(plan.resources.map((r) => r.key));
-  const lost = [...observed].filter(([key, obj]) => !desired.has(key) && holdsData(obj)).map(([key, obj]) => describe(obj, key));
+  const lost = [...observed]
+    .filter(([key, obj]) => !desired.has(key) && holdsData(obj))
+    .map(([key, obj]) => describe(obj, key));
   if (lost.length > 0) {
     const what = lost.length === 1 ? `${lost[0]}, which holds data` : `${lost.join(', ')}, which hold data`;
-    throw new FatalError(`refusing this change: it would delete ${what}. Nothing was changed; undo the change to the spec, or move the data out first`, 'WouldLoseData');
+    throw new FatalError(
+      `refusing this change: it would delete ${what}. Nothing was changed; undo the change to the spec, or move the data out first`,
+      'WouldLoseData',
+    );
   }
 }

@@ -3,7 +3,13 @@
 import * as grpc from '@grpc/grpc-js';
 import type { AddressInfo } from 'node:net';
 import * as tls from 'node:tls';
-import { FunctionRunnerServiceService, RunFunctionRequest, type RunFunctionResponse, Severity, Target } from '@crossplane-org/function-sdk-typescript';
+import {
+  FunctionRunnerServiceService,
+  RunFunctionRequest,
+  type RunFunctionResponse,
+  Severity,
+  Target,
+} from '@crossplane-org/function-sdk-typescript';
 import { AwsFactsSource } from './aws/facts.js';
 import { EventMemory } from './events.js';
 import type { Log } from './function.js';
@@ -72,7 +78,11 @@ function newGrpcServer(log: Log, aws: AwsFactsSource): grpc.Server {
   const service = {
     ...FunctionRunnerServiceService,
     // The same bytes as the SDK's generated codec, without its per-value wrappers (see src/wire.ts).
-    runFunction: { ...FunctionRunnerServiceService.runFunction, requestDeserialize: decodeRequest, responseSerialize: encodeResponse },
+    runFunction: {
+      ...FunctionRunnerServiceService.runFunction,
+      requestDeserialize: decodeRequest,
+      responseSerialize: encodeResponse,
+    },
   };
   const events = new EventMemory();
   server.addService(service, {
@@ -94,7 +104,8 @@ function newGrpcServer(log: Log, aws: AwsFactsSource): grpc.Server {
 function hostPort(address: string): { host: string | undefined; port: number } {
   const at = address.lastIndexOf(':');
   const port = Number(address.slice(at + 1));
-  if (at < 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--address ${address} is not host:port`);
+  if (at < 0 || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--address ${address} is not host:port`);
   const host = address.slice(0, at).replace(/^\[(.*)\]$/, '$1');
   return { host: host === '' ? undefined : host, port };
 }
@@ -121,13 +132,18 @@ export class FunctionServer {
   async listen(opts: ServerOptions): Promise<number> {
     if (opts.insecure) {
       return new Promise((resolve, reject) => {
-        this.grpc.bindAsync(opts.address, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+        this.grpc.bindAsync(opts.address, grpc.ServerCredentials.createInsecure(), (err, port) =>
+          err ? reject(err) : resolve(port),
+        );
       });
     }
     const { host, port } = hostPort(opts.address);
     const creds = readServerTls(opts.tlsServerCertsDir);
     for (const ca of creds.trusted) {
-      this.log.info({ ca: nameOf(ca) }, `client certificates must be signed by ${nameOf(ca).subject} (sha256 ${ca.fingerprint256})`);
+      this.log.info(
+        { ca: nameOf(ca) },
+        `client certificates must be signed by ${nameOf(ca).subject} (sha256 ${ca.fingerprint256})`,
+      );
     }
     const injector = this.grpc.createConnectionInjector(grpc.ServerCredentials.createInsecure());
     const listener = tls.createServer({
@@ -143,7 +159,10 @@ export class FunctionServer {
     listener.on('secureConnection', (socket: tls.TLSSocket) => {
       const verdict = judgeClient(socket.getPeerX509Certificate(), creds.trusted);
       if (!verdict.ok) {
-        this.log.warn({ reason: verdict.reason, client: verdict.client, remote: socket.remoteAddress }, `refused a client: ${verdict.reason}`);
+        this.log.warn(
+          { reason: verdict.reason, client: verdict.client, remote: socket.remoteAddress },
+          `refused a client: ${verdict.reason}`,
+        );
         socket.destroy();
         return;
       }

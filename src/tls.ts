@@ -45,12 +45,15 @@ export function nameOf(cert: X509Certificate): CertificateName {
 /** Every certificate of a PEM file, parsed; none, or one that does not parse, is an error naming the file. */
 function certificates(pem: Buffer, path: string): X509Certificate[] {
   const blocks = pem.toString('utf8').match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
-  if (blocks.length === 0) throw new Error(`${path} holds no PEM certificate (no "-----BEGIN CERTIFICATE-----" block): ${CERT_HELP}`);
+  if (blocks.length === 0)
+    throw new Error(`${path} holds no PEM certificate (no "-----BEGIN CERTIFICATE-----" block): ${CERT_HELP}`);
   return blocks.map((block, i) => {
     try {
       return new X509Certificate(block);
     } catch (err) {
-      throw new Error(`${path}: certificate ${i + 1} cannot be parsed (${err instanceof Error ? err.message : String(err)}): ${CERT_HELP}`);
+      throw new Error(
+        `${path}: certificate ${i + 1} cannot be parsed (${err instanceof Error ? err.message : String(err)}): ${CERT_HELP}`,
+      );
     }
   });
 }
@@ -59,7 +62,9 @@ function privateKey(pem: Buffer, path: string): KeyObject {
   try {
     return createPrivateKey(pem);
   } catch (err) {
-    throw new Error(`${path} is not a PEM private key (${err instanceof Error ? err.message : String(err)}): ${CERT_HELP}`);
+    throw new Error(
+      `${path} is not a PEM private key (${err instanceof Error ? err.message : String(err)}): ${CERT_HELP}`,
+    );
   }
 }
 
@@ -89,20 +94,26 @@ export function readServerTls(dir: string): ServerTls {
   return { cert, key, ca, trusted };
 }
 
-const within = (cert: X509Certificate, now: number) => cert.validFromDate.getTime() <= now && now <= cert.validToDate.getTime();
+const within = (cert: X509Certificate, now: number) =>
+  cert.validFromDate.getTime() <= now && now <= cert.validToDate.getTime();
 
 /**
  * Whether a connection's client certificate may call the function. Once per
  * connection; `now` is injectable for tests. The reasons are short, for a log
  * line: they never quote more of a certificate than its subject and fingerprint.
  */
-export function judgeClient(peer: X509Certificate | undefined, trusted: readonly X509Certificate[], now = Date.now()): ClientVerdict {
+export function judgeClient(
+  peer: X509Certificate | undefined,
+  trusted: readonly X509Certificate[],
+  now = Date.now(),
+): ClientVerdict {
   if (!peer) return { ok: false, reason: 'no client certificate' };
   const client = nameOf(peer);
   // The signature against each trusted key: a CA with the same subject and another key signs nothing we accept.
   const ca = trusted.find((c) => peer.verify(c.publicKey));
   if (!ca) return { ok: false, reason: 'not signed by the CA in ca.crt', client };
-  if (!within(ca, now)) return { ok: false, reason: `its CA is outside its validity (${ca.validFrom} to ${ca.validTo})`, client };
+  if (!within(ca, now))
+    return { ok: false, reason: `its CA is outside its validity (${ca.validFrom} to ${ca.validTo})`, client };
   if (now < peer.validFromDate.getTime()) return { ok: false, reason: `not valid before ${peer.validFrom}`, client };
   if (now > peer.validToDate.getTime()) return { ok: false, reason: `expired ${peer.validTo}`, client };
   // X509Certificate.keyUsage lists the extended key usages; undefined when the certificate has none (any use).

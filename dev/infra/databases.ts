@@ -23,12 +23,17 @@ export interface DatabaseServer {
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 
 function uidOf(user: string): { uid: number; gid: number } {
-  return { uid: Number(execFileSync('id', ['-u', user], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', user], { encoding: 'utf8' })) };
+  return {
+    uid: Number(execFileSync('id', ['-u', user], { encoding: 'utf8' })),
+    gid: Number(execFileSync('id', ['-g', user], { encoding: 'utf8' })),
+  };
 }
 
 /** Why the database suites must skip, or undefined when both servers are installed. */
 export function databasesMissing(): string | undefined {
-  const missing = [`${PG_BIN}/postgres`, '/usr/sbin/mariadbd', '/usr/bin/mysqldump', '/usr/bin/pg_dump'].filter((f) => !existsSync(f));
+  const missing = [`${PG_BIN}/postgres`, '/usr/sbin/mariadbd', '/usr/bin/mysqldump', '/usr/bin/pg_dump'].filter(
+    (f) => !existsSync(f),
+  );
   return missing.length ? `${missing.join(', ')} missing: run \`bash scripts/install-databases.sh\`` : undefined;
 }
 
@@ -46,15 +51,66 @@ export async function startPostgres(): Promise<DatabaseServer> {
   const password = 'superuser-test-password';
   const pwfile = join(dir, 'pw');
   execFileSync('sh', ['-c', `printf %s '${password}' > ${pwfile} && chown ${owner.uid}:${owner.gid} ${pwfile}`]);
-  execFileSync(`${PG_BIN}/initdb`, ['-D', data, '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8'], { ...owner, stdio: 'pipe' });
+  execFileSync(
+    `${PG_BIN}/initdb`,
+    [
+      '-D',
+      data,
+      '-U',
+      'postgres',
+      '--auth-local=trust',
+      '--auth-host=scram-sha-256',
+      `--pwfile=${pwfile}`,
+      '-E',
+      'UTF8',
+    ],
+    { ...owner, stdio: 'pipe' },
+  );
   const port = await freePort();
-  const proc: Proc = spawnLogged('postgres', `${PG_BIN}/postgres`, ['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`, '-c', 'fsync=off'], join(dir, 'postgres.log'), { ...owner });
+  const proc: Proc = spawnLogged(
+    'postgres',
+    `${PG_BIN}/postgres`,
+    [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      `unix_socket_directories=${dir}`,
+      '-c',
+      'fsync=off',
+    ],
+    join(dir, 'postgres.log'),
+    { ...owner },
+  );
   const psql = (database: string, statement: string) =>
-    execFileSync('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', database, '-v', 'ON_ERROR_STOP=1', '-tA', '-F', '\t', '-c', statement], {
-      env: { ...process.env, PGPASSWORD: password },
-      encoding: 'utf8',
-      stdio: 'pipe',
-    });
+    execFileSync(
+      'psql',
+      [
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(port),
+        '-U',
+        'postgres',
+        '-d',
+        database,
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-tA',
+        '-F',
+        '\t',
+        '-c',
+        statement,
+      ],
+      {
+        env: { ...process.env, PGPASSWORD: password },
+        encoding: 'utf8',
+        stdio: 'pipe',
+      },
+    );
   try {
     await waitFor('postgres', proc, 30_000, async () => {
       psql('postgres', 'SELECT 1');
@@ -86,17 +142,36 @@ export async function startMariadb(): Promise<DatabaseServer> {
   const data = join(dir, 'data');
   mkdirSync(data);
   chownSync(data, owner.uid, owner.gid);
-  execFileSync('mariadb-install-db', [`--datadir=${data}`, '--user=mysql', '--auth-root-authentication-method=normal', '--skip-test-db'], { stdio: 'pipe' });
+  execFileSync(
+    'mariadb-install-db',
+    [`--datadir=${data}`, '--user=mysql', '--auth-root-authentication-method=normal', '--skip-test-db'],
+    { stdio: 'pipe' },
+  );
   const port = await freePort();
   const socket = join(dir, 'mysqld.sock');
   const proc = spawnLogged(
     'mariadbd',
     '/usr/sbin/mariadbd',
-    ['--no-defaults', `--datadir=${data}`, '--user=mysql', `--socket=${socket}`, `--port=${port}`, '--bind-address=127.0.0.1', `--pid-file=${join(dir, 'mysqld.pid')}`, '--skip-log-bin', '--skip-name-resolve', '--innodb-flush-log-at-trx-commit=0'],
+    [
+      '--no-defaults',
+      `--datadir=${data}`,
+      '--user=mysql',
+      `--socket=${socket}`,
+      `--port=${port}`,
+      '--bind-address=127.0.0.1',
+      `--pid-file=${join(dir, 'mysqld.pid')}`,
+      '--skip-log-bin',
+      '--skip-name-resolve',
+      '--innodb-flush-log-at-trx-commit=0',
+    ],
     join(dir, 'mariadbd.log'),
   );
   const password = 'superuser-test-password';
-  const viaSocket = (statement: string) => execFileSync('mariadb', ['--no-defaults', `--socket=${socket}`, '-uroot', '-e', statement], { encoding: 'utf8', stdio: 'pipe' });
+  const viaSocket = (statement: string) =>
+    execFileSync('mariadb', ['--no-defaults', `--socket=${socket}`, '-uroot', '-e', statement], {
+      encoding: 'utf8',
+      stdio: 'pipe',
+    });
   try {
     await waitFor('mariadbd', proc, 60_000, async () => {
       viaSocket('SELECT 1');
@@ -111,11 +186,27 @@ export async function startMariadb(): Promise<DatabaseServer> {
     throw err;
   }
   const sql = (database: string, statement: string) =>
-    execFileSync('mariadb', ['--no-defaults', '-h', '127.0.0.1', '-P', String(port), '-uroot', '--batch', '--skip-column-names', ...(database ? [database] : []), '-e', statement], {
-      env: { ...process.env, MYSQL_PWD: password },
-      encoding: 'utf8',
-      stdio: 'pipe',
-    });
+    execFileSync(
+      'mariadb',
+      [
+        '--no-defaults',
+        '-h',
+        '127.0.0.1',
+        '-P',
+        String(port),
+        '-uroot',
+        '--batch',
+        '--skip-column-names',
+        ...(database ? [database] : []),
+        '-e',
+        statement,
+      ],
+      {
+        env: { ...process.env, MYSQL_PWD: password },
+        encoding: 'utf8',
+        stdio: 'pipe',
+      },
+    );
   return {
     engine: 'mysql',
     host: '127.0.0.1',

@@ -20,13 +20,24 @@ export function motoServerPath(): string | undefined {
 }
 
 /** Starts moto_server (its log in `logDir`, a temp dir by default) and resolves once it answers HTTP. */
-export async function startMotoServer(bin: string, opts: { env?: NodeJS.ProcessEnv; logDir?: string } = {}): Promise<Moto> {
+export async function startMotoServer(
+  bin: string,
+  opts: { env?: NodeJS.ProcessEnv; logDir?: string } = {},
+): Promise<Moto> {
   const port = await freePort();
   const log = join(opts.logDir ?? mkdtempSync(join(tmpdir(), 'fp-moto-')), `moto-${port}.log`);
-  const proc = spawnLogged('moto_server', bin, ['-H', '127.0.0.1', '-p', String(port)], log, { env: { ...process.env, ...opts.env } });
+  const proc = spawnLogged('moto_server', bin, ['-H', '127.0.0.1', '-p', String(port)], log, {
+    env: { ...process.env, ...opts.env },
+  });
   const endpoint = `http://127.0.0.1:${port}`;
   try {
-    await waitFor('moto_server', proc, 30_000, async () => (await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(1000) })).status < 500, 200);
+    await waitFor(
+      'moto_server',
+      proc,
+      30_000,
+      async () => (await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(1000) })).status < 500,
+      200,
+    );
   } catch (err) {
     await proc.stop(1000);
     throw err;

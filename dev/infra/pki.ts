@@ -24,10 +24,27 @@ export interface Pki {
 /** A CA in `dir` (a new temp dir when not given), ready to sign leaves. */
 export function newPki(dir = mkdtempSync(join(tmpdir(), 'fp-pki-')), caSubject = '/CN=fp-test-ca'): Pki {
   mkdirSync(dir, { recursive: true });
-  const key = (name: string) => openssl(dir, 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', `${name}.key`);
+  const key = (name: string) =>
+    openssl(dir, 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', `${name}.key`);
   key('ca');
-  openssl(dir, 'req', '-x509', '-new', '-key', 'ca.key', '-subj', caSubject, '-days', '2', '-out', 'ca.crt',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature');
+  openssl(
+    dir,
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    'ca.key',
+    '-subj',
+    caSubject,
+    '-days',
+    '2',
+    '-out',
+    'ca.crt',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+  );
   const paths = (name: string) => ({ cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) });
   return {
     dir,
@@ -37,12 +54,42 @@ export function newPki(dir = mkdtempSync(join(tmpdir(), 'fp-pki-')), caSubject =
       key(name);
       openssl(dir, 'req', '-new', '-key', `${name}.key`, '-subj', subject, '-out', `${name}.csr`);
       writeFileSync(join(dir, `${name}.ext`), extensions);
-      openssl(dir, 'x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.crt`);
+      openssl(
+        dir,
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-days',
+        '2',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.crt`,
+      );
       return paths(name);
     },
     selfSigned(name, subject) {
       key(name);
-      openssl(dir, 'req', '-x509', '-new', '-key', `${name}.key`, '-subj', subject, '-days', '2', '-out', `${name}.crt`);
+      openssl(
+        dir,
+        'req',
+        '-x509',
+        '-new',
+        '-key',
+        `${name}.key`,
+        '-subj',
+        subject,
+        '-days',
+        '2',
+        '-out',
+        `${name}.crt`,
+      );
       return paths(name);
     },
   };
@@ -66,7 +113,11 @@ export interface TestCerts {
  */
 export function makeCerts(): TestCerts {
   const pki = newPki();
-  const server = pki.sign('tls', '/CN=function-platform', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  const _server = pki.sign(
+    'tls',
+    '/CN=function-platform',
+    'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n',
+  );
   const client = pki.sign('client', '/CN=crossplane', 'extendedKeyUsage=clientAuth\n');
   const rogue = pki.selfSigned('rogue', '/CN=crossplane');
   return {

@@ -104,7 +104,10 @@ export function runs(p: Pick<ProcessRecord, 'pid' | 'bin'>): boolean {
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; only if the PID still runs what was started. */
-export async function stopPid(p: Pick<ProcessRecord, 'pid' | 'bin'>, graceMs = 10_000): Promise<'stopped' | 'not running'> {
+export async function stopPid(
+  p: Pick<ProcessRecord, 'pid' | 'bin'>,
+  graceMs = 10_000,
+): Promise<'stopped' | 'not running'> {
   if (!runs(p)) return 'not running';
   const signal = (sig: NodeJS.Signals) => {
     try {
@@ -136,18 +139,28 @@ export function tail(file: string, lines = 40): string {
 }
 
 /** Polls `probe` until it answers true; fails early, with the log's tail, if the process ends. */
-export async function waitFor(what: string, p: Proc | undefined, timeoutMs: number, probe: () => Promise<boolean>, everyMs = 100): Promise<void> {
+export async function waitFor(
+  what: string,
+  p: Proc | undefined,
+  timeoutMs: number,
+  probe: () => Promise<boolean>,
+  everyMs = 100,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError = '';
   for (;;) {
     const ended = p?.exited();
-    if (p && ended !== undefined) throw new Error(`${what} exited (${ended}) before it was ready; log tail:\n${tail(p.log)}`);
+    if (p && ended !== undefined)
+      throw new Error(`${what} exited (${ended}) before it was ready; log tail:\n${tail(p.log)}`);
     try {
       if (await probe()) return;
     } catch (e) {
       lastError = (e as Error).message;
     }
-    if (Date.now() > deadline) throw new Error(`${what} not ready after ${timeoutMs} ms${lastError ? ` (${lastError})` : ''}${p ? `; log tail:\n${tail(p.log)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what} not ready after ${timeoutMs} ms${lastError ? ` (${lastError})` : ''}${p ? `; log tail:\n${tail(p.log)}` : ''}`,
+      );
     await sleep(everyMs);
   }
 }

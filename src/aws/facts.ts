@@ -32,11 +32,19 @@ interface Clients {
   s3: S3Client;
 }
 
-type Sdk = { rds: typeof import('@aws-sdk/client-rds'); s3: typeof import('@aws-sdk/client-s3'); http: typeof import('@smithy/node-http-handler') };
+type Sdk = {
+  rds: typeof import('@aws-sdk/client-rds');
+  s3: typeof import('@aws-sdk/client-s3');
+  http: typeof import('@smithy/node-http-handler');
+};
 let sdk: Promise<Sdk> | undefined;
 /** The SDK loads on first use: a function with no AWS credentials never pays for it. */
 function loadSdk(): Promise<Sdk> {
-  sdk ??= Promise.all([import('@aws-sdk/client-rds'), import('@aws-sdk/client-s3'), import('@smithy/node-http-handler')]).then(([rds, s3, http]) => ({ rds, s3, http }));
+  sdk ??= Promise.all([
+    import('@aws-sdk/client-rds'),
+    import('@aws-sdk/client-s3'),
+    import('@smithy/node-http-handler'),
+  ]).then(([rds, s3, http]) => ({ rds, s3, http }));
   return sdk;
 }
 
@@ -93,7 +101,10 @@ export class AwsFactsSource {
       // The SDK's own logger stays silent: it could print requests.
       logger: { debug() {}, info() {}, warn() {}, error() {} },
     };
-    const made = { rds: new rds.RDSClient(common), s3: new s3.S3Client({ ...common, forcePathStyle: Boolean(q.endpoint) }) };
+    const made = {
+      rds: new rds.RDSClient(common),
+      s3: new s3.S3Client({ ...common, forcePathStyle: Boolean(q.endpoint) }),
+    };
     this.clients.set(key, made);
     return made;
   }
@@ -122,38 +133,66 @@ export class AwsFactsSource {
       await attempt('DescribeOrderableDBInstanceOptions', async () => {
         const major = (v: string | undefined) => v === q.version || (v ?? '').startsWith(`${q.version}.`);
         const withClass = await clients.rds.send(
-          new rds.DescribeOrderableDBInstanceOptionsCommand({ Engine: q.engine, DBInstanceClass: q.instanceClass, MaxRecords: 1000 }),
+          new rds.DescribeOrderableDBInstanceOptionsCommand({
+            Engine: q.engine,
+            DBInstanceClass: q.instanceClass,
+            MaxRecords: 1000,
+          }),
           { abortSignal: signal() },
         );
         // The class is filtered here as well: not every endpoint honours the filter.
-        if ((withClass.OrderableDBInstanceOptions ?? []).some((o) => o.DBInstanceClass === q.instanceClass && major(o.EngineVersion))) return;
+        if (
+          (withClass.OrderableDBInstanceOptions ?? []).some(
+            (o) => o.DBInstanceClass === q.instanceClass && major(o.EngineVersion),
+          )
+        )
+          return;
         // A definite no: say what can be ordered instead.
-        const all = await clients.rds.send(new rds.DescribeOrderableDBInstanceOptionsCommand({ Engine: q.engine, MaxRecords: 1000 }), { abortSignal: signal() });
+        const all = await clients.rds.send(
+          new rds.DescribeOrderableDBInstanceOptionsCommand({ Engine: q.engine, MaxRecords: 1000 }),
+          { abortSignal: signal() },
+        );
         const options = all.OrderableDBInstanceOptions ?? [];
         if (options.length === 0) {
           // No option at all for the engine is no answer about this instance (an emulator may know none): say so, refuse nothing.
-          facts.warnings.push(`AWS lists no orderable ${q.engine} options in ${q.region}, so ${q.instanceClass} could not be checked`);
+          facts.warnings.push(
+            `AWS lists no orderable ${q.engine} options in ${q.region}, so ${q.instanceClass} could not be checked`,
+          );
           return;
         }
-        const classes = [...new Set(options.filter((o) => major(o.EngineVersion)).map((o) => o.DBInstanceClass ?? ''))].filter(Boolean).sort();
-        const versions = [...new Set(options.map((o) => (o.EngineVersion ?? '').split('.')[0]!))].filter(Boolean).sort((a, b) => Number(a) - Number(b));
+        const classes = [...new Set(options.filter((o) => major(o.EngineVersion)).map((o) => o.DBInstanceClass ?? ''))]
+          .filter(Boolean)
+          .sort();
+        const versions = [...new Set(options.map((o) => (o.EngineVersion ?? '').split('.')[0]!))]
+          .filter(Boolean)
+          .sort((a, b) => Number(a) - Number(b));
         facts.notOrderable =
           classes.length > 0
-            ? { field: q.instanceClassField, message: `${q.instanceClass} cannot be ordered for ${q.engine} ${q.version} in ${q.region}; orderable there: ${classes.slice(0, 30).join(', ')}` }
-            : { field: 'spec.version', message: `${q.engine} ${q.version} cannot be ordered in ${q.region}; orderable major versions there: ${versions.join(', ') || 'none'}` };
+            ? {
+                field: q.instanceClassField,
+                message: `${q.instanceClass} cannot be ordered for ${q.engine} ${q.version} in ${q.region}; orderable there: ${classes.slice(0, 30).join(', ')}`,
+              }
+            : {
+                field: 'spec.version',
+                message: `${q.engine} ${q.version} cannot be ordered in ${q.region}; orderable major versions there: ${versions.join(', ') || 'none'}`,
+              };
       });
       return facts;
     }
 
     await Promise.all([
       attempt('DescribeDBInstances', async () => {
-        const out = await clients.rds.send(new rds.DescribeDBInstancesCommand({ DBInstanceIdentifier: q.identifier }), { abortSignal: signal() });
+        const out = await clients.rds.send(new rds.DescribeDBInstancesCommand({ DBInstanceIdentifier: q.identifier }), {
+          abortSignal: signal(),
+        });
         const db = out.DBInstances?.[0];
         if (db) {
           facts.instance = {
             ...(db.DBInstanceStatus ? { dbInstanceStatus: db.DBInstanceStatus } : {}),
             ...(db.EngineVersion ? { engineVersion: db.EngineVersion } : {}),
-            ...(db.LatestRestorableTime ? { latestRestorableTime: new Date(db.LatestRestorableTime).toISOString() } : {}),
+            ...(db.LatestRestorableTime
+              ? { latestRestorableTime: new Date(db.LatestRestorableTime).toISOString() }
+              : {}),
           };
         }
       }),
@@ -163,8 +202,12 @@ export class AwsFactsSource {
             let newest: Date | undefined;
             // A bounded walk: backups expire after the retention, so the bucket stays small.
             for (let page = 0; page < 5; page++) {
-              const out = await clients.s3.send(new s3.ListObjectsV2Command({ Bucket: q.bucket, ContinuationToken: token, MaxKeys: 1000 }), { abortSignal: signal() });
-              for (const o of out.Contents ?? []) if (o.LastModified && (!newest || o.LastModified > newest)) newest = o.LastModified;
+              const out = await clients.s3.send(
+                new s3.ListObjectsV2Command({ Bucket: q.bucket, ContinuationToken: token, MaxKeys: 1000 }),
+                { abortSignal: signal() },
+              );
+              for (const o of out.Contents ?? [])
+                if (o.LastModified && (!newest || o.LastModified > newest)) newest = o.LastModified;
               if (!out.IsTruncated || !out.NextContinuationToken) break;
               token = out.NextContinuationToken;
             }

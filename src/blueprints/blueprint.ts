@@ -40,7 +40,10 @@ export interface BlueprintInput<Spec> extends Context {
 }
 
 /** Something the function needs to read from the cluster on its next call (Crossplane's required resources): by name or by labels. */
-export type Requirement = { apiVersion: string; kind: string; namespace?: string } & ({ matchName: string } | { matchLabels: Record<string, string> });
+export type Requirement = { apiVersion: string; kind: string; namespace?: string } & (
+  | { matchName: string }
+  | { matchLabels: Record<string, string> }
+);
 
 /** A desired composed resource, in the order the user should hear about it. */
 export interface Desired {
@@ -85,11 +88,19 @@ export interface Blueprint<Resolved = unknown> {
   query?(resolved: Resolved): ExternalQuery | undefined;
   /** Phase two: the desired resources, given what the outside said (may still refuse on it). */
   compose(resolved: Resolved, facts: ExternalFacts | undefined): Plan;
-  status(resolved: Resolved, facts: ExternalFacts | undefined, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary;
+  status(
+    resolved: Resolved,
+    facts: ExternalFacts | undefined,
+    plan: Plan,
+    verdicts: ReadonlyMap<string, Verdict>,
+  ): Summary;
 }
 
 /** The first desired resource that is not ready: its verdict, and "Kind name: detail" for the user. */
-export function firstBlocking(plan: Plan, verdicts: ReadonlyMap<string, Verdict>): { key: string; verdict: Verdict; message: string } | undefined {
+export function firstBlocking(
+  plan: Plan,
+  verdicts: ReadonlyMap<string, Verdict>,
+): { key: string; verdict: Verdict; message: string } | undefined {
   for (const { key, object } of plan.resources) {
     const verdict = verdicts.get(key);
     if (verdict && !verdict.ready) return { key, verdict, message: `${describe(object, key)}: ${verdict.detail}` };

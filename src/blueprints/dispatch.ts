@@ -8,8 +8,8 @@ import { BlueprintChoiceError } from '../errors.js';
 import type { Obj } from '../kube.js';
 
 /** Every blueprint implemented, in the manifest's order; a test checks the two agree. */
+// biome-ignore lint/suspicious/noExplicitAny: each blueprint's resolved form is its own; only it reads it back
 export const BLUEPRINTS: ReadonlyArray<Blueprint<any>> = [widget, database, databaseBackup];
-
 
 const byName = new Map(BLUEPRINTS.map((b) => [b.name, b]));
 const byKind = new Map(BLUEPRINTS.flatMap((b) => b.kinds.map((k) => [k, b] as const)));
@@ -24,14 +24,17 @@ export function blueprintFor(kind: string, input: Obj | undefined): Blueprint<un
   if (named !== undefined) {
     const chosen = typeof named === 'string' ? byName.get(named) : undefined;
     if (!chosen) {
-      throw new BlueprintChoiceError(`the step's input names blueprint ${JSON.stringify(named)}, which does not exist; known blueprints: ${known()}`);
+      throw new BlueprintChoiceError(
+        `the step's input names blueprint ${JSON.stringify(named)}, which does not exist; known blueprints: ${known()}`,
+      );
     }
     return chosen;
   }
   const chosen = byKind.get(kind);
   if (!chosen) {
     throw new BlueprintChoiceError(
-      `no blueprint composes kind ${JSON.stringify(kind)}; known kinds: ${known()}. ` + `Name one in the step's input (blueprint: <name>) to compose another kind`,
+      `no blueprint composes kind ${JSON.stringify(kind)}; known kinds: ${known()}. ` +
+        `Name one in the step's input (blueprint: <name>) to compose another kind`,
     );
   }
   return chosen;

@@ -4,7 +4,14 @@
 // second replica) takes the same step: the Service's observed selector says
 // which color is live, the new color's Deployment says whether it is ready to
 // take traffic, and the old color leaves only after the switch is observed.
-import type { V1Deployment, V1Ingress, V1PodDisruptionBudget, V1PodSecurityContext, V1Service, V2HorizontalPodAutoscaler } from '@kubernetes/client-node';
+import type {
+  V1Deployment,
+  V1Ingress,
+  V1PodDisruptionBudget,
+  V1PodSecurityContext,
+  V1Service,
+  V2HorizontalPodAutoscaler,
+} from '@kubernetes/client-node';
 import { type WidgetSpec, widgetSpecSchema } from '../generated/schemas.js';
 import { field, num, record, str, type Obj } from '../kube.js';
 import { dnsLabel } from '../names.js';
@@ -14,7 +21,15 @@ import * as validators from '../generated/validators.js';
 import { SpecError } from '../errors.js';
 import { specValidator } from '../spec/validate.js';
 import { entry } from './manifest.js';
-import { type Blueprint, type BlueprintInput, type Desired, firstBlocking, type Owner, type Plan, type Summary } from './blueprint.js';
+import {
+  type Blueprint,
+  type BlueprintInput,
+  type Desired,
+  firstBlocking,
+  type Owner,
+  type Plan,
+  type Summary,
+} from './blueprint.js';
 
 export const COLOR_LABEL = 'function-platform.dev/color';
 const INSTANCE_LABEL = 'app.kubernetes.io/instance';
@@ -36,11 +51,15 @@ const validate = specValidator<WidgetSpec>(validators.widget as ValidateFunction
 export function checkWidgetRules(spec: WidgetSpec): void {
   const problems: string[] = [];
   if (spec.autoscale && spec.autoscale.maxSize < spec.size) {
-    problems.push(`spec.autoscale.maxSize is ${spec.autoscale.maxSize}; spec.autoscale.maxSize must be at least spec.size (${spec.size})`);
+    problems.push(
+      `spec.autoscale.maxSize is ${spec.autoscale.maxSize}; spec.autoscale.maxSize must be at least spec.size (${spec.size})`,
+    );
   }
   for (const name of Object.keys(spec.env ?? {})) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-      problems.push(`spec.env[${JSON.stringify(name)}]: env names must be letters, digits and underscores, not starting with a digit`);
+      problems.push(
+        `spec.env[${JSON.stringify(name)}]: env names must be letters, digits and underscores, not starting with a digit`,
+      );
     }
   }
   if (problems.length > 0) throw new SpecError(problems);
@@ -88,7 +107,8 @@ function deployment(owner: Owner, spec: WidgetSpec, color: string, replicas: num
   const selector = { [INSTANCE_LABEL]: appName(owner), [COLOR_LABEL]: color };
   const podSecurity: V1PodSecurityContext = { seccompProfile: { type: 'RuntimeDefault' } };
   // The default image needs no root; a user's image may, so only ours is pinned to a uid.
-  if (spec.image === DEFAULT_IMAGE) Object.assign(podSecurity, { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 });
+  if (spec.image === DEFAULT_IMAGE)
+    Object.assign(podSecurity, { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 });
   const probe = { tcpSocket: { port: 'http' }, periodSeconds: 10, failureThreshold: 3 };
   const d: V1Deployment = {
     apiVersion: 'apps/v1',
@@ -189,7 +209,10 @@ function hpa(owner: Owner, spec: WidgetSpec, color: string): Obj {
       minReplicas: spec.size,
       maxReplicas: autoscale.maxSize,
       metrics: [
-        { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: autoscale.targetCPUPercent } } },
+        {
+          type: 'Resource',
+          resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: autoscale.targetCPUPercent } },
+        },
       ],
     },
   } satisfies V2HorizontalPodAutoscaler);
@@ -206,7 +229,13 @@ function ingress(owner: Owner, host: string): Obj {
         {
           host,
           http: {
-            paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: serviceName(owner), port: { name: 'http' } } } }],
+            paths: [
+              {
+                path: '/',
+                pathType: 'Prefix',
+                backend: { service: { name: serviceName(owner), port: { name: 'http' } } },
+              },
+            ],
           },
         },
       ],
@@ -261,7 +290,10 @@ function compose({ input, release: r }: ResolvedWidget): Plan {
   const replicasFor = (color: string) => (spec.autoscale && color === r.live ? undefined : spec.size);
   resources.push({ key: KEYS.deployment(r.wanted), object: deployment(owner, spec, r.wanted, replicasFor(r.wanted)) });
   if (r.draining !== undefined) {
-    resources.push({ key: KEYS.deployment(r.draining), object: keepAsObserved(observed.get(KEYS.deployment(r.draining))!) });
+    resources.push({
+      key: KEYS.deployment(r.draining),
+      object: keepAsObserved(observed.get(KEYS.deployment(r.draining))!),
+    });
   }
   resources.push({ key: KEYS.service, object: service(owner, spec, r.serve) });
   // Budgets and the autoscaler follow the color that serves.
@@ -274,7 +306,9 @@ function compose({ input, release: r }: ResolvedWidget): Plan {
 
 function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary {
   const { owner, spec, observed } = input;
-  const url = spec.host ? `https://${spec.host}` : `http://${serviceName(owner)}.${owner.namespace}.svc.cluster.local:${spec.port}`;
+  const url = spec.host
+    ? `https://${spec.host}`
+    : `http://${serviceName(owner)}.${owner.namespace}.svc.cluster.local:${spec.port}`;
   const activeDeployment = r.live === undefined ? undefined : observed.get(KEYS.deployment(r.live));
   const status: Obj = { url };
   if (r.live !== undefined) status['activeColor'] = r.live;
@@ -284,7 +318,10 @@ function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: Rea
   for (const { key, object } of plan.resources) {
     const v = verdicts.get(key);
     if (v?.state === 'stuck') {
-      warnings.push({ reason: 'RolloutStuck', message: `Deployment ${String(field(object, 'metadata', 'name'))}: ${v.detail}` });
+      warnings.push({
+        reason: 'RolloutStuck',
+        message: `Deployment ${String(field(object, 'metadata', 'name'))}: ${v.detail}`,
+      });
     }
   }
 
@@ -299,11 +336,23 @@ function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: Rea
   if (blocker !== undefined) {
     const liveKey = KEYS.deployment(r.wanted);
     const rolling = !(verdicts.get(liveKey)?.ready ?? false);
-    return { ready: false, message: blocker, reason: warnings.length > 0 ? 'RolloutStuck' : rolling ? 'RollingOut' : 'Provisioning', status, warnings };
+    return {
+      ready: false,
+      message: blocker,
+      reason: warnings.length > 0 ? 'RolloutStuck' : rolling ? 'RollingOut' : 'Provisioning',
+      status,
+      warnings,
+    };
   }
   if (r.live !== r.wanted) {
     // Every resource is ready but the Service has not been observed on the wanted color.
-    return { ready: false, message: `waiting for Service ${serviceName(owner)} to select ${r.wanted}`, reason: 'SwitchingTraffic', status, warnings };
+    return {
+      ready: false,
+      message: `waiting for Service ${serviceName(owner)} to select ${r.wanted}`,
+      reason: 'SwitchingTraffic',
+      status,
+      warnings,
+    };
   }
   const replicas = num(activeDeployment, 'status', 'availableReplicas') ?? 0;
   return {
@@ -326,4 +375,3 @@ export const widget: Blueprint<ResolvedWidget> = {
   compose: (resolved) => compose(resolved),
   status: (resolved, _facts, plan, verdicts) => status(resolved, plan, verdicts),
 };
-

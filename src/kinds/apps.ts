@@ -15,7 +15,8 @@ function deployment(obj: Obj): Verdict {
   if (!generationObserved(obj)) return updating(`rollout pending (${available}/${want} replicas available)`);
   if (updated < want) return updating(`${updated}/${want} replicas updated, ${available}/${want} available`);
   if (available < want) return progressing(`${available}/${want} replicas available`);
-  if (condition(obj, 'Available')?.status === 'False') return progressing(`${available}/${want} replicas available, not Available yet`);
+  if (condition(obj, 'Available')?.status === 'False')
+    return progressing(`${available}/${want} replicas available, not Available yet`);
   return ready(`${available}/${want} replicas available`);
 }
 

@@ -9,11 +9,28 @@ import { failed, progressing, updating, type Verdict } from './verdict.js';
 /** RDS instance states that mean a change is being applied (configuring-* included). */
 const RDS_CHANGING = /^(modifying|upgrading|storage-optimization|resizing|backing-up|configuring)/;
 /** RDS instance states that need someone to act. */
-const RDS_FAILED = new Set(['failed', 'storage-full', 'incompatible-network', 'incompatible-option-group', 'incompatible-parameters', 'incompatible-restore', 'inaccessible-encryption-credentials', 'inaccessible-encryption-credentials-recoverable', 'restore-error', 'stopped', 'insufficient-capacity']);
+const RDS_FAILED = new Set([
+  'failed',
+  'storage-full',
+  'incompatible-network',
+  'incompatible-option-group',
+  'incompatible-parameters',
+  'incompatible-restore',
+  'inaccessible-encryption-credentials',
+  'inaccessible-encryption-credentials-recoverable',
+  'restore-error',
+  'stopped',
+  'insufficient-capacity',
+]);
 
 function rdsInstance(obj: Obj): Verdict {
   const status = str(obj, 'status', 'atProvider', 'status');
-  const whenFalse = (detail: string) => (status && RDS_CHANGING.test(status) ? updating(detail) : status && RDS_FAILED.has(status) ? failed(detail) : progressing(detail));
+  const whenFalse = (detail: string) =>
+    status && RDS_CHANGING.test(status)
+      ? updating(detail)
+      : status && RDS_FAILED.has(status)
+        ? failed(detail)
+        : progressing(detail);
   return byReadyCondition(obj, whenFalse) ?? progressing('waiting for a Ready condition');
 }
 

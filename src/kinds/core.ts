@@ -5,12 +5,17 @@ import type { Family } from './kind.js';
 import { progressing, ready, type Verdict } from './verdict.js';
 
 export function hasLoadBalancerAddress(obj: Obj): boolean {
-  return list(obj, 'status', 'loadBalancer', 'ingress').some((i) => isObj(i) && (typeof i['ip'] === 'string' || typeof i['hostname'] === 'string'));
+  return list(obj, 'status', 'loadBalancer', 'ingress').some(
+    (i) => isObj(i) && (typeof i['ip'] === 'string' || typeof i['hostname'] === 'string'),
+  );
 }
 
 function service(obj: Obj): Verdict {
   const type = str(obj, 'spec', 'type') ?? 'ClusterIP';
-  if (type === 'LoadBalancer') return hasLoadBalancerAddress(obj) ? ready('load balancer has an address') : progressing('waiting for a load-balancer address');
+  if (type === 'LoadBalancer')
+    return hasLoadBalancerAddress(obj)
+      ? ready('load balancer has an address')
+      : progressing('waiting for a load-balancer address');
   if (type === 'ExternalName') return ready();
   return str(obj, 'spec', 'clusterIP') !== undefined ? ready() : progressing('waiting for a cluster IP');
 }

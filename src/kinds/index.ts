@@ -21,7 +21,18 @@ export { NOT_CREATED, type Verdict, type VerdictState } from './verdict.js';
 
 const KINDS = new Map<string, Kind>();
 const key = (group: string, kind: string) => `${group}/${kind}`;
-for (const k of [...APPS, ...CORE, ...BATCH, ...NETWORKING, ...POLICY, ...AUTOSCALING, ...CNPG, ...AWS_RDS, ...AWS_S3, ...providerKubernetesFamily(judge)]) {
+for (const k of [
+  ...APPS,
+  ...CORE,
+  ...BATCH,
+  ...NETWORKING,
+  ...POLICY,
+  ...AUTOSCALING,
+  ...CNPG,
+  ...AWS_RDS,
+  ...AWS_S3,
+  ...providerKubernetesFamily(judge),
+]) {
   KINDS.set(key(k.group, k.kind), k);
 }
 
@@ -38,7 +49,10 @@ export function judge(observed: Obj | undefined): Verdict {
   if (known) return known.judge(observed);
   // Anything else that speaks the Ready condition; a kind of an extension API group must, Kubernetes' own need not.
   const group = groupOf(observed);
-  return byReadyCondition(observed) ?? (group.includes('.') && !group.endsWith('k8s.io') ? progressing('waiting for a Ready condition') : ready());
+  return (
+    byReadyCondition(observed) ??
+    (group.includes('.') && !group.endsWith('k8s.io') ? progressing('waiting for a Ready condition') : ready())
+  );
 }
 
 /** Does this object hold data? A provider-kubernetes Object holds what it wraps. */

@@ -6,7 +6,9 @@ import type { Family } from './kind.js';
 import { progressing, ready, type Verdict } from './verdict.js';
 
 function ingress(obj: Obj): Verdict {
-  return hasLoadBalancerAddress(obj) ? ready('ingress has an address') : progressing('waiting for the ingress controller to assign an address');
+  return hasLoadBalancerAddress(obj)
+    ? ready('ingress has an address')
+    : progressing('waiting for the ingress controller to assign an address');
 }
 
 export const NETWORKING: Family = [

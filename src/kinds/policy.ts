@@ -5,7 +5,9 @@ import type { Family } from './kind.js';
 import { progressing, ready, type Verdict } from './verdict.js';
 
 function pdb(obj: Obj): Verdict {
-  return record(obj, 'status') && generationObserved(obj) ? ready() : progressing('waiting for the disruption controller');
+  return record(obj, 'status') && generationObserved(obj)
+    ? ready()
+    : progressing('waiting for the disruption controller');
 }
 
 export const POLICY: Family = [

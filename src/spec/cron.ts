@@ -13,7 +13,12 @@ const FIELDS: readonly Field[] = [
   { name: 'minute', min: 0, max: 59 },
   { name: 'hour', min: 0, max: 23 },
   { name: 'day of month', min: 1, max: 31 },
-  { name: 'month', min: 1, max: 12, names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] },
+  {
+    name: 'month',
+    min: 1,
+    max: 12,
+    names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'],
+  },
   { name: 'day of week', min: 0, max: 6, names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] },
 ];
 
@@ -28,7 +33,8 @@ function fieldProblem(text: string, f: Field, wildcardOk: boolean): string | und
   for (const part of text.split(',')) {
     const [range, step, extra] = part.split('/');
     if (extra !== undefined || range === undefined || range === '') return `"${part}" is not a ${f.name}`;
-    if (step !== undefined && !(/^\d+$/.test(step) && Number(step) > 0)) return `step "${step}" of the ${f.name} must be a positive number`;
+    if (step !== undefined && !(/^\d+$/.test(step) && Number(step) > 0))
+      return `step "${step}" of the ${f.name} must be a positive number`;
     if (range === '*' || (range === '?' && wildcardOk)) continue;
     const [lo, hi, more] = range.split('-');
     if (more !== undefined) return `"${range}" is not a ${f.name}`;
@@ -44,7 +50,8 @@ function fieldProblem(text: string, f: Field, wildcardOk: boolean): string | und
 /** Why a schedule would be rejected, or undefined when Kubernetes accepts it. */
 export function cronProblem(schedule: string): string | undefined {
   const fields = schedule.trim().split(/[ \t]+/);
-  if (fields.length !== 5) return `it has ${fields.length} fields; a schedule has 5 (minute hour day-of-month month day-of-week)`;
+  if (fields.length !== 5)
+    return `it has ${fields.length} fields; a schedule has 5 (minute hour day-of-month month day-of-week)`;
   for (let i = 0; i < 5; i++) {
     const problem = fieldProblem(fields[i]!, FIELDS[i]!, i === 2 || i === 4);
     if (problem) return problem;

@@ -32,7 +32,11 @@ function pathOf(prefix: string, pointer: string): string {
     .slice(1)
     .reduce((p, raw) => {
       const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-      return /^\d+$/.test(key) ? `${p}[${key}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${p}.${key}` : `${p}[${JSON.stringify(key)}]`;
+      return /^\d+$/.test(key)
+        ? `${p}[${key}]`
+        : /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)
+          ? `${p}.${key}`
+          : `${p}[${JSON.stringify(key)}]`;
     }, prefix);
 }
 
@@ -63,7 +67,12 @@ function describeError(prefix: string, root: unknown, e: ErrorObject): string {
     case 'maximum': {
       const min = schema?.['minimum'];
       const max = schema?.['maximum'];
-      const range = min !== undefined && max !== undefined ? `from ${min} to ${max}` : e.keyword === 'minimum' ? `at least ${min}` : `at most ${max}`;
+      const range =
+        min !== undefined && max !== undefined
+          ? `from ${min} to ${max}`
+          : e.keyword === 'minimum'
+            ? `at least ${min}`
+            : `at most ${max}`;
       return `${path} is ${got}; it must be ${range}`;
     }
     case 'pattern':
@@ -84,14 +93,13 @@ function describeError(prefix: string, root: unknown, e: ErrorObject): string {
 /** Patterns are exact but unfriendly; say in words what the common ones mean. */
 function hintFor(schema: Record<string, unknown> | undefined): string {
   const pattern = schema?.['pattern'];
-  if (pattern === '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') return ' (a DNS label: lowercase letters, digits and "-", starting and ending with a letter or digit)';
+  if (pattern === '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
+    return ' (a DNS label: lowercase letters, digits and "-", starting and ending with a letter or digit)';
   return '';
 }
 
-export interface SpecValidator<T> {
-  /** Returns the spec with defaults applied, or throws SpecError. Never mutates its input. */
-  (spec: unknown): T;
-}
+/** Returns the spec with defaults applied, or throws SpecError. Never mutates its input. */
+export type SpecValidator<T> = (spec: unknown) => T;
 
 /** A copy of JSON data (what a protobuf Struct decodes to): faster than structuredClone on the hot path. */
 function copyJson(value: unknown): unknown {
@@ -152,9 +160,21 @@ function distance(a: string, b: string): number {
  * there (spec.colour) deserves a word rather than silence.
  */
 export function unknownFields(schema: unknown, value: unknown, path = 'spec'): string[] {
-  const s = schema as { properties?: Record<string, unknown>; items?: unknown; additionalProperties?: unknown; 'x-kubernetes-preserve-unknown-fields'?: boolean };
+  const s = schema as {
+    properties?: Record<string, unknown>;
+    items?: unknown;
+    additionalProperties?: unknown;
+    'x-kubernetes-preserve-unknown-fields'?: boolean;
+  };
   if (Array.isArray(value)) return s.items ? value.flatMap((v, i) => unknownFields(s.items, v, `${path}[${i}]`)) : [];
-  if (typeof value !== 'object' || value === null || !s.properties || s.additionalProperties || s['x-kubernetes-preserve-unknown-fields']) return [];
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    !s.properties ||
+    s.additionalProperties ||
+    s['x-kubernetes-preserve-unknown-fields']
+  )
+    return [];
   const out: string[] = [];
   for (const [key, child] of Object.entries(value)) {
     const known = s.properties[key];

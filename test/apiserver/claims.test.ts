@@ -6,7 +6,6 @@
 // the Objects wrap are accepted, and so is the status it writes.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { databaseSpecSchema, widgetSpecSchema } from '../../src/generated/schemas.js';
 import { render } from '../../src/render.js';
 import type { ValidateFunction } from 'ajv';
 import * as generated from '../../src/generated/validators.js';
@@ -15,18 +14,37 @@ import { type ApiServer, ApiError, apiServerSkipReason, type Json, startApiServe
 import { ensureNamespace, namespaceOf, prepareCluster } from '../support/cluster.js';
 import { MANIFEST } from '../../src/blueprints/manifest.js';
 import { exampleXRs, readYamlDocs } from '../support/crank.js';
-import { composedFieldOwner, FIELD_OWNER_XR, LABEL_CLAIM_NAME, LABEL_CLAIM_NAMESPACE, LABEL_COMPOSITE, renderComposedMetadata } from '../support/composed-metadata.js';
+import {
+  composedFieldOwner,
+  FIELD_OWNER_XR,
+  LABEL_CLAIM_NAME,
+  LABEL_CLAIM_NAMESPACE,
+  LABEL_COMPOSITE,
+  renderComposedMetadata,
+} from '../support/composed-metadata.js';
 
 const skip = apiServerSkipReason('API server: claims mode');
 
-const validators: Record<string, (spec: unknown) => unknown> = {
-  Widget: specValidator(generated.widget as ValidateFunction),
-  Database: specValidator(generated.database as ValidateFunction),
-};
+/** Each blueprint's spec validator, by the kind of its examples. */
+const validators: Record<string, (spec: unknown) => unknown> = Object.fromEntries(
+  MANIFEST.map((b) => [b.kinds[0], specValidator((generated as Record<string, unknown>)[b.name] as ValidateFunction)]),
+);
 
 /** Crossplane's machinery fields of legacy XRs and claims, directly under spec. */
-const MACHINERY = new Set(['compositionRef', 'compositionSelector', 'compositionRevisionRef', 'compositionRevisionSelector', 'compositionUpdatePolicy', 'compositeDeletePolicy', 'resourceRef', 'resourceRefs', 'claimRef', 'writeConnectionSecretToRef']);
-const userSpec = (o: Json): Json => Object.fromEntries(Object.entries(o['spec'] as Json).filter(([k]) => !MACHINERY.has(k)));
+const MACHINERY = new Set([
+  'compositionRef',
+  'compositionSelector',
+  'compositionRevisionRef',
+  'compositionRevisionSelector',
+  'compositionUpdatePolicy',
+  'compositeDeletePolicy',
+  'resourceRef',
+  'resourceRefs',
+  'claimRef',
+  'writeConnectionSecretToRef',
+]);
+const userSpec = (o: Json): Json =>
+  Object.fromEntries(Object.entries(o['spec'] as Json).filter(([k]) => !MACHINERY.has(k)));
 
 const examples = MANIFEST.flatMap((b) => exampleXRs(b.examples, b.kinds[0]!));
 
@@ -44,7 +62,10 @@ describe('claims mode against a real API server', { skip }, () => {
 
   it('each v1 XRD yields a cluster-scoped XR CRD and a namespaced claim CRD, both Established', async () => {
     const byName = new Map(generated.map((c) => [String(c['metadata']['name']), c]));
-    for (const [xrName, claimName] of [['xwidgets.example.com', 'widgets.example.com'], ['xdatabases.example.com', 'databases.example.com']] as const) {
+    for (const [xrName, claimName] of [
+      ['xwidgets.example.com', 'widgets.example.com'],
+      ['xdatabases.example.com', 'databases.example.com'],
+    ] as const) {
       const xr = (await api.client.getObj(byName.get(xrName)!))!;
       const claim = (await api.client.getObj(byName.get(claimName)!))!;
       assert.equal(xr['spec']['scope'], 'Cluster');
@@ -52,9 +73,11 @@ describe('claims mode against a real API server', { skip }, () => {
       assert.ok(xr['spec']['names']['categories'].includes('composite'));
       assert.ok(claim['spec']['names']['categories'].includes('claim'));
       const xrSpec = xr['spec']['versions'][0]['schema']['openAPIV3Schema']['properties']['spec']['properties'];
-      for (const f of ['compositionRef', 'claimRef', 'resourceRefs', 'writeConnectionSecretToRef']) assert.ok(xrSpec[f], `XR spec.${f}`);
+      for (const f of ['compositionRef', 'claimRef', 'resourceRefs', 'writeConnectionSecretToRef'])
+        assert.ok(xrSpec[f], `XR spec.${f}`);
       const claimSpec = claim['spec']['versions'][0]['schema']['openAPIV3Schema']['properties']['spec']['properties'];
-      for (const f of ['compositionRef', 'resourceRef', 'writeConnectionSecretToRef', 'compositeDeletePolicy']) assert.ok(claimSpec[f], `claim spec.${f}`);
+      for (const f of ['compositionRef', 'resourceRef', 'writeConnectionSecretToRef', 'compositeDeletePolicy'])
+        assert.ok(claimSpec[f], `claim spec.${f}`);
     }
   });
 
@@ -67,25 +90,50 @@ describe('claims mode against a real API server', { skip }, () => {
       const name = String(example['metadata']['name']);
       await ensureNamespace(api.client, namespace);
       // The claim, as the user applies it.
-      const claim = await api.client.createObj({ apiVersion: example['apiVersion'], kind, metadata: { ...example['metadata'], namespace }, spec: example['spec'] }, { fieldManager: 'kubectl', fieldValidation: 'Strict' });
+      const claim = await api.client.createObj(
+        {
+          apiVersion: example['apiVersion'],
+          kind,
+          metadata: { ...example['metadata'], namespace },
+          spec: example['spec'],
+        },
+        { fieldManager: 'kubectl', fieldValidation: 'Strict' },
+      );
       const ours = validators[kind]!(example['spec']);
-      assert.deepEqual(userSpec(claim), ours, 'the claim the server stores has the function\'s defaults');
-      assert.equal(claim['spec']['compositeDeletePolicy'], 'Background', 'the XRD\'s defaultCompositeDeletePolicy reaches the claim');
+      assert.deepEqual(userSpec(claim), ours, "the claim the server stores has the function's defaults");
+      assert.equal(
+        claim['spec']['compositeDeletePolicy'],
+        'Background',
+        "the XRD's defaultCompositeDeletePolicy reaches the claim",
+      );
       // The composite Crossplane's claim controller creates for it.
-      const xrName = `${name}-${namespace}`.slice(0, 57) + '-x7k2p';
+      const xrName = `${`${name}-${namespace}`.slice(0, 57)}-x7k2p`;
       let xr = await api.client.createObj(
         {
           apiVersion: example['apiVersion'],
           kind: `X${kind}`,
-          metadata: { name: xrName, labels: { [LABEL_CLAIM_NAME]: name, [LABEL_CLAIM_NAMESPACE]: namespace, [LABEL_COMPOSITE]: xrName } },
-          spec: { ...example['spec'], claimRef: { apiVersion: example['apiVersion'], kind, name, namespace }, compositionRef: { name: `x${kind.toLowerCase()}s.example.com` } },
+          metadata: {
+            name: xrName,
+            labels: { [LABEL_CLAIM_NAME]: name, [LABEL_CLAIM_NAMESPACE]: namespace, [LABEL_COMPOSITE]: xrName },
+          },
+          spec: {
+            ...example['spec'],
+            claimRef: { apiVersion: example['apiVersion'], kind, name, namespace },
+            compositionRef: { name: `x${kind.toLowerCase()}s.example.com` },
+          },
         },
         { fieldManager: 'apiextensions.crossplane.io/claim', fieldValidation: 'Strict' },
       );
       assert.deepEqual(userSpec(xr), ours, 'the composite has the same defaults');
-      assert.equal(xr['spec']['compositionUpdatePolicy'], 'Automatic', 'the XRD\'s defaultCompositionUpdatePolicy reaches the composite');
+      assert.equal(
+        xr['spec']['compositionUpdatePolicy'],
+        'Automatic',
+        "the XRD's defaultCompositionUpdatePolicy reaches the composite",
+      );
 
-      const required = file.includes('cluster-ha') ? readYamlDocs('examples/database/required/cnpg-installed.yaml') : [];
+      const required = file.includes('cluster-ha')
+        ? readYamlDocs('examples/database/required/cnpg-installed.yaml')
+        : [];
       const out = render(xr, [], [], undefined, required);
       assert.equal(out.fatal, undefined, out.fatal);
       const fieldManager = composedFieldOwner(xr);
@@ -98,7 +146,11 @@ describe('claims mode against a real API server', { skip }, () => {
         try {
           await api.client.applyObj(cd, { fieldManager, force: true, dryRun: true });
           // What an Object wraps, applied for real by provider-kubernetes in the claim's namespace.
-          if (cd['kind'] === 'Object') await api.client.applyObj(cd['spec']['forProvider']['manifest'], { fieldManager: 'kubernetes.crossplane.io', force: true });
+          if (cd['kind'] === 'Object')
+            await api.client.applyObj(cd['spec']['forProvider']['manifest'], {
+              fieldManager: 'kubernetes.crossplane.io',
+              force: true,
+            });
         } catch (e) {
           if (!(e instanceof ApiError)) throw e;
           problems.push(`${key} ${cd['kind']} ${cd['metadata']['name']}: ${e.code} ${e.serverMessage}`);
@@ -107,7 +159,18 @@ describe('claims mode against a real API server', { skip }, () => {
       // The status the function wrote, applied as Crossplane does.
       try {
         xr = await api.client.applyStatus(
-          { apiVersion: xr['apiVersion'], kind: xr['kind'], metadata: { name: xrName }, status: { ...(out.xr['status'] as Json), conditions: (out.xr['status'] as Json)['conditions'].map((c: Json) => ({ ...c, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') })) } },
+          {
+            apiVersion: xr['apiVersion'],
+            kind: xr['kind'],
+            metadata: { name: xrName },
+            status: {
+              ...(out.xr['status'] as Json),
+              conditions: (out.xr['status'] as Json)['conditions'].map((c: Json) => ({
+                ...c,
+                lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+              })),
+            },
+          },
           { fieldManager: FIELD_OWNER_XR, force: true },
         );
       } catch (e) {

@@ -36,12 +36,21 @@ function credentialsSecret(endpoint: string, format: 'ini' | 'keys' = 'ini'): Ob
     format === 'ini'
       ? { credentials: `[default]\naws_access_key_id = ${ACCESS_KEY}\naws_secret_access_key = ${SECRET_KEY}\n` }
       : { aws_access_key_id: ACCESS_KEY, aws_secret_access_key: SECRET_KEY };
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'aws', namespace: 'crossplane-system' }, stringData: { ...stringData, endpoint } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'aws', namespace: 'crossplane-system' },
+    stringData: { ...stringData, endpoint },
+  };
 }
 
 /** An RDS instance created through the API, as the provider would have created it. */
 async function createInstance(endpoint: string, engineVersion = '17.2'): Promise<void> {
-  const rds = new RDSClient({ region, endpoint, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY } });
+  const rds = new RDSClient({
+    region,
+    endpoint,
+    credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
+  });
   try {
     await rds.send(
       new CreateDBInstanceCommand({
@@ -60,9 +69,11 @@ async function createInstance(endpoint: string, engineVersion = '17.2'): Promise
   }
 }
 
-const warnings = (rsp: RunFunctionResponse) => rsp.results.filter((r) => r.severity === Severity.SEVERITY_WARNING).map((r) => r.message);
+const warnings = (rsp: RunFunctionResponse) =>
+  rsp.results.filter((r) => r.severity === Severity.SEVERITY_WARNING).map((r) => r.message);
 const fatal = (rsp: RunFunctionResponse) => rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL)?.message;
-const statusOf = (rsp: RunFunctionResponse) => ((rsp.desired?.composite?.resource as Obj | undefined)?.['status'] ?? {}) as Obj;
+const statusOf = (rsp: RunFunctionResponse) =>
+  ((rsp.desired?.composite?.resource as Obj | undefined)?.['status'] ?? {}) as Obj;
 
 function assertNoSecret(rsp: RunFunctionResponse): void {
   const text = JSON.stringify({ results: rsp.results, conditions: rsp.conditions, status: statusOf(rsp) });
@@ -80,7 +91,11 @@ describe('AWS facts against moto', { skip }, () => {
   let clients: { rds: RDSClient; s3: S3Client };
   before(async () => {
     moto = await startMoto();
-    const common = { region, endpoint: moto.endpoint, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY } };
+    const common = {
+      region,
+      endpoint: moto.endpoint,
+      credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
+    };
     clients = { rds: new RDSClient(common), s3: new S3Client({ ...common, forcePathStyle: true }) };
   });
   after(async () => {
@@ -114,34 +129,55 @@ describe('AWS facts against moto', { skip }, () => {
   test('orderable check fails for a class AWS does not sell, naming the field and what is orderable', async () => {
     const facts = await new AwsFactsSource(PATIENT).gather(query({ instanceClass: 'db.t1.nano' }));
     assert.equal(facts.notOrderable?.field, 'spec.aws.instanceClass');
-    assert.match(facts.notOrderable?.message ?? '', /^db\.t1\.nano cannot be ordered for aurora-postgresql 15 in us-east-1; orderable there: .*db\.r6g\.large/);
+    assert.match(
+      facts.notOrderable?.message ?? '',
+      /^db\.t1\.nano cannot be ordered for aurora-postgresql 15 in us-east-1; orderable there: .*db\.r6g\.large/,
+    );
   });
 
   test('orderable check fails for a version AWS does not offer', async () => {
     const facts = await new AwsFactsSource(PATIENT).gather(query({ version: '99' }));
     assert.equal(facts.notOrderable?.field, 'spec.version');
-    assert.match(facts.notOrderable?.message ?? '', /aurora-postgresql 99 cannot be ordered in us-east-1; orderable major versions there: .*15/);
+    assert.match(
+      facts.notOrderable?.message ?? '',
+      /aurora-postgresql 99 cannot be ordered in us-east-1; orderable major versions there: .*15/,
+    );
   });
 
   test('a definite no is a Fatal result naming the field, before anything is created', () => {
     const rsp = runFunction(buildRequest(xr), undefined, {
-      aws: { observedAt: new Date().toISOString(), warnings: [], notOrderable: { field: 'spec.aws.instanceClass', message: 'db.t1.nano cannot be ordered for postgres 17 in eu-west-1; orderable there: db.t4g.small' } },
+      aws: {
+        observedAt: new Date().toISOString(),
+        warnings: [],
+        notOrderable: {
+          field: 'spec.aws.instanceClass',
+          message: 'db.t1.nano cannot be ordered for postgres 17 in eu-west-1; orderable there: db.t4g.small',
+        },
+      },
     });
     assert.match(fatal(rsp) ?? '', /spec\.aws\.instanceClass: db\.t1\.nano cannot be ordered/);
     assert.deepEqual(rsp.desired?.resources, {});
   });
 
   test('before creation against moto: postgres options are unknown there, so the function warns and composes', async () => {
-    const rsp = await runFunctionLive(buildRequest(xr, [], [credentialsSecret(moto.endpoint)]), new AwsFactsSource(PATIENT));
+    const rsp = await runFunctionLive(
+      buildRequest(xr, [], [credentialsSecret(moto.endpoint)]),
+      new AwsFactsSource(PATIENT),
+    );
     assert.equal(fatal(rsp), undefined);
     assert.ok(rsp.desired?.resources['rds-instance'], 'the instance is still composed');
-    assert.ok(warnings(rsp).some((w) => /could not be checked/.test(w)), warnings(rsp).join('\n'));
+    assert.ok(
+      warnings(rsp).some((w) => /could not be checked/.test(w)),
+      warnings(rsp).join('\n'),
+    );
     assertNoSecret(rsp);
   });
 
   test('an instance created through the API shows its status in the XR; a bucket with objects gives the backup time', async () => {
     await createInstance(moto.endpoint);
-    await clients.s3.send(new CreateBucketCommand({ Bucket: bucket, CreateBucketConfiguration: { LocationConstraint: region } }));
+    await clients.s3.send(
+      new CreateBucketCommand({ Bucket: bucket, CreateBucketConfiguration: { LocationConstraint: region } }),
+    );
     await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'orders-1.dump', Body: 'one' }));
     await new Promise((r) => setTimeout(r, 1100));
     await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'orders-2.dump', Body: 'two' }));
@@ -158,7 +194,10 @@ describe('AWS facts against moto', { skip }, () => {
       const backup = status['backup'] as Obj;
       assert.equal(backup['location'], `s3://${bucket}`);
       const newest = new Date(String(backup['lastSuccessfulTime'])).getTime();
-      assert.ok(Date.now() - newest < 60_000 && Date.now() - newest >= 0, `newest backup ${String(backup['lastSuccessfulTime'])}`);
+      assert.ok(
+        Date.now() - newest < 60_000 && Date.now() - newest >= 0,
+        `newest backup ${String(backup['lastSuccessfulTime'])}`,
+      );
       assert.deepEqual(warnings(rsp), []);
       assertNoSecret(rsp);
     }
@@ -178,15 +217,33 @@ describe('AWS facts against moto', { skip }, () => {
     const down = await startMoto();
     await createInstance(down.endpoint);
     const aws = new AwsFactsSource(PATIENT);
-    const seenBefore = statusOf(await runFunctionLive(buildRequest(xr, ready, [credentialsSecret(down.endpoint)]), aws));
+    const seenBefore = statusOf(
+      await runFunctionLive(buildRequest(xr, ready, [credentialsSecret(down.endpoint)]), aws),
+    );
     await down.stop();
     // The observed XR carries what was written before.
-    const withStatus = { ...xr, status: { aws: { dbInstanceStatus: 'available', engineVersion: '17.2', observedAt: '2026-11-30T10:00:00.000Z' }, phase: 'Ready' } };
-    const live = await runFunctionLive(buildRequest(withStatus, ready, [credentialsSecret(down.endpoint)]), new AwsFactsSource({ timeoutMs: 1000 }));
+    const withStatus = {
+      ...xr,
+      status: {
+        aws: { dbInstanceStatus: 'available', engineVersion: '17.2', observedAt: '2026-11-30T10:00:00.000Z' },
+        phase: 'Ready',
+      },
+    };
+    const live = await runFunctionLive(
+      buildRequest(withStatus, ready, [credentialsSecret(down.endpoint)]),
+      new AwsFactsSource({ timeoutMs: 1000 }),
+    );
     const offline = runFunction(buildRequest(withStatus, ready));
     assert.deepEqual(live.desired?.resources, offline.desired?.resources, 'AWS trouble never changes what is composed');
-    assert.ok(warnings(live).some((w) => /AWS DescribeDBInstances failed/.test(w)), warnings(live).join('\n'));
-    assert.deepEqual((statusOf(live)['aws'] as Obj)['observedAt'], '2026-11-30T10:00:00.000Z', 'status.aws keeps the facts last read, with their time');
+    assert.ok(
+      warnings(live).some((w) => /AWS DescribeDBInstances failed/.test(w)),
+      warnings(live).join('\n'),
+    );
+    assert.deepEqual(
+      (statusOf(live)['aws'] as Obj)['observedAt'],
+      '2026-11-30T10:00:00.000Z',
+      'status.aws keeps the facts last read, with their time',
+    );
     assert.equal((seenBefore['aws'] as Obj)['dbInstanceStatus'], 'available', 'read while moto was up');
     assertNoSecret(live);
   });
@@ -198,7 +255,10 @@ describe('AWS facts against moto', { skip }, () => {
     await new Promise<void>((r) => silent.listen(port, '127.0.0.1', r));
     try {
       const started = Date.now();
-      const rsp = await runFunctionLive(buildRequest(xr, ready, [credentialsSecret(`http://127.0.0.1:${port}`)]), new AwsFactsSource({ timeoutMs: 500 }));
+      const rsp = await runFunctionLive(
+        buildRequest(xr, ready, [credentialsSecret(`http://127.0.0.1:${port}`)]),
+        new AwsFactsSource({ timeoutMs: 500 }),
+      );
       const took = Date.now() - started;
       assert.ok(took < 5000, `took ${took} ms`);
       assert.equal(fatal(rsp), undefined);
@@ -218,10 +278,16 @@ describe('AWS access denied (moto with IAM authentication on)', { skip }, () => 
   after(async () => moto?.stop());
 
   test('unknown credentials give a warning that carries no secret', async () => {
-    const rsp = await runFunctionLive(buildRequest(xr, ready, [credentialsSecret(moto.endpoint)]), new AwsFactsSource(PATIENT));
+    const rsp = await runFunctionLive(
+      buildRequest(xr, ready, [credentialsSecret(moto.endpoint)]),
+      new AwsFactsSource(PATIENT),
+    );
     assert.equal(fatal(rsp), undefined);
     const w = warnings(rsp);
-    assert.ok(w.some((m) => /DescribeDBInstances failed: \S+ \(HTTP 403\)/.test(m)), w.join('\n'));
+    assert.ok(
+      w.some((m) => /DescribeDBInstances failed: \S+ \(HTTP 403\)/.test(m)),
+      w.join('\n'),
+    );
     assertNoSecret(rsp);
   });
 });
@@ -243,7 +309,7 @@ describe('the gRPC server reads AWS with step credentials', { skip }, () => {
     const client = dial(fn.target);
     try {
       const rsp = await client.run(buildRequest(xr, ready, [credentialsSecret(moto.endpoint)]));
-      assert.equal(((statusOf(rsp)['aws'] as Obj) ?? {})['dbInstanceStatus'], 'available', JSON.stringify(rsp.results));
+      assert.equal((statusOf(rsp)['aws'] as Obj)?.['dbInstanceStatus'], 'available', JSON.stringify(rsp.results));
       assert.ok(!fn.logs().includes(SECRET_KEY) && !fn.logs().includes(ACCESS_KEY), 'credentials in the logs');
     } finally {
       client.close();
@@ -251,7 +317,9 @@ describe('the gRPC server reads AWS with step credentials', { skip }, () => {
   });
 });
 
-describe('crossplane render with --function-credentials, against moto', { skip: skip || crankSkipReason('render with credentials') }, () => {
+describe('crossplane render with --function-credentials, against moto', {
+  skip: skip || crankSkipReason('render with credentials'),
+}, () => {
   let moto: Moto;
   let fn: FunctionProcess;
   before(async () => {
@@ -277,7 +345,12 @@ describe('crossplane render with --function-credentials, against moto', { skip: 
       composition: 'examples/database/composition-with-aws-credentials.yaml',
       functionsTarget: fn.target,
       observed: 'examples/database/observed/aws-ready.yaml',
-      extraArgs: ['--function-credentials', file, '-e', join(repoRoot, 'examples/database/required/rds-connection.yaml')],
+      extraArgs: [
+        '--function-credentials',
+        file,
+        '-e',
+        join(repoRoot, 'examples/database/required/rds-connection.yaml'),
+      ],
     });
     assert.equal(r.code, 0, `${r.stderr}\n${fn.logs()}`);
     const status = xrOf(r)['status'];

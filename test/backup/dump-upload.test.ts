@@ -19,7 +19,10 @@ import { inCI } from '../support/tools.js';
 
 const AWS_BIN = join(repoRoot, '.cache', 'awscli-venv', 'bin');
 function skipReason(): string | undefined {
-  const why = databasesMissing() ?? (motoServerPath() ? undefined : 'moto missing: run `bash scripts/install-moto.sh`') ?? (existsSync(join(AWS_BIN, 'aws')) ? undefined : 'the AWS CLI is missing: run `bash scripts/install-databases.sh`');
+  const why =
+    databasesMissing() ??
+    (motoServerPath() ? undefined : 'moto missing: run `bash scripts/install-moto.sh`') ??
+    (existsSync(join(AWS_BIN, 'aws')) ? undefined : 'the AWS CLI is missing: run `bash scripts/install-databases.sh`');
   if (why && inCI()) throw new Error(`backup commands: ${why} (CI must run every suite)`);
   if (why) console.warn(`\n!!! SKIPPING the backup commands against real servers: ${why} !!!\n`);
   return why;
@@ -28,7 +31,11 @@ const skip = skipReason();
 
 const ROWS = 20_000;
 const APP_PASSWORD = 'app-password-for-the-test-0123';
-const KEYS = { AWS_ACCESS_KEY_ID: 'AKIATESTBACKUP000000', AWS_SECRET_ACCESS_KEY: 'backup-test-secret-not-real', AWS_REGION: 'eu-west-1' };
+const KEYS = {
+  AWS_ACCESS_KEY_ID: 'AKIATESTBACKUP000000',
+  AWS_SECRET_ACCESS_KEY: 'backup-test-secret-not-real',
+  AWS_REGION: 'eu-west-1',
+};
 
 interface Run {
   code: number;
@@ -39,14 +46,27 @@ interface Run {
 function sh(script: string, env: Record<string, string>): Promise<Run> {
   const started = Date.now();
   return new Promise((resolve) => {
-    execFile('sh', ['-c', script], { env: { PATH: `${AWS_BIN}:${process.env['PATH']}`, HOME: tmpdir(), ...env }, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}`, ms: Date.now() - started });
-    });
+    execFile(
+      'sh',
+      ['-c', script],
+      { env: { PATH: `${AWS_BIN}:${process.env['PATH']}`, HOME: tmpdir(), ...env }, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        resolve({
+          code: err ? Number((err as { code?: number }).code ?? 1) : 0,
+          output: `${stdout}${stderr}`,
+          ms: Date.now() - started,
+        });
+      },
+    );
   });
 }
 
 const aws = (moto: Moto, ...args: string[]) =>
-  execFileSync(join(AWS_BIN, 'aws'), ['--endpoint-url', moto.endpoint, ...args], { env: { ...process.env, ...KEYS, HOME: tmpdir() }, encoding: 'utf8', stdio: 'pipe' });
+  execFileSync(join(AWS_BIN, 'aws'), ['--endpoint-url', moto.endpoint, ...args], {
+    env: { ...process.env, ...KEYS, HOME: tmpdir() },
+    encoding: 'utf8',
+    stdio: 'pipe',
+  });
 const keysIn = (moto: Moto, bucket: string): string[] =>
   aws(moto, 's3', 'ls', '--recursive', `s3://${bucket}/`)
     .split('\n')
@@ -71,37 +91,79 @@ const postgres: Engine = {
   fill(s, db, rows) {
     s.sql('postgres', `CREATE ROLE app LOGIN PASSWORD '${APP_PASSWORD}'`);
     s.sql('postgres', `CREATE DATABASE ${db} OWNER app`);
-    s.sql(db, `SET ROLE app; CREATE TABLE orders (id int PRIMARY KEY, customer text NOT NULL, total numeric(10,2) NOT NULL); INSERT INTO orders SELECT i, 'customer-' || i, i * 1.5 FROM generate_series(1, ${rows}) i`);
+    s.sql(
+      db,
+      `SET ROLE app; CREATE TABLE orders (id int PRIMARY KEY, customer text NOT NULL, total numeric(10,2) NOT NULL); INSERT INTO orders SELECT i, 'customer-' || i, i * 1.5 FROM generate_series(1, ${rows}) i`,
+    );
   },
   restore(s, db, file) {
     s.sql('postgres', `CREATE DATABASE ${db}`);
-    execFileSync('pg_restore', ['-h', s.host, '-p', String(s.port), '-U', s.user, '-d', db, '--no-owner', '--exit-on-error', file], { env: { ...process.env, PGPASSWORD: s.password }, stdio: 'pipe' });
+    execFileSync(
+      'pg_restore',
+      ['-h', s.host, '-p', String(s.port), '-U', s.user, '-d', db, '--no-owner', '--exit-on-error', file],
+      { env: { ...process.env, PGPASSWORD: s.password }, stdio: 'pipe' },
+    );
   },
-  digest: (s, db) => s.sql(db, "SELECT count(*), md5(string_agg(id || ':' || customer || ':' || total, ',' ORDER BY id)) FROM orders").trim(),
+  digest: (s, db) =>
+    s
+      .sql(db, "SELECT count(*), md5(string_agg(id || ':' || customer || ':' || total, ',' ORDER BY id)) FROM orders")
+      .trim(),
 };
 
 const mysql: Engine = {
   name: 'mysql',
   start: startMariadb,
   fill(s, db, rows) {
-    s.sql('', `CREATE DATABASE ${db}; CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY '${APP_PASSWORD}'; GRANT ALL ON ${db}.* TO 'app'@'127.0.0.1';`);
-    s.sql(db, `CREATE TABLE orders (id int PRIMARY KEY, customer varchar(64) NOT NULL, total decimal(10,2) NOT NULL) ENGINE=InnoDB; INSERT INTO orders SELECT seq, CONCAT('customer-', seq), seq * 1.5 FROM seq_1_to_${rows};`);
+    s.sql(
+      '',
+      `CREATE DATABASE ${db}; CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY '${APP_PASSWORD}'; GRANT ALL ON ${db}.* TO 'app'@'127.0.0.1';`,
+    );
+    s.sql(
+      db,
+      `CREATE TABLE orders (id int PRIMARY KEY, customer varchar(64) NOT NULL, total decimal(10,2) NOT NULL) ENGINE=InnoDB; INSERT INTO orders SELECT seq, CONCAT('customer-', seq), seq * 1.5 FROM seq_1_to_${rows};`,
+    );
   },
   restore(s, db, file) {
     s.sql('', `CREATE DATABASE ${db}`);
-    execFileSync('sh', ['-c', `mariadb --no-defaults -h ${s.host} -P ${s.port} -u${s.user} ${db} < "${file}"`], { env: { ...process.env, MYSQL_PWD: s.password }, stdio: 'pipe' });
+    execFileSync('sh', ['-c', `mariadb --no-defaults -h ${s.host} -P ${s.port} -u${s.user} ${db} < "${file}"`], {
+      env: { ...process.env, MYSQL_PWD: s.password },
+      stdio: 'pipe',
+    });
   },
-  digest: (s, db) => s.sql(db, "SELECT COUNT(*), MD5(GROUP_CONCAT(CONCAT(id, ':', customer, ':', total) ORDER BY id SEPARATOR ',')) FROM orders").trim(),
+  digest: (s, db) =>
+    s
+      .sql(
+        db,
+        "SELECT COUNT(*), MD5(GROUP_CONCAT(CONCAT(id, ':', customer, ':', total) ORDER BY id SEPARATOR ',')) FROM orders",
+      )
+      .trim(),
 };
 
 for (const engine of [postgres, mysql]) {
-  describe(`backup commands against real ${engine.name === 'postgres' ? 'PostgreSQL 15' : 'MariaDB 10.11'} and moto's S3`, { skip }, () => {
+  describe(`backup commands against real ${engine.name === 'postgres' ? 'PostgreSQL 15' : 'MariaDB 10.11'} and moto's S3`, {
+    skip,
+  }, () => {
     let server: DatabaseServer;
     let moto: Moto;
     let work: string;
     const bucket = `backups-${engine.name}`;
-    const dumpEnv = (out: string) => ({ HOST: server.host, PORT: String(server.port), DB_USER: 'app', DB_PASSWORD: APP_PASSWORD, DB_NAME: 'orders', OUT: out });
-    const uploadEnv = (file: string, key: string, extra: Record<string, string> = {}) => ({ IN: file, BUCKET: bucket, KEY: key, ...KEYS, S3_ENDPOINT: moto.endpoint, TERMINATION_LOG: join(work, `${key.replace(/\//g, '_')}.termination`), ...extra });
+    const dumpEnv = (out: string) => ({
+      HOST: server.host,
+      PORT: String(server.port),
+      DB_USER: 'app',
+      DB_PASSWORD: APP_PASSWORD,
+      DB_NAME: 'orders',
+      OUT: out,
+    });
+    const uploadEnv = (file: string, key: string, extra: Record<string, string> = {}) => ({
+      IN: file,
+      BUCKET: bucket,
+      KEY: key,
+      ...KEYS,
+      S3_ENDPOINT: moto.endpoint,
+      TERMINATION_LOG: join(work, `${key.replace(/\//g, '_')}.termination`),
+      ...extra,
+    });
 
     before(async () => {
       [server, moto] = await Promise.all([engine.start(), startMotoServer(motoServerPath()!)]);
@@ -120,8 +182,15 @@ for (const engine of [postgres, mysql]) {
       const key = backupKey('team-a', 'orders', 'orders-20261202-0300', engine.name);
       const upload = await sh(uploadScript(), uploadEnv(file, key));
       assert.equal(upload.code, 0, upload.output);
-      const reported = JSON.parse(readFileSync(uploadEnv(file, key).TERMINATION_LOG, 'utf8')) as { key: string; sizeBytes: number };
-      assert.deepEqual(reported, { key, sizeBytes: readFileSync(file).length }, 'the termination message says what was stored');
+      const reported = JSON.parse(readFileSync(uploadEnv(file, key).TERMINATION_LOG, 'utf8')) as {
+        key: string;
+        sizeBytes: number;
+      };
+      assert.deepEqual(
+        reported,
+        { key, sizeBytes: readFileSync(file).length },
+        'the termination message says what was stored',
+      );
       assert.deepEqual(keysIn(moto, bucket), [key], 'only the final key is left');
       const back = join(work, 'downloaded');
       aws(moto, 's3', 'cp', '--only-show-errors', `s3://${bucket}/${key}`, back);
@@ -131,7 +200,9 @@ for (const engine of [postgres, mysql]) {
       const [before, after] = [engine.digest(server, 'orders'), engine.digest(server, 'restored')];
       assert.equal(after, before);
       assert.match(after, new RegExp(`^${ROWS}\\t[0-9a-f]{32}$`));
-      t.diagnostic(`${ROWS} rows; dump ${dump.ms} ms (${reported.sizeBytes} bytes), upload ${upload.ms} ms, restore ${restoreMs} ms; digest ${after.replace('\t', ' ')}`);
+      t.diagnostic(
+        `${ROWS} rows; dump ${dump.ms} ms (${reported.sizeBytes} bytes), upload ${upload.ms} ms, restore ${restoreMs} ms; digest ${after.replace('\t', ' ')}`,
+      );
     });
 
     test('a bucket that does not exist: the upload fails saying so, and nothing is stored', async () => {
@@ -161,13 +232,25 @@ for (const engine of [postgres, mysql]) {
     test('a dump killed half-way (as an OOM kill would) leaves no dump for the upload to find', async () => {
       // Enough rows that the dump is still running when it is killed.
       if (engine.name === 'postgres') {
-        server.sql('orders', "CREATE TABLE IF NOT EXISTS big AS SELECT i, repeat('x', 200) AS pad FROM generate_series(1, 400000) i; ALTER TABLE big OWNER TO app");
+        server.sql(
+          'orders',
+          "CREATE TABLE IF NOT EXISTS big AS SELECT i, repeat('x', 200) AS pad FROM generate_series(1, 400000) i; ALTER TABLE big OWNER TO app",
+        );
       } else {
-        server.sql('orders', "CREATE TABLE IF NOT EXISTS big AS SELECT seq AS i, REPEAT('x', 200) AS pad FROM seq_1_to_400000");
+        server.sql(
+          'orders',
+          "CREATE TABLE IF NOT EXISTS big AS SELECT seq AS i, REPEAT('x', 200) AS pad FROM seq_1_to_400000",
+        );
       }
       const file = join(work, 'killed.dump');
-      const child = spawn('sh', ['-c', dumpScript(engine.name)], { env: { PATH: process.env['PATH'], ...dumpEnv(file) }, detached: true, stdio: 'ignore' });
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ? -1 : code)));
+      const child = spawn('sh', ['-c', dumpScript(engine.name)], {
+        env: { PATH: process.env['PATH'], ...dumpEnv(file) },
+        detached: true,
+        stdio: 'ignore',
+      });
+      const exited = new Promise<number | null>((resolve) =>
+        child.once('exit', (code, signal) => resolve(signal ? -1 : code)),
+      );
       for (let i = 0; i < 200 && !existsSync(`${file}.partial`); i++) await sleep(5);
       process.kill(-child.pid!, 'SIGKILL');
       assert.notEqual(await exited, 0);

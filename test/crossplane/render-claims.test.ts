@@ -11,10 +11,10 @@ import { composedOf, crankSkipReason, type Doc, exampleXRs, readYamlDocs, render
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
 import { validateObject } from '../support/schemas.js';
 
-const COMPOSITIONS: Record<string, string> = {
-  Widget: 'package/configuration-claims/apis/widget/composition.yaml',
-  Database: 'package/configuration-claims/apis/database/composition.yaml',
-};
+/** Each blueprint's claims Composition, by the kind of its examples. */
+const COMPOSITIONS: Record<string, string> = Object.fromEntries(
+  MANIFEST.map((b) => [b.kinds[0], `package/configuration-claims/apis/${b.name}/composition.yaml`]),
+);
 
 /** The composite Crossplane creates for a claim of this example. */
 function asClaimComposite(example: Doc): Doc {
@@ -24,8 +24,15 @@ function asClaimComposite(example: Doc): Doc {
   return {
     apiVersion: example['apiVersion'],
     kind: `X${String(example['kind'])}`,
-    metadata: { name: `${name}-x7k2p`, uid: `0b6c1a2e-claim-${namespace}-${name}`, labels: { 'crossplane.io/claim-name': name, 'crossplane.io/claim-namespace': namespace } },
-    spec: { ...(example['spec'] as Obj), claimRef: { apiVersion: example['apiVersion'], kind: example['kind'], name, namespace } },
+    metadata: {
+      name: `${name}-x7k2p`,
+      uid: `0b6c1a2e-claim-${namespace}-${name}`,
+      labels: { 'crossplane.io/claim-name': name, 'crossplane.io/claim-namespace': namespace },
+    },
+    spec: {
+      ...(example['spec'] as Obj),
+      claimRef: { apiVersion: example['apiVersion'], kind: example['kind'], name, namespace },
+    },
   };
 }
 
@@ -47,8 +54,19 @@ describe('claims mode with crossplane render', { skip }, () => {
     it(`${file} renders as a claim and composes only cluster-scoped kinds that validate`, async () => {
       const example = readYamlDocs(file)[0]!;
       // highAvailability asks whether CloudNativePG is installed; say it is, to render the Cluster too.
-      const extraArgs = file.includes('cluster-ha') ? ['-e', join(process.cwd(), 'examples/database/required/cnpg-installed.yaml')] : [];
-      const r = await render({ xr: asClaimComposite(example), composition: COMPOSITIONS[String(example['kind'])]!, functionsTarget: fn.target, extraArgs });
+      // A DatabaseBackup looks its Database up; render answers with the example's.
+      const required = file.includes('cluster-ha')
+        ? 'examples/database/required/cnpg-installed.yaml'
+        : file.includes('examples/databasebackup/')
+          ? 'examples/databasebackup/required/orders.yaml'
+          : undefined;
+      const extraArgs = required ? ['-e', join(process.cwd(), required)] : [];
+      const r = await render({
+        xr: asClaimComposite(example),
+        composition: COMPOSITIONS[String(example['kind'])]!,
+        functionsTarget: fn.target,
+        extraArgs,
+      });
       assert.equal(r.code, 0, `${r.command}\n${r.stderr}\n${fn.logs()}`);
       const xr = xrOf(r);
       assert.equal(xr['kind'], `X${String(example['kind'])}`);
@@ -57,16 +75,23 @@ describe('claims mode with crossplane render', { skip }, () => {
       assert.ok(composed.length > 0);
       const claimNamespace = String((example['metadata'] as Obj)['namespace'] ?? 'default');
       for (const obj of composed) {
-        assert.equal(obj['metadata']?.['namespace'], undefined, `${obj['kind']} ${obj['metadata']?.['name']} must be cluster-scoped`);
+        assert.equal(
+          obj['metadata']?.['namespace'],
+          undefined,
+          `${obj['kind']} ${obj['metadata']?.['name']} must be cluster-scoped`,
+        );
         assert.doesNotMatch(String(obj['apiVersion']), /\.m\./, 'no namespaced API groups');
         if (obj['kind'] === 'Object') {
           assert.equal(obj['apiVersion'], 'kubernetes.crossplane.io/v1alpha2');
           assert.equal(obj['spec']['forProvider']['manifest']['metadata']['namespace'], claimNamespace);
         }
-        const problems = validateObject(obj as Obj).concat(obj['kind'] === 'Object' ? validateObject(obj['spec']['forProvider']['manifest'] as Obj) : []);
+        const problems = validateObject(obj as Obj).concat(
+          obj['kind'] === 'Object' ? validateObject(obj['spec']['forProvider']['manifest'] as Obj) : [],
+        );
         assert.deepEqual(problems, [], `${obj['kind']} ${obj['metadata']?.['name']}`);
         const secretRef = obj['spec']?.['writeConnectionSecretToRef'];
-        if (secretRef) assert.equal(secretRef['namespace'], claimNamespace, 'connection Secrets go to the claim namespace');
+        if (secretRef)
+          assert.equal(secretRef['namespace'], claimNamespace, 'connection Secrets go to the claim namespace');
       }
     });
   }

@@ -45,7 +45,12 @@ const COMPOSITION: YamlInput = existsSync(join(repoRoot, DIR, 'composition.yaml'
     };
 
 const CONNECTION_KEYS = ['dbname', 'host', 'jdbc-uri', 'password', 'port', 'uri', 'username'];
-const S3_SETTINGS = ['BucketVersioning', 'BucketServerSideEncryptionConfiguration', 'BucketPublicAccessBlock', 'BucketLifecycleConfiguration'];
+const S3_SETTINGS = [
+  'BucketVersioning',
+  'BucketServerSideEncryptionConfiguration',
+  'BucketPublicAccessBlock',
+  'BucketLifecycleConfiguration',
+];
 
 interface RenderCase {
   name: string;
@@ -84,14 +89,17 @@ function readyCondition(r: RenderResult): string | undefined {
 /** A Secret's data, base64-decoded. */
 function secretData(secret: Doc): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries((secret['data'] ?? {}) as Record<string, string>)) out[k] = Buffer.from(v, 'base64').toString('utf8');
+  for (const [k, v] of Object.entries((secret['data'] ?? {}) as Record<string, string>))
+    out[k] = Buffer.from(v, 'base64').toString('utf8');
   for (const [k, v] of Object.entries((secret['stringData'] ?? {}) as Record<string, string>)) out[k] = v;
   return out;
 }
 /** A document of a fixture file by kind and key. */
 function fixture(path: string, kind: string, key?: string): Doc {
   const d = readYamlDocs(path).find(
-    (x) => x['kind'] === kind && (key === undefined || x['metadata']?.['annotations']?.['crossplane.io/composition-resource-name'] === key),
+    (x) =>
+      x['kind'] === kind &&
+      (key === undefined || x['metadata']?.['annotations']?.['crossplane.io/composition-resource-name'] === key),
   );
   assert.ok(d, `${path} has no ${kind}${key ? ` with key ${key}` : ''}`);
   return d;
@@ -130,9 +138,15 @@ const cases: RenderCase[] = [
       assert.ok(container, 'the StatefulSet has no container');
       for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
         const command = container[probe]?.['exec']?.['command'];
-        assert.ok(Array.isArray(command) && command.length > 0, `${probe} has no exec command: ${JSON.stringify(container[probe])}`);
+        assert.ok(
+          Array.isArray(command) && command.length > 0,
+          `${probe} has no exec command: ${JSON.stringify(container[probe])}`,
+        );
       }
-      assert.ok(container['volumeMounts'].some((m: Doc) => m['name'] === 'data'), 'data volume not mounted');
+      assert.ok(
+        container['volumeMounts'].some((m: Doc) => m['name'] === 'data'),
+        'data volume not mounted',
+      );
 
       const svc = byKey(r, 'service');
       assert.equal(svc['kind'], 'Service');
@@ -157,8 +171,16 @@ const cases: RenderCase[] = [
       assert.equal(conn['port'], '5432');
       assert.equal(conn['dbname'], 'orders');
       assert.equal(conn['username'], creds['username']);
-      assert.equal(conn['password'], creds['password'], 'the connection Secret and the credentials disagree on the password');
-      assert.ok(conn['uri']!.startsWith('postgresql://') && conn['uri']!.includes('orders-db.team-a.svc.cluster.local:5432/orders'), conn['uri']);
+      assert.equal(
+        conn['password'],
+        creds['password'],
+        'the connection Secret and the credentials disagree on the password',
+      );
+      assert.ok(
+        conn['uri']!.startsWith('postgresql://') &&
+          conn['uri']!.includes('orders-db.team-a.svc.cluster.local:5432/orders'),
+        conn['uri'],
+      );
       assert.equal(conn['jdbc-uri'], 'jdbc:postgresql://orders-db.team-a.svc.cluster.local:5432/orders');
 
       const cron = byKey(r, 'backup');
@@ -181,7 +203,9 @@ const cases: RenderCase[] = [
       assert.equal(s['ready'], false);
       assert.equal(s['phase'], 'Provisioning');
       assert.match(String(s['message']), /StatefulSet orders-db/);
-      const fixturePassword = secretData(fixture(observed('cluster-provisioning'), 'Secret', 'credentials'))['password'];
+      const fixturePassword = secretData(fixture(observed('cluster-provisioning'), 'Secret', 'credentials'))[
+        'password'
+      ];
       assert.equal(secretData(byKey(r, 'credentials'))['password'], fixturePassword);
     },
   },
@@ -224,7 +248,11 @@ const cases: RenderCase[] = [
     xr: `${DIR}/cluster-ha.yaml`,
     required: required('nothing'),
     check(r) {
-      assert.equal(composedOf(r).get('cnpg-cluster'), undefined, `cnpg-cluster composed without the operator; got ${keys(r)}`);
+      assert.equal(
+        composedOf(r).get('cnpg-cluster'),
+        undefined,
+        `cnpg-cluster composed without the operator; got ${keys(r)}`,
+      );
       assert.equal(findComposed(r, 'StatefulSet'), undefined, 'HA must not fall back to a StatefulSet');
       const s = status(r);
       assert.equal(s['ready'], false);
@@ -250,7 +278,10 @@ const cases: RenderCase[] = [
       assert.equal(manifest['metadata']['namespace'], 'team-a');
       assert.ok(manifest['spec']['instances'] >= 2, `instances ${manifest['spec']['instances']}`);
       assert.equal(manifest['spec']['storage']['size'], '50Gi');
-      assert.ok(!obj['spec']['managementPolicies'].includes('Delete') && !obj['spec']['managementPolicies'].includes('*'), 'Retain must orphan the Cluster');
+      assert.ok(
+        !obj['spec']['managementPolicies'].includes('Delete') && !obj['spec']['managementPolicies'].includes('*'),
+        'Retain must orphan the Cluster',
+      );
       assert.equal(findComposed(r, 'StatefulSet'), undefined);
       const conn = secretData(byKey(r, 'connection'));
       assert.equal(conn['host'], 'catalog-db-rw.team-a.svc.cluster.local');
@@ -288,16 +319,29 @@ const cases: RenderCase[] = [
       assert.equal(fp['storageEncrypted'], true);
       assert.equal(fp['deletionProtection'], true);
       assert.equal(fp['skipFinalSnapshot'], false);
-      assert.ok(typeof fp['finalSnapshotIdentifier'] === 'string' && fp['finalSnapshotIdentifier'].length > 0, 'no finalSnapshotIdentifier');
-      assert.match(fp['finalSnapshotIdentifier'], /^[a-zA-Z](?!.*--)[a-zA-Z0-9-]{0,254}[^-]$/, 'finalSnapshotIdentifier is not a valid RDS identifier');
+      assert.ok(
+        typeof fp['finalSnapshotIdentifier'] === 'string' && fp['finalSnapshotIdentifier'].length > 0,
+        'no finalSnapshotIdentifier',
+      );
+      assert.match(
+        fp['finalSnapshotIdentifier'],
+        /^[a-zA-Z](?!.*--)[a-zA-Z0-9-]{0,254}[^-]$/,
+        'finalSnapshotIdentifier is not a valid RDS identifier',
+      );
       assert.equal(fp['publiclyAccessible'], false);
       assert.equal(fp['multiAz'], false);
       assert.equal(fp['autoGeneratePassword'], true);
-      assert.ok(fp['passwordSecretRef']?.['name'] && fp['passwordSecretRef']?.['key'], `passwordSecretRef: ${JSON.stringify(fp['passwordSecretRef'])}`);
+      assert.ok(
+        fp['passwordSecretRef']?.['name'] && fp['passwordSecretRef']?.['key'],
+        `passwordSecretRef: ${JSON.stringify(fp['passwordSecretRef'])}`,
+      );
       assert.equal(fp['backupRetentionPeriod'], 7);
       const policies: string[] = inst['spec']['managementPolicies'];
       assert.ok(Array.isArray(policies) && policies.length > 0, 'no managementPolicies');
-      assert.ok(!policies.includes('Delete') && !policies.includes('*'), `Retain must not delete: ${policies.join(', ')}`);
+      assert.ok(
+        !policies.includes('Delete') && !policies.includes('*'),
+        `Retain must not delete: ${policies.join(', ')}`,
+      );
       assert.ok(policies.includes('Create') && policies.includes('Observe'), policies.join(', '));
       assert.equal(findComposed(r, 'SubnetGroup'), undefined, 'no subnetIds, no SubnetGroup');
 
@@ -312,14 +356,18 @@ const cases: RenderCase[] = [
         assert.equal(forProvider(setting)['region'], 'eu-west-1');
       }
       const pab = forProvider(one(r, 'BucketPublicAccessBlock'));
-      for (const f of ['blockPublicAcls', 'blockPublicPolicy', 'ignorePublicAcls', 'restrictPublicBuckets']) assert.equal(pab[f], true, `${f} is ${pab[f]}`);
+      for (const f of ['blockPublicAcls', 'blockPublicPolicy', 'ignorePublicAcls', 'restrictPublicBuckets'])
+        assert.equal(pab[f], true, `${f} is ${pab[f]}`);
       assert.equal(forProvider(one(r, 'BucketVersioning'))['versioningConfiguration']?.['status'], 'Enabled');
       const lifecycle = forProvider(one(r, 'BucketLifecycleConfiguration'))['rule'];
       assert.ok(Array.isArray(lifecycle) && lifecycle.length > 0, 'no lifecycle rule');
       assert.equal(lifecycle[0]['status'], 'Enabled');
       assert.equal(lifecycle[0]['expiration']?.[0]?.['days'], 7);
       const encryption = forProvider(one(r, 'BucketServerSideEncryptionConfiguration'))['rule'];
-      assert.ok(encryption?.[0]?.['applyServerSideEncryptionByDefault']?.['sseAlgorithm'], `no default encryption: ${JSON.stringify(encryption)}`);
+      assert.ok(
+        encryption?.[0]?.['applyServerSideEncryptionByDefault']?.['sseAlgorithm'],
+        `no default encryption: ${JSON.stringify(encryption)}`,
+      );
 
       const s = status(r);
       assert.equal(s['ready'], false);
@@ -329,7 +377,10 @@ const cases: RenderCase[] = [
       // Bucket names are global and the bucket holds the backups: the name must not move.
       const second = await again();
       assert.equal(one(second, 'Bucket')['metadata']['name'], name, 'the bucket name changed between two renders');
-      assert.equal(forProvider(byKey(second, 'rds-instance'))['finalSnapshotIdentifier'], fp['finalSnapshotIdentifier']);
+      assert.equal(
+        forProvider(byKey(second, 'rds-instance'))['finalSnapshotIdentifier'],
+        fp['finalSnapshotIdentifier'],
+      );
     },
   },
   {
@@ -414,7 +465,11 @@ const cases: RenderCase[] = [
       const subnets = one(r, 'SubnetGroup');
       assert.deepEqual(forProvider(subnets)['subnetIds'], ['subnet-0a1b2c3d', 'subnet-4e5f6a7b']);
       assert.equal(forProvider(subnets)['region'], 'us-east-1');
-      assert.equal(fp['dbSubnetGroupNameRef']?.['name'], subnets['metadata']['name'], 'the instance does not use the SubnetGroup');
+      assert.equal(
+        fp['dbSubnetGroupNameRef']?.['name'],
+        subnets['metadata']['name'],
+        'the instance does not use the SubnetGroup',
+      );
 
       // Every managed resource goes through the named ProviderConfig.
       for (const [key, d] of composedOf(r)) {
@@ -500,7 +555,10 @@ describe('crank render: examples/database', () => {
       } else {
         assert.equal(r.code, 0, `render failed\n${explain(r)}`);
         assert.equal(xrOf(r)['kind'], 'Database');
-        assert.deepEqual(resultsOf(r).filter((x) => x['severity'] === 'SEVERITY_FATAL'), []);
+        assert.deepEqual(
+          resultsOf(r).filter((x) => x['severity'] === 'SEVERITY_FATAL'),
+          [],
+        );
       }
       try {
         await c.check(r, async () => {
@@ -518,7 +576,14 @@ describe('crank render: examples/database', () => {
   // Every example Database must render, so a new example is caught even without a case of its own.
   const examples = exampleXRs(DIR, 'Database');
   it('finds the Database examples', { skip }, () => {
-    for (const f of ['cluster.yaml', 'cluster-mysql.yaml', 'cluster-ha.yaml', 'aws.yaml', 'aws-ha-delete.yaml', 'aws-was-ready.yaml']) {
+    for (const f of [
+      'cluster.yaml',
+      'cluster-mysql.yaml',
+      'cluster-ha.yaml',
+      'aws.yaml',
+      'aws-ha-delete.yaml',
+      'aws-was-ready.yaml',
+    ]) {
       assert.ok(examples.includes(`${DIR}/${f}`), `${DIR}/${f} not among ${examples.join(', ')}`);
     }
   });

@@ -128,7 +128,11 @@ const cases: RenderCase[] = [
     xr: `${DIR}/color-change.yaml`,
     observed: observed('cutover-switched'),
     check(r) {
-      assert.equal(findComposed(r, 'Deployment', 'my-widget-blue'), undefined, 'blue Deployment should leave desired state');
+      assert.equal(
+        findComposed(r, 'Deployment', 'my-widget-blue'),
+        undefined,
+        'blue Deployment should leave desired state',
+      );
       deployment(r, 'my-widget-green');
       assert.equal(service(r)['spec']['selector'][COLOR_LABEL], 'green');
       const status = xrOf(r)['status'];
@@ -192,7 +196,10 @@ describe('crank render: examples/widget', () => {
         assert.notEqual(r.code, 0, `expected the render to fail\n${explain(r)}`);
       } else {
         assert.equal(r.code, 0, `render failed\n${explain(r)}`);
-        assert.deepEqual(resultsOf(r).filter((x) => x['severity'] === 'SEVERITY_FATAL'), []);
+        assert.deepEqual(
+          resultsOf(r).filter((x) => x['severity'] === 'SEVERITY_FATAL'),
+          [],
+        );
       }
       try {
         c.check(r);

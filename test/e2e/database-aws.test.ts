@@ -20,14 +20,19 @@ const UPJET_CRDS = join(repoRoot, '..', 'shared', 'crds', 'provider-upjet-aws');
 const ADDRESS = 'team-a-orders-db.c9akciq32.eu-west-1.rds.amazonaws.com';
 
 let cp: ControlPlane;
-const database = () => cp.client.getObj({ apiVersion: 'example.com/v1', kind: 'Database', metadata: { name: 'orders', namespace: NS } });
+const database = () =>
+  cp.client.getObj({ apiVersion: 'example.com/v1', kind: 'Database', metadata: { name: 'orders', namespace: NS } });
 
 /** The composed resources, as Crossplane recorded them on the XR. */
 async function composed(): Promise<Json[]> {
   const refs: Json[] = (await database())?.['spec']?.['crossplane']?.['resourceRefs'] ?? [];
   const out: Json[] = [];
   for (const r of refs) {
-    const obj = await cp.client.getObj({ apiVersion: r['apiVersion'], kind: r['kind'], metadata: { name: r['name'], namespace: NS } });
+    const obj = await cp.client.getObj({
+      apiVersion: r['apiVersion'],
+      kind: r['kind'],
+      metadata: { name: r['name'], namespace: NS },
+    });
     if (obj) out.push(obj);
   }
   return out;
@@ -50,14 +55,30 @@ async function standInProviderUpjetAws(objs: Json[]): Promise<void> {
     let atProvider: Json = { id: obj['metadata']['name'] };
     if (obj['kind'] === 'Instance') {
       const fp = obj['spec']['forProvider'];
-      atProvider = { id: 'db-STANDIN0000', status: 'available', address: ADDRESS, port: 5432, endpoint: `${ADDRESS}:5432`, engineVersionActual: `${fp['engineVersion']}.6`, allocatedStorage: fp['allocatedStorage'], latestRestorableTime: now };
+      atProvider = {
+        id: 'db-STANDIN0000',
+        status: 'available',
+        address: ADDRESS,
+        port: 5432,
+        endpoint: `${ADDRESS}:5432`,
+        engineVersionActual: `${fp['engineVersion']}.6`,
+        allocatedStorage: fp['allocatedStorage'],
+        latestRestorableTime: now,
+      };
       const secret = obj['spec']['writeConnectionSecretToRef']['name'];
       await applyManifest(cp.client, {
         apiVersion: 'v1',
         kind: 'Secret',
         metadata: { name: secret, namespace: NS },
         type: 'connection.crossplane.io/v1alpha1',
-        stringData: { endpoint: ADDRESS, address: ADDRESS, host: ADDRESS, username: String(fp['username'] ?? 'app'), port: '5432', password: 'stand-in-provider-password-0123' },
+        stringData: {
+          endpoint: ADDRESS,
+          address: ADDRESS,
+          host: ADDRESS,
+          username: String(fp['username'] ?? 'app'),
+          port: '5432',
+          password: 'stand-in-provider-password-0123',
+        },
       });
     }
     await cp.client.mergeStatus(obj, { conditions, atProvider });
@@ -89,7 +110,11 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
       return synced && kinds.includes('Instance') && kinds.includes('BucketVersioning') ? all : undefined;
     });
     const db = await database();
-    assert.equal(db?.['status']?.['conditions']?.find((c: Json) => c['type'] === 'Synced')?.['status'], 'True', 'Crossplane applied everything: the CRDs accepted it');
+    assert.equal(
+      db?.['status']?.['conditions']?.find((c: Json) => c['type'] === 'Synced')?.['status'],
+      'True',
+      'Crossplane applied everything: the CRDs accepted it',
+    );
     assert.equal(db?.['status']?.['ready'], false);
     assert.match(String(db?.['status']?.['message']), /^RDS instance team-a-orders-db: being created/);
     const kinds = objs.map((o) => `${o['apiVersion']} ${o['kind']}`).sort();
@@ -105,14 +130,21 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
 
   test('with the stand-in provider reporting them available, the Database is Ready with its connection Secret built', async () => {
     await standInProviderUpjetAws(await composed());
-    const db = await eventually('the Database Ready', async () => {
-      const d = await database();
-      return readyAndSynced(d) && d?.['status']?.['phase'] === 'Ready' ? d : undefined;
-    }, 90_000);
+    const db = await eventually(
+      'the Database Ready',
+      async () => {
+        const d = await database();
+        return readyAndSynced(d) && d?.['status']?.['phase'] === 'Ready' ? d : undefined;
+      },
+      90_000,
+    );
     assert.equal(db['status']['endpoint'], `${ADDRESS}:5432`);
     const connection = await secretData(cp.client, NS, 'orders-db-connection');
     assert.equal(connection?.['host']?.toString(), ADDRESS);
     assert.equal(connection?.['password']?.toString(), 'stand-in-provider-password-0123');
-    assert.match(connection?.['uri']?.toString() ?? '', new RegExp(`^postgresql://app:stand-in-provider-password-0123@${ADDRESS.replace(/\./g, '\\.')}:5432/`));
+    assert.match(
+      connection?.['uri']?.toString() ?? '',
+      new RegExp(`^postgresql://app:stand-in-provider-password-0123@${ADDRESS.replace(/\./g, '\\.')}:5432/`),
+    );
   });
 });

@@ -7,7 +7,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Json } from '../support/apiserver.js';
 import { type ControlPlane, controlPlaneSkipReason, secretData } from '../support/control-plane.js';
-import { conditionOf, controlPlaneForSuite, ensureNamespace, eventually, readyAndSynced, table } from '../support/e2e.js';
+import {
+  conditionOf,
+  controlPlaneForSuite,
+  ensureNamespace,
+  eventually,
+  readyAndSynced,
+  table,
+} from '../support/e2e.js';
 import { repoRoot } from '../../dev/infra/paths.js';
 import { toolPath } from '../support/tools.js';
 
@@ -16,18 +23,30 @@ const NS = 'team-a';
 const CONNECTION_KEYS = ['dbname', 'host', 'jdbc-uri', 'password', 'port', 'uri', 'username'];
 
 let cp: ControlPlane;
-const ref = (apiVersion: string, kind: string, name: string) => ({ apiVersion, kind, metadata: { name, namespace: NS } });
+const ref = (apiVersion: string, kind: string, name: string) => ({
+  apiVersion,
+  kind,
+  metadata: { name, namespace: NS },
+});
 const database = (name: string) => cp.client.getObj(ref('example.com/v1', 'Database', name));
 
 async function readyDatabase(name: string, timeoutMs = 90_000): Promise<Json> {
-  return eventually(`Database ${name} Ready`, async () => {
-    const db = await database(name);
-    return readyAndSynced(db) && db?.['status']?.['phase'] === 'Ready' ? db : undefined;
-  }, timeoutMs);
+  return eventually(
+    `Database ${name} Ready`,
+    async () => {
+      const db = await database(name);
+      return readyAndSynced(db) && db?.['status']?.['phase'] === 'Ready' ? db : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 async function gone(what: Json, timeoutMs = 60_000): Promise<void> {
-  await eventually(`${what['kind']} ${what['metadata']['name']} gone`, async () => ((await cp.client.getObj(what)) ? undefined : true), timeoutMs);
+  await eventually(
+    `${what['kind']} ${what['metadata']['name']} gone`,
+    async () => ((await cp.client.getObj(what)) ? undefined : true),
+    timeoutMs,
+  );
 }
 
 const databaseYaml = (name: string, policy: 'Retain' | 'Delete') =>
@@ -54,7 +73,8 @@ describe('in-cluster Databases under real Crossplane', { skip }, () => {
       assert.equal(pvc?.['status']?.['phase'], 'Bound', `${claim} is bound`);
       assert.equal(pvc?.['status']?.['capacity']?.['storage'], '20Gi');
     }
-    for (const svc of ['orders-db', 'orders-db-headless']) assert.ok(await cp.client.getObj(ref('v1', 'Service', svc)), `Service ${svc}`);
+    for (const svc of ['orders-db', 'orders-db-headless'])
+      assert.ok(await cp.client.getObj(ref('v1', 'Service', svc)), `Service ${svc}`);
     const connection = await secretData(cp.client, NS, 'orders-db-connection');
     assert.deepEqual(Object.keys(connection ?? {}).sort(), CONNECTION_KEYS);
     assert.equal(connection!['host']!.toString(), 'orders-db.team-a.svc.cluster.local');
@@ -65,13 +85,31 @@ describe('in-cluster Databases under real Crossplane', { skip }, () => {
     assert.equal(db['status']['endpoint'], 'orders-db.team-a.svc.cluster.local:5432');
     assert.equal(conditionOf(db, 'DatabaseReady')?.['status'], 'True');
     const rows = table((await cp.kubectl(['get', 'databases', '-n', NS])).stdout);
-    assert.deepEqual(rows[1]!.slice(0, 7), ['orders', 'postgres', 'cluster', 'Ready', 'orders-db.team-a.svc.cluster.local:5432', 'True', 'True']);
+    assert.deepEqual(rows[1]!.slice(0, 7), [
+      'orders',
+      'postgres',
+      'cluster',
+      'Ready',
+      'orders-db.team-a.svc.cluster.local:5432',
+      'True',
+      'True',
+    ]);
   });
 
   test('crossplane beta trace prints the Database’s tree', () => {
-    const out = execFileSync(toolPath('crank'), ['beta', 'trace', 'database.example.com', 'orders', '-n', NS], { env: { ...process.env, KUBECONFIG: cp.kubeconfig }, encoding: 'utf8' });
+    const out = execFileSync(toolPath('crank'), ['beta', 'trace', 'database.example.com', 'orders', '-n', NS], {
+      env: { ...process.env, KUBECONFIG: cp.kubeconfig },
+      encoding: 'utf8',
+    });
     assert.match(out, /^Database\/orders \(team-a\)\s+True\s+True\s+Available/m);
-    for (const child of ['StatefulSet/orders-db', 'Service/orders-db', 'Service/orders-db-headless', 'Secret/orders-db-credentials', 'Secret/orders-db-connection', 'CronJob/orders-db-backup']) {
+    for (const child of [
+      'StatefulSet/orders-db',
+      'Service/orders-db',
+      'Service/orders-db-headless',
+      'Secret/orders-db-credentials',
+      'Secret/orders-db-connection',
+      'CronJob/orders-db-backup',
+    ]) {
       assert.match(out, new RegExp(`[├└]─ ${child} \\(team-a\\)`), `${child} in:\n${out}`);
     }
   });
@@ -96,9 +134,17 @@ describe('in-cluster Databases under real Crossplane', { skip }, () => {
     await cp.kubectl(['apply', '-f', join(repoRoot, 'examples', 'database', 'cluster.yaml')]);
     await readyDatabase('orders');
     const after = await secretData(cp.client, NS, 'orders-db-connection');
-    assert.equal(after!['password']!.toString(), before!['password']!.toString(), 'the new Database uses the password the kept data knows');
+    assert.equal(
+      after!['password']!.toString(),
+      before!['password']!.toString(),
+      'the new Database uses the password the kept data knows',
+    );
     const pvc = await cp.client.getObj(ref('v1', 'PersistentVolumeClaim', 'data-orders-db-0'));
-    assert.equal(pvc?.['metadata']?.['uid'], String(kept['metadata']['ownerReferences'][0]['uid']), 'on the same volume');
+    assert.equal(
+      pvc?.['metadata']?.['uid'],
+      String(kept['metadata']['ownerReferences'][0]['uid']),
+      'on the same volume',
+    );
   });
 
   test('deletionPolicy Delete: the volumes and the credentials go with the Database', async () => {

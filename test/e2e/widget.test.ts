@@ -7,7 +7,15 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Json } from '../support/apiserver.js';
 import { type ControlPlane, controlPlaneSkipReason } from '../support/control-plane.js';
-import { conditionOf, controlPlaneForSuite, ensureNamespace, eventsOf, eventually, readyAndSynced, table } from '../support/e2e.js';
+import {
+  conditionOf,
+  controlPlaneForSuite,
+  ensureNamespace,
+  eventsOf,
+  eventually,
+  readyAndSynced,
+  table,
+} from '../support/e2e.js';
 import { repoRoot } from '../../dev/infra/paths.js';
 import { toolPath } from '../support/tools.js';
 
@@ -15,9 +23,18 @@ const skip = controlPlaneSkipReason('e2e: Widgets under real Crossplane');
 const NS = 'team-a';
 const COLOR_LABEL = 'function-platform.dev/color';
 /** A small Widget of its own for each cutover test (see the note above the first one). */
-const smallWidget = (name: string) => `apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: ${name}\nspec:\n  color: blue\n  size: 3\n`;
-const widgetRef = (name: string) => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace: NS } });
-const deploymentRef = (name: string) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: NS } });
+const smallWidget = (name: string) =>
+  `apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: ${name}\nspec:\n  color: blue\n  size: 3\n`;
+const widgetRef = (name: string) => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  metadata: { name, namespace: NS },
+});
+const deploymentRef = (name: string) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, namespace: NS },
+});
 
 let cp: ControlPlane;
 
@@ -41,7 +58,9 @@ async function readyOn(name: string, color: string, timeoutMs = 60_000): Promise
     `Widget ${name} ready on ${color}`,
     async () => {
       const w = await widget(name);
-      return readyAndSynced(w) && w?.['status']?.['activeColor'] === color && w?.['status']?.['ready'] === true ? w : undefined;
+      return readyAndSynced(w) && w?.['status']?.['activeColor'] === color && w?.['status']?.['ready'] === true
+        ? w
+        : undefined;
     },
     timeoutMs,
   );
@@ -49,7 +68,10 @@ async function readyOn(name: string, color: string, timeoutMs = 60_000): Promise
 
 async function setNodesSchedulable(schedulable: boolean): Promise<void> {
   for (const node of await cp.client.listObjs('v1', 'Node')) {
-    await cp.client.raw('PATCH', node, 'patch', { body: { spec: { unschedulable: !schedulable } }, contentType: 'application/merge-patch+json' });
+    await cp.client.raw('PATCH', node, 'patch', {
+      body: { spec: { unschedulable: !schedulable } },
+      contentType: 'application/merge-patch+json',
+    });
   }
 }
 
@@ -64,16 +86,27 @@ function sampleTraffic(service: string) {
   let running = true;
   const done = (async () => {
     while (running) {
-      const svc = await cp.client.getObj({ apiVersion: 'v1', kind: 'Service', metadata: { name: service, namespace: NS } });
+      const svc = await cp.client.getObj({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: service, namespace: NS },
+      });
       const deps = await cp.client.listObjs('apps/v1', 'Deployment', NS);
       const available: Record<string, number> = {};
       for (const d of deps) {
-        if (d['metadata']?.['deletionTimestamp'] || d['metadata']?.['labels']?.['app.kubernetes.io/instance'] !== service) continue;
+        if (
+          d['metadata']?.['deletionTimestamp'] ||
+          d['metadata']?.['labels']?.['app.kubernetes.io/instance'] !== service
+        )
+          continue;
         available[String(d['metadata']['labels']?.[COLOR_LABEL])] = Number(d['status']?.['availableReplicas'] ?? 0);
       }
       const selects = svc?.['spec']?.['selector']?.[COLOR_LABEL] as string | undefined;
       timeline.push({ at: Date.now(), ...(selects ? { selects } : {}), available });
-      if (selects && !(available[selects]! > 0)) violations.push(`at ${new Date().toISOString()} the Service selected ${selects}, whose Deployment had ${available[selects] ?? 'no'} available replicas`);
+      if (selects && !(available[selects]! > 0))
+        violations.push(
+          `at ${new Date().toISOString()} the Service selected ${selects}, whose Deployment had ${available[selects] ?? 'no'} available replicas`,
+        );
     }
   })();
   return {
@@ -112,7 +145,16 @@ describe('Widgets under real Crossplane', { skip }, () => {
   test('kubectl get widgets shows the printer columns with their values, and get composite -A lists it', async () => {
     const rows = table((await cp.kubectl(['get', 'widgets', '-n', NS])).stdout);
     assert.deepEqual(rows[0], ['NAME', 'COLOR', 'SIZE', 'AVAILABLE', 'URL', 'SYNCED', 'READY', 'COMPOSITION', 'AGE']);
-    assert.deepEqual(rows[1]!.slice(0, 8), ['my-widget', 'blue', '42', '42', 'http://my-widget.team-a.svc.cluster.local:8080', 'True', 'True', 'widgets.example.com']);
+    assert.deepEqual(rows[1]!.slice(0, 8), [
+      'my-widget',
+      'blue',
+      '42',
+      '42',
+      'http://my-widget.team-a.svc.cluster.local:8080',
+      'True',
+      'True',
+      'widgets.example.com',
+    ]);
     const all = table((await cp.kubectl(['get', 'composite', '-A'])).stdout);
     assert.ok(
       all.some((r) => r[0] === NS && r[1] === 'widget.example.com/my-widget'),
@@ -122,15 +164,24 @@ describe('Widgets under real Crossplane', { skip }, () => {
 
   test('the function’s events reach the Widget, each said once', async () => {
     const ours = await eventually('the function’s Available event on the Widget', async () => {
-      const events = (await eventsOf(cp, NS, 'Widget', 'my-widget')).filter((e) => String(e['message']).startsWith('Pipeline step "compose"'));
+      const events = (await eventsOf(cp, NS, 'Widget', 'my-widget')).filter((e) =>
+        String(e['message']).startsWith('Pipeline step "compose"'),
+      );
       return events.some((e) => e['reason'] === 'Available') ? events : undefined;
     });
     const available = ours.find((e) => e['reason'] === 'Available')!;
-    assert.match(String(available['message']), /available: 42 replicas of blue serving at http:\/\/my-widget\.team-a\.svc\.cluster\.local:8080/);
-    for (const e of ours) assert.equal(e['count'] ?? 1, 1, `said more than once: ${e['reason']} ${e['message']} (${e['count']} times)`);
+    assert.match(
+      String(available['message']),
+      /available: 42 replicas of blue serving at http:\/\/my-widget\.team-a\.svc\.cluster\.local:8080/,
+    );
+    for (const e of ours)
+      assert.equal(e['count'] ?? 1, 1, `said more than once: ${e['reason']} ${e['message']} (${e['count']} times)`);
     const reasons = ours.map((e) => String(e['reason']));
     // One event per reason the story went through, in order, none repeated back to back.
-    assert.ok(reasons.every((r, i) => i === 0 || r !== reasons[i - 1]), `repeated: ${reasons.join(', ')}`);
+    assert.ok(
+      reasons.every((r, i) => i === 0 || r !== reasons[i - 1]),
+      `repeated: ${reasons.join(', ')}`,
+    );
   });
 
   // Each cutover test has a Widget of its own, of 3 replicas. Crossplane's watch
@@ -148,17 +199,24 @@ describe('Widgets under real Crossplane', { skip }, () => {
     try {
       await cp.kubectl(['patch', 'widget', 'shop', '-n', NS, '--type=merge', '-p', '{"spec":{"color":"green"}}']);
       await readyOn('shop', 'green');
-      await eventually('the blue Deployment gone', async () => ((await cp.client.getObj(deploymentRef('shop-blue'))) ? undefined : true));
+      await eventually('the blue Deployment gone', async () =>
+        (await cp.client.getObj(deploymentRef('shop-blue'))) ? undefined : true,
+      );
     } finally {
       await sampler.stop();
     }
-    t.diagnostic(`cutover, patch to Ready on green with blue gone: ${Date.now() - started} ms, ${sampler.timeline.length} samples`);
+    t.diagnostic(
+      `cutover, patch to Ready on green with blue gone: ${Date.now() - started} ms, ${sampler.timeline.length} samples`,
+    );
     assert.deepEqual(sampler.violations, []);
     const switched = sampler.timeline.findIndex((s) => s.selects === 'green');
     assert.ok(switched > 0, 'the Service switched to green');
     const blueGone = sampler.timeline.findIndex((s) => s.available['blue'] === undefined);
     assert.ok(blueGone >= switched, `blue left (sample ${blueGone}) only after the switch (sample ${switched})`);
-    assert.ok(sampler.timeline.slice(0, switched).every((s) => s.available['blue'] === 3), 'blue served at full size until the switch');
+    assert.ok(
+      sampler.timeline.slice(0, switched).every((s) => s.available['blue'] === 3),
+      'blue served at full size until the switch',
+    );
   });
 
   test('a revert mid-cutover: green never gets capacity, the user goes back to blue, blue never stops serving', async (t) => {
@@ -173,7 +231,9 @@ describe('Widgets under real Crossplane', { skip }, () => {
       await cp.kubectl(['patch', 'widget', 'cart', '-n', NS, '--type=merge', '-p', '{"spec":{"color":"green"}}']);
       const w = await eventually('the Widget reports the stuck cutover', async () => {
         const w = await widget('cart');
-        return /switching traffic from blue to green: green 0\/3 available/.test(String(w?.['status']?.['message'])) ? w : undefined;
+        return /switching traffic from blue to green: green 0\/3 available/.test(String(w?.['status']?.['message']))
+          ? w
+          : undefined;
       });
       lap('the stuck cutover reported');
       assert.equal(w['status']['activeColor'], 'blue');
@@ -181,7 +241,9 @@ describe('Widgets under real Crossplane', { skip }, () => {
       await cp.kubectl(['patch', 'widget', 'cart', '-n', NS, '--type=merge', '-p', '{"spec":{"color":"blue"}}']);
       await readyOn('cart', 'blue');
       lap('reverted: ready on blue');
-      await eventually('the half-started green dropped', async () => ((await cp.client.getObj(deploymentRef('cart-green'))) ? undefined : true));
+      await eventually('the half-started green dropped', async () =>
+        (await cp.client.getObj(deploymentRef('cart-green'))) ? undefined : true,
+      );
       lap('the half-started green dropped');
     } finally {
       await setNodesSchedulable(true);
@@ -189,7 +251,10 @@ describe('Widgets under real Crossplane', { skip }, () => {
       await sampler.stop();
     }
     assert.deepEqual(sampler.violations, []);
-    assert.ok(sampler.timeline.every((s) => s.selects === 'blue'), 'the Service stayed on blue throughout');
+    assert.ok(
+      sampler.timeline.every((s) => s.selects === 'blue'),
+      'the Service stayed on blue throughout',
+    );
   });
 
   test('the function killed (SIGKILL) mid-cutover and started again: the cutover converges', async (t) => {
@@ -221,7 +286,11 @@ describe('Widgets under real Crossplane', { skip }, () => {
       lap('cp.startFunction');
       await readyOn('till', 'green', 180_000);
       lap('ready on green');
-      await eventually('blue gone', async () => ((await cp.client.getObj(deploymentRef('till-blue'))) ? undefined : true), 60_000);
+      await eventually(
+        'blue gone',
+        async () => ((await cp.client.getObj(deploymentRef('till-blue'))) ? undefined : true),
+        60_000,
+      );
       lap('blue gone');
       t.diagnostic(`restart to Ready on green: ${Date.now() - restarted} ms`);
     } finally {
@@ -235,9 +304,13 @@ describe('Widgets under real Crossplane', { skip }, () => {
   test('crossplane beta trace prints the Widget’s tree', async () => {
     const env = { ...process.env, KUBECONFIG: cp.kubeconfig };
     const { execFileSync } = await import('node:child_process');
-    const out = execFileSync(toolPath('crank'), ['beta', 'trace', 'widget.example.com', 'my-widget', '-n', NS], { env, encoding: 'utf8' });
+    const out = execFileSync(toolPath('crank'), ['beta', 'trace', 'widget.example.com', 'my-widget', '-n', NS], {
+      env,
+      encoding: 'utf8',
+    });
     assert.match(out, /^Widget\/my-widget \(team-a\)\s+True\s+True\s+Available/m);
-    for (const child of ['Deployment/my-widget-blue', 'PodDisruptionBudget/my-widget', 'Service/my-widget']) assert.match(out, new RegExp(`[├└]─ ${child} \\(team-a\\)`));
+    for (const child of ['Deployment/my-widget-blue', 'PodDisruptionBudget/my-widget', 'Service/my-widget'])
+      assert.match(out, new RegExp(`[├└]─ ${child} \\(team-a\\)`));
   });
 
   test('the function never logged a refused connection: Crossplane’s certificates were served all along', () => {

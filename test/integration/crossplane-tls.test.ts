@@ -12,13 +12,24 @@ import { after, before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { type RunFunctionRequest, Severity } from '@crossplane-org/function-sdk-typescript';
 import { buildRequest, readYamlObjects } from '../../src/render.js';
-import { callLikeCrossplane, type CrossplaneCerts, FUNCTION_AUTHORITY, makeCrossplaneCerts, pem, XP_CERTS_TOOLS } from '../support/crossplane-tls.js';
+import {
+  callLikeCrossplane,
+  type CrossplaneCerts,
+  FUNCTION_AUTHORITY,
+  makeCrossplaneCerts,
+  pem,
+  XP_CERTS_TOOLS,
+} from '../support/crossplane-tls.js';
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
 import { repoRoot } from '../../dev/infra/paths.js';
 import { toolsSkipReason } from '../support/tools.js';
 import { dialWire } from '../support/wire.js';
 
-const skip = toolsSkipReason('mutual TLS with Crossplane-shaped certificates', XP_CERTS_TOOLS, 'scripts/install-crossplane.sh');
+const skip = toolsSkipReason(
+  'mutual TLS with Crossplane-shaped certificates',
+  XP_CERTS_TOOLS,
+  'scripts/install-crossplane.sh',
+);
 const seed = readYamlObjects(`${repoRoot}/examples/widget/seed.yaml`)[0]!;
 const request = (): RunFunctionRequest => buildRequest(seed);
 
@@ -31,11 +42,15 @@ function records(fn: FunctionProcess): Array<Record<string, unknown>> {
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-const refusals = (fn: FunctionProcess) => records(fn).filter((r) => r['severity'] === 'WARN' && String(r['msg']).startsWith('refused a'));
+const refusals = (fn: FunctionProcess) =>
+  records(fn).filter((r) => r['severity'] === 'WARN' && String(r['msg']).startsWith('refused a'));
 
 /** A grpc-js client: it cannot verify Crossplane's server certificate either (OpenSSL), so it does not try. */
 function nodeClient(target: string, key?: Buffer, cert?: Buffer) {
-  const creds = grpc.credentials.createSsl(null, key ?? null, cert ?? null, { rejectUnauthorized: false, checkServerIdentity: () => undefined });
+  const creds = grpc.credentials.createSsl(null, key ?? null, cert ?? null, {
+    rejectUnauthorized: false,
+    checkServerIdentity: () => undefined,
+  });
   return dialWire(target, { credentials: creds });
 }
 
@@ -58,7 +73,10 @@ describe('mutual TLS with the certificates Crossplane makes', { skip }, () => {
     const out = await callLikeCrossplane(target, certs.client, request(), { authority: FUNCTION_AUTHORITY });
     assert.ok(out.ok, out.ok ? '' : `${out.code}: ${out.message}`);
     assert.ok(out.rsp.desired?.resources['deployment-blue'], 'the seed Widget composed its Deployment');
-    assert.equal(out.rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL), undefined);
+    assert.equal(
+      out.rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL),
+      undefined,
+    );
   }
 
   /** A refused connection: one warning for it, naming `reason`, and the next good client is served. */
@@ -77,7 +95,9 @@ describe('mutual TLS with the certificates Crossplane makes', { skip }, () => {
   test('the certificates are the trap: OpenSSL calls Crossplane’s client certificate self-signed', () => {
     let out = '';
     try {
-      execFileSync('openssl', ['verify', '-CAfile', join(certs.ca, 'ca.crt'), join(certs.client, 'tls.crt')], { stdio: 'pipe' });
+      execFileSync('openssl', ['verify', '-CAfile', join(certs.ca, 'ca.crt'), join(certs.client, 'tls.crt')], {
+        stdio: 'pipe',
+      });
     } catch (err) {
       out = String((err as { stdout?: Buffer }).stdout ?? '') + String((err as { stderr?: Buffer }).stderr ?? '');
     }
@@ -100,19 +120,31 @@ describe('mutual TLS with the certificates Crossplane makes', { skip }, () => {
   });
 
   test('a CA with exactly Crossplane’s subject but another key: refused', async () => {
-    await refusedOnce(() => callLikeCrossplane(target, certs.impostor, request(), { authority: FUNCTION_AUTHORITY }), /not signed by the CA in ca\.crt/);
+    await refusedOnce(
+      () => callLikeCrossplane(target, certs.impostor, request(), { authority: FUNCTION_AUTHORITY }),
+      /not signed by the CA in ca\.crt/,
+    );
   });
 
   test('an expired client certificate: refused', async () => {
-    await refusedOnce(() => callLikeCrossplane(target, certs.expired, request(), { authority: FUNCTION_AUTHORITY }), /^expired /);
+    await refusedOnce(
+      () => callLikeCrossplane(target, certs.expired, request(), { authority: FUNCTION_AUTHORITY }),
+      /^expired /,
+    );
   });
 
   test('a client certificate not yet valid: refused', async () => {
-    await refusedOnce(() => callLikeCrossplane(target, certs.notYetValid, request(), { authority: FUNCTION_AUTHORITY }), /^not valid before /);
+    await refusedOnce(
+      () => callLikeCrossplane(target, certs.notYetValid, request(), { authority: FUNCTION_AUTHORITY }),
+      /^not valid before /,
+    );
   });
 
   test('a certificate of the CA meant for servers only: refused', async () => {
-    await refusedOnce(() => callLikeCrossplane(target, certs.serverUsage, request(), { authority: FUNCTION_AUTHORITY }), /do not allow client authentication/);
+    await refusedOnce(
+      () => callLikeCrossplane(target, certs.serverUsage, request(), { authority: FUNCTION_AUTHORITY }),
+      /do not allow client authentication/,
+    );
   });
 
   test('no client certificate: refused', async () => {
@@ -152,7 +184,10 @@ describe('mutual TLS with the certificates Crossplane makes', { skip }, () => {
     const ca = new X509Certificate(pem(certs.ca, 'ca.crt'));
     const start = records(fn).find((r) => String(r['msg']).startsWith('client certificates must be signed by'));
     assert.ok(start, 'a start line names the CA');
-    assert.deepEqual(start['ca'], { subject: 'C=Earth, ST=Earth, L=Earth, O=Crossplane, CN=Crossplane', fingerprint256: ca.fingerprint256 });
+    assert.deepEqual(start['ca'], {
+      subject: 'C=Earth, ST=Earth, L=Earth, O=Crossplane, CN=Crossplane',
+      fingerprint256: ca.fingerprint256,
+    });
     const logs = fn.logs();
     assert.doesNotMatch(logs, /BEGIN|PRIVATE KEY|MII[A-Za-z0-9+/]{20}/);
     for (const dir of [certs.ca, certs.client, certs.server, certs.impostor]) {
@@ -166,10 +201,19 @@ describe('the same certificates, judged by OpenSSL (what the server must not do)
   test('a grpc-js server that lets OpenSSL verify clients refuses Crossplane', async () => {
     const certs = makeCrossplaneCerts();
     const server = new grpc.Server();
-    const creds = grpc.ServerCredentials.createSsl(pem(certs.server, 'ca.crt'), [{ private_key: pem(certs.server, 'tls.key'), cert_chain: pem(certs.server, 'tls.crt') }], true);
-    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', creds, (err, p) => (err ? reject(err) : resolve(p))));
+    const creds = grpc.ServerCredentials.createSsl(
+      pem(certs.server, 'ca.crt'),
+      [{ private_key: pem(certs.server, 'tls.key'), cert_chain: pem(certs.server, 'tls.crt') }],
+      true,
+    );
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', creds, (err, p) => (err ? reject(err) : resolve(p))),
+    );
     try {
-      const out = await callLikeCrossplane(`127.0.0.1:${port}`, certs.client, request(), { authority: FUNCTION_AUTHORITY, timeoutMs: 5000 });
+      const out = await callLikeCrossplane(`127.0.0.1:${port}`, certs.client, request(), {
+        authority: FUNCTION_AUTHORITY,
+        timeoutMs: 5000,
+      });
       assert.equal(out.ok, false, 'OpenSSL refuses the handshake');
       assert.match(out.ok ? '' : out.code, /Unavailable|DeadlineExceeded/);
     } finally {

@@ -38,7 +38,11 @@ describe('gRPC, --insecure', () => {
     assert.equal(((dep.resource as Obj)['spec'] as Obj)['replicas'], 42);
     assert.equal(dep.ready, Ready.READY_FALSE);
     assert.ok(rsp.desired!.resources['service']);
-    assert.equal((rsp.desired!.composite!.resource as Obj)['status'] && ((rsp.desired!.composite!.resource as Obj)['status'] as Obj)['ready'], false);
+    assert.equal(
+      (rsp.desired!.composite!.resource as Obj)['status'] &&
+        ((rsp.desired!.composite!.resource as Obj)['status'] as Obj)['ready'],
+      false,
+    );
   });
 
   test('with the ready fixtures it answers ready, and the protobuf round trip keeps every field', async () => {
@@ -57,8 +61,16 @@ describe('gRPC, --insecure', () => {
     ['wrong type', { ...seed, spec: { size: 'big' } }, /spec\.size is "big"; it must be a whole number/],
     ['size 0', { ...seed, spec: { size: 0 } }, /spec\.size is 0; it must be from 1 to 100/],
     ['size 101', { ...seed, spec: { size: 101 } }, /spec\.size is 101; it must be from 1 to 100/],
-    ['color not a DNS label', { ...seed, spec: { color: 'Not_A_Label' } }, /spec\.color is "Not_A_Label"; it must match .*DNS label/],
-    ['unknown kind', { ...seed, kind: 'Gadget' }, /no blueprint composes kind "Gadget"; known kinds: widget \(Widget, XWidget\); database \(Database, XDatabase\)/],
+    [
+      'color not a DNS label',
+      { ...seed, spec: { color: 'Not_A_Label' } },
+      /spec\.color is "Not_A_Label"; it must match .*DNS label/,
+    ],
+    [
+      'unknown kind',
+      { ...seed, kind: 'Gadget' },
+      /no blueprint composes kind "Gadget"; known kinds: widget \(Widget, XWidget\); database \(Database, XDatabase\)/,
+    ],
     ['no observed XR', undefined, /no observed composite resource/],
   ];
   for (const [name, xr, message] of bad) {
@@ -101,7 +113,10 @@ describe('gRPC, mutual TLS', () => {
   test('plaintext against the TLS server fails', async () => {
     const client = dial(tlsTarget());
     try {
-      await assert.rejects(client.run(buildRequest(seed), 3000), (err: grpc.ServiceError) => err.code === grpc.status.UNAVAILABLE || err.code === grpc.status.DEADLINE_EXCEEDED);
+      await assert.rejects(
+        client.run(buildRequest(seed), 3000),
+        (err: grpc.ServiceError) => err.code === grpc.status.UNAVAILABLE || err.code === grpc.status.DEADLINE_EXCEEDED,
+      );
     } finally {
       client.close();
     }
@@ -126,6 +141,9 @@ describe('gRPC, mutual TLS', () => {
   });
 
   test('missing certificates stop the server at start with a clear error', async () => {
-    await assert.rejects(startFunction({ insecure: false, args: ['--tls-server-certs-dir', '/nonexistent/certs'], startTimeoutMs: 5000 }), /cannot read \/nonexistent\/certs\/ca\.crt \(ENOENT\)/);
+    await assert.rejects(
+      startFunction({ insecure: false, args: ['--tls-server-certs-dir', '/nonexistent/certs'], startTimeoutMs: 5000 }),
+      /cannot read \/nonexistent\/certs\/ca\.crt \(ENOENT\)/,
+    );
   });
 });

@@ -31,7 +31,11 @@ function problems(obj: Obj): string {
 
 describe('package metadata and APIs', () => {
   test('crossplane.yaml of the Function and the Configuration validate against the meta.pkg schemas', () => {
-    for (const file of [pkg('function', 'crossplane.yaml'), pkg('configuration', 'crossplane.yaml'), pkg('configuration-claims', 'crossplane.yaml')]) {
+    for (const file of [
+      pkg('function', 'crossplane.yaml'),
+      pkg('configuration', 'crossplane.yaml'),
+      pkg('configuration-claims', 'crossplane.yaml'),
+    ]) {
       assert.equal(problems(yamlOf(file)), '', file);
     }
     const fn = yamlOf(pkg('function', 'crossplane.yaml'));
@@ -39,9 +43,19 @@ describe('package metadata and APIs', () => {
   });
 
   test('the Configuration depends on the function and the providers, fully qualified, with versions', () => {
-    const deps = ((yamlOf(pkg('configuration', 'crossplane.yaml'))['spec'] as Obj)['dependsOn'] as Obj[]).map((d) => `${d['kind']} ${d['package']} ${d['version']}`);
-    for (const want of [/^Function [a-z0-9.-]+\.[a-z]+\/.+\/function-platform >=/, /^Provider [a-z0-9.-]+\.[a-z]+\/.+\/provider-aws-rds >=v2/, /^Provider .+\/provider-aws-s3 >=v2/, /^Provider .+\/provider-kubernetes >=/]) {
-      assert.ok(deps.some((d) => want.test(d)), `no dependency like ${want}: ${deps.join('; ')}`);
+    const deps = ((yamlOf(pkg('configuration', 'crossplane.yaml'))['spec'] as Obj)['dependsOn'] as Obj[]).map(
+      (d) => `${d['kind']} ${d['package']} ${d['version']}`,
+    );
+    for (const want of [
+      /^Function [a-z0-9.-]+\.[a-z]+\/.+\/function-platform >=/,
+      /^Provider [a-z0-9.-]+\.[a-z]+\/.+\/provider-aws-rds >=v2/,
+      /^Provider .+\/provider-aws-s3 >=v2/,
+      /^Provider .+\/provider-kubernetes >=/,
+    ]) {
+      assert.ok(
+        deps.some((d) => want.test(d)),
+        `no dependency like ${want}: ${deps.join('; ')}`,
+      );
     }
   });
 
@@ -71,13 +85,19 @@ describe('package metadata and APIs', () => {
   });
 
   test('the claims Configuration depends on provider-kubernetes', () => {
-    const deps = ((yamlOf(pkg('configuration-claims', 'crossplane.yaml'))['spec'] as Obj)['dependsOn'] as Obj[]).map((d) => String(d['package']));
+    const deps = ((yamlOf(pkg('configuration-claims', 'crossplane.yaml'))['spec'] as Obj)['dependsOn'] as Obj[]).map(
+      (d) => String(d['package']),
+    );
     assert.ok(deps.some((d) => d.endsWith('/provider-kubernetes')));
     assert.ok(deps.some((d) => d.endsWith('/function-platform')));
   });
 
   test('XRDs are namespaced v2 with printer columns, short names, the composite category and a description on every field', () => {
-    const columns: Record<string, string[]> = { Widget: ['COLOR', 'SIZE', 'AVAILABLE', 'URL'], Database: ['ENGINE', 'PLACEMENT', 'PHASE', 'ENDPOINT'], DatabaseBackup: ['DATABASE', 'PHASE', 'METHOD', 'COMPLETED', 'SIZE'] };
+    const columns: Record<string, string[]> = {
+      Widget: ['COLOR', 'SIZE', 'AVAILABLE', 'URL'],
+      Database: ['ENGINE', 'PLACEMENT', 'PHASE', 'ENDPOINT'],
+      DatabaseBackup: ['DATABASE', 'PHASE', 'METHOD', 'COMPLETED', 'SIZE'],
+    };
     for (const file of XRDS) {
       const xrd = yamlOf(file);
       const spec = xrd['spec'] as Obj;
@@ -87,7 +107,10 @@ describe('package metadata and APIs', () => {
       assert.ok((names['categories'] as string[]).includes('composite'));
       assert.ok((names['shortNames'] as string[]).length > 0);
       const version = (spec['versions'] as Obj[])[0]!;
-      assert.deepEqual((version['additionalPrinterColumns'] as Obj[]).map((c) => c['name']), columns[String(names['kind'])]);
+      assert.deepEqual(
+        (version['additionalPrinterColumns'] as Obj[]).map((c) => c['name']),
+        columns[String(names['kind'])],
+      );
       const missing: string[] = [];
       const walk = (node: Obj, path: string) => {
         for (const [key, child] of Object.entries((node['properties'] as Record<string, Obj>) ?? {})) {
@@ -96,14 +119,17 @@ describe('package metadata and APIs', () => {
           if (child['items']) walk(child['items'] as Obj, `${path}.${key}[]`);
         }
       };
-      walk(((version['schema'] as Obj)['openAPIV3Schema'] as Obj), String(names['kind']));
+      walk((version['schema'] as Obj)['openAPIV3Schema'] as Obj, String(names['kind']));
       assert.deepEqual(missing, [], 'every field is described');
     }
   });
 
   test('the compositions in examples/ are the packaged ones', () => {
     for (const api of BLUEPRINT_NAMES) {
-      assert.equal(readFileSync(join(repoRoot, 'examples', api, 'composition.yaml'), 'utf8'), readFileSync(pkg('configuration', 'apis', api, 'composition.yaml'), 'utf8'));
+      assert.equal(
+        readFileSync(join(repoRoot, 'examples', api, 'composition.yaml'), 'utf8'),
+        readFileSync(pkg('configuration', 'apis', api, 'composition.yaml'), 'utf8'),
+      );
     }
   });
 
@@ -111,7 +137,11 @@ describe('package metadata and APIs', () => {
     const role = yamlOf(pkg('rbac', 'aggregate-to-crossplane.yaml'));
     assert.equal(((role['metadata'] as Obj)['labels'] as Obj)['rbac.crossplane.io/aggregate-to-crossplane'], 'true');
     const rules = role['rules'] as Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
-    const scenarios = parse(readFileSync(join(repoRoot, 'examples', 'scenarios.yaml'), 'utf8')) as Array<{ xr: string; observed: string[]; required?: string }>;
+    const scenarios = parse(readFileSync(join(repoRoot, 'examples', 'scenarios.yaml'), 'utf8')) as Array<{
+      xr: string;
+      observed: string[];
+      required?: string;
+    }>;
     const kinds = new Set<string>();
     for (const s of scenarios) {
       const xr = readYamlObjects(join(repoRoot, 'examples', s.xr))[0]!;
@@ -129,10 +159,17 @@ describe('package metadata and APIs', () => {
     const covered = (gk: string) =>
       ['apps/deployments', '/services', '/secrets', '/configmaps', '/serviceaccounts'].includes(gk) ||
       /\.(upbound\.io|crossplane\.io)\//.test(gk) ||
-      rules.some((r) => r.apiGroups.includes(gk.split('/')[0]!) && r.resources.includes(gk.split('/')[1]!) && ['create', 'update', 'patch', 'delete', 'get', 'list', 'watch'].every((v) => r.verbs.includes(v)));
+      rules.some(
+        (r) =>
+          r.apiGroups.includes(gk.split('/')[0]!) &&
+          r.resources.includes(gk.split('/')[1]!) &&
+          ['create', 'update', 'patch', 'delete', 'get', 'list', 'watch'].every((v) => r.verbs.includes(v)),
+      );
     const uncovered = [...kinds].filter((k) => !covered(k));
     assert.deepEqual(uncovered, []);
-    assert.ok(kinds.has('apps/statefulsets') && kinds.has('batch/cronjobs') && kinds.has('policy/poddisruptionbudgets'));
+    assert.ok(
+      kinds.has('apps/statefulsets') && kinds.has('batch/cronjobs') && kinds.has('policy/poddisruptionbudgets'),
+    );
   });
 });
 
@@ -141,7 +178,11 @@ describe('the real crossplane CLI on the packages', () => {
   const skip = crank ? false : 'crossplane CLI not built (scripts/install-crossplane.sh)';
 
   test('xpkg build makes the Function and the Configuration packages', { skip }, () => {
-    const out = execFileSync('bash', ['scripts/build-packages.sh'], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = execFileSync('bash', ['scripts/build-packages.sh'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     assert.match(out, /built \.cache\/xpkg\/platform\.xpkg/);
     assert.match(out, /built \.cache\/xpkg\/platform-claims\.xpkg/);
     assert.match(out, /built \.cache\/xpkg\/function-platform\.xpkg/);
@@ -154,8 +195,22 @@ describe('the real crossplane CLI on the packages', () => {
     const cache = mkdtempSync(join(tmpdir(), 'fp-validate-'));
     const seeded = join(cache, 'xpkg.crossplane.io', 'crossplane', 'crossplane@v2.2.1');
     mkdirSync(seeded, { recursive: true });
-    cpSync(join(repoRoot, '..', 'shared', 'crds', 'crossplane'), seeded, { recursive: true, filter: (p) => !p.endsWith('.proto') });
-    const r = spawnSync(crank!, ['beta', 'validate', xrds.join(','), resources.join(','), `--cache-dir=${cache}`, '--crossplane-image=xpkg.crossplane.io/crossplane/crossplane:v2.2.1'], { encoding: 'utf8' });
+    cpSync(join(repoRoot, '..', 'shared', 'crds', 'crossplane'), seeded, {
+      recursive: true,
+      filter: (p) => !p.endsWith('.proto'),
+    });
+    const r = spawnSync(
+      crank!,
+      [
+        'beta',
+        'validate',
+        xrds.join(','),
+        resources.join(','),
+        `--cache-dir=${cache}`,
+        '--crossplane-image=xpkg.crossplane.io/crossplane/crossplane:v2.2.1',
+      ],
+      { encoding: 'utf8' },
+    );
     return { code: r.status, out: `${r.stdout}${r.stderr}` };
   }
 
@@ -173,12 +228,23 @@ describe('the real crossplane CLI on the packages', () => {
     for (const xrds of [XRDS, claimXrds]) {
       const { code, out } = validate(examples, xrds);
       assert.equal(code, 0, out);
-      assert.match(out, new RegExp(`Total ${examples.length} resources: 0 missing schemas, ${examples.length} success cases, 0 failure cases`));
+      assert.match(
+        out,
+        new RegExp(
+          `Total ${examples.length} resources: 0 missing schemas, ${examples.length} success cases, 0 failure cases`,
+        ),
+      );
     }
   });
 
-  test('every rendered output validates against the XRDs and the provider, provider-kubernetes and CloudNativePG CRDs', { skip }, () => {
-    const scenarios = parse(readFileSync(join(repoRoot, 'examples', 'scenarios.yaml'), 'utf8')) as Array<{ xr: string; observed: string[]; required?: string }>;
+  test('every rendered output validates against the XRDs and the provider, provider-kubernetes and CloudNativePG CRDs', {
+    skip,
+  }, () => {
+    const scenarios = parse(readFileSync(join(repoRoot, 'examples', 'scenarios.yaml'), 'utf8')) as Array<{
+      xr: string;
+      observed: string[];
+      required?: string;
+    }>;
     const docs: Obj[] = [];
     for (const s of scenarios) {
       const xr = readYamlObjects(join(repoRoot, 'examples', s.xr))[0]!;
@@ -196,13 +262,23 @@ describe('the real crossplane CLI on the packages', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fp-rendered-'));
     const file = join(dir, 'rendered.yaml');
     writeFileSync(file, docs.map((d) => `---\n${stringify(d)}`).join(''));
-    const crds = ['provider-upjet-aws', 'provider-kubernetes', 'cloudnative-pg'].map((d) => join(repoRoot, '..', 'shared', 'crds', d));
+    const crds = ['provider-upjet-aws', 'provider-kubernetes', 'cloudnative-pg'].map((d) =>
+      join(repoRoot, '..', 'shared', 'crds', d),
+    );
     const { code, out } = validate([file], [...XRDS, ...crds]);
-    assert.match(out, new RegExp(`Total ${docs.length} resources: \\d+ missing schemas, \\d+ success cases, 0 failure cases`), out);
+    assert.match(
+      out,
+      new RegExp(`Total ${docs.length} resources: \\d+ missing schemas, \\d+ success cases, 0 failure cases`),
+      out,
+    );
     // Only Kubernetes' own kinds have no CRD; for every other kind a missing schema is an error.
     const missing = [...out.matchAll(/could not find CRD\/XRD for: (\S*), Kind=(\w+)/g)].map((m) => `${m[1]} ${m[2]}`);
     const core = /^(\/v1|apps\/v1|batch\/v1|policy\/v1|autoscaling\/v2|networking\.k8s\.io\/v1) /;
-    assert.deepEqual(missing.filter((m) => !core.test(m)), [], 'schemas missing for kinds that have CRDs');
+    assert.deepEqual(
+      missing.filter((m) => !core.test(m)),
+      [],
+      'schemas missing for kinds that have CRDs',
+    );
     assert.equal(code, 0, out);
   });
 
@@ -211,10 +287,26 @@ describe('the real crossplane CLI on the packages', () => {
     const bad: Array<[string, string, RegExp]> = [
       ['bad-color.yaml', 'kind: Widget\nmetadata: {name: a}\nspec: {color: Blue}', /spec\.color.*should match/],
       ['big.yaml', 'kind: Widget\nmetadata: {name: b}\nspec: {size: 101}', /spec\.size.*less than or equal to 100/],
-      ['autoscale.yaml', 'kind: Widget\nmetadata: {name: c}\nspec: {size: 5, autoscale: {maxSize: 2}}', /maxSize must be at least spec\.size/],
-      ['no-region.yaml', 'kind: Database\nmetadata: {name: d}\nspec: {placement: aws}', /spec\.aws\.region is required with placement aws/],
-      ['mysql-ha.yaml', 'kind: Database\nmetadata: {name: e}\nspec: {engine: mysql, highAvailability: true}', /needs engine postgres/],
-      ['version.yaml', 'kind: Database\nmetadata: {name: f}\nspec: {engine: mysql, version: "17"}', /spec\.version must be one the engine supports/],
+      [
+        'autoscale.yaml',
+        'kind: Widget\nmetadata: {name: c}\nspec: {size: 5, autoscale: {maxSize: 2}}',
+        /maxSize must be at least spec\.size/,
+      ],
+      [
+        'no-region.yaml',
+        'kind: Database\nmetadata: {name: d}\nspec: {placement: aws}',
+        /spec\.aws\.region is required with placement aws/,
+      ],
+      [
+        'mysql-ha.yaml',
+        'kind: Database\nmetadata: {name: e}\nspec: {engine: mysql, highAvailability: true}',
+        /needs engine postgres/,
+      ],
+      [
+        'version.yaml',
+        'kind: Database\nmetadata: {name: f}\nspec: {engine: mysql, version: "17"}',
+        /spec\.version must be one the engine supports/,
+      ],
     ];
     for (const [file, body] of bad) writeFileSync(join(dir, file), `apiVersion: example.com/v1\n${body}\n`);
     const { code, out } = validate(bad.map(([f]) => join(dir, f)));
@@ -230,7 +322,10 @@ describe('the runtime image', () => {
 
   test('multi-stage, Node 24, a distroless final stage, non-root, entrypoint dist/main.js', () => {
     assert.ok(stages.length >= 2, 'multi-stage');
-    assert.ok(stages.every((s) => /node(js)?[-:]?24/.test(s)), `every stage on Node 24: ${stages.join(' | ')}`);
+    assert.ok(
+      stages.every((s) => /node(js)?[-:]?24/.test(s)),
+      `every stage on Node 24: ${stages.join(' | ')}`,
+    );
     const final = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     assert.match(final, /^\nFROM gcr\.io\/distroless\/nodejs24/);
     const user = /^USER (\S+)/m.exec(final)?.[1];
@@ -245,11 +340,20 @@ describe('the runtime image', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fp-runtime-'));
     cpSync(join(repoRoot, 'package.json'), join(dir, 'package.json'));
     cpSync(join(repoRoot, 'package-lock.json'), join(dir, 'package-lock.json'));
-    execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'pipe' });
-    cpSync(join(repoRoot, 'dist'), join(dir, 'dist'), { recursive: true, filter: (p) => !p.includes(`${join('dist', 'test')}`) });
+    execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], {
+      cwd: dir,
+      stdio: 'pipe',
+    });
+    cpSync(join(repoRoot, 'dist'), join(dir, 'dist'), {
+      recursive: true,
+      filter: (p) => !p.includes(`${join('dist', 'test')}`),
+    });
     const installed = readdirSync(join(dir, 'node_modules'));
-    const devDependencies = Object.keys((JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Obj }).devDependencies);
-    for (const dev of devDependencies.filter((d) => !d.startsWith('@types/'))) assert.ok(!installed.includes(dev), `${dev} is a dev dependency`);
+    const devDependencies = Object.keys(
+      (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Obj }).devDependencies,
+    );
+    for (const dev of devDependencies.filter((d) => !d.startsWith('@types/')))
+      assert.ok(!installed.includes(dev), `${dev} is a dev dependency`);
     // readOnlyRootFilesystem: the tree must be the same after a run.
     const marker = join(tmpdir(), `fp-marker-${process.pid}`);
     writeFileSync(marker, '');

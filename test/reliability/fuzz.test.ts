@@ -42,7 +42,11 @@ interface CaseResult {
 }
 
 function describeOutcome(o: Outcome): string {
-  return o.ok ? (fatalOf(o.rsp) ? `Fatal: ${fatalOf(o.rsp)!.message.slice(0, 300)}` : 'a desired state') : `gRPC ${grpc.status[o.code]}: ${o.details}`;
+  return o.ok
+    ? fatalOf(o.rsp)
+      ? `Fatal: ${fatalOf(o.rsp)!.message.slice(0, 300)}`
+      : 'a desired state'
+    : `gRPC ${grpc.status[o.code]}: ${o.details}`;
 }
 
 /** Sends one case (twice, and a third time with its answer observed) and says what is wrong with the answers. */
@@ -58,19 +62,26 @@ async function runCase(client: WireClient, c: FuzzCase): Promise<CaseResult> {
   const send = () => client.runRaw(bytes);
   const [first, second] = await Promise.all([send(), send()]);
   if (received === undefined) {
-    const problems = [first, second].filter((o) => o.ok || o.code !== grpc.status.INTERNAL).map((o) => `undecodable request answered with ${describeOutcome(o)}, not INTERNAL`);
+    const problems = [first, second]
+      .filter((o) => o.ok || o.code !== grpc.status.INTERNAL)
+      .map((o) => `undecodable request answered with ${describeOutcome(o)}, not INTERNAL`);
     return { verdict: 'refused', problems };
   }
   if (!first.ok || !second.ok) {
-    return { verdict: 'refused', problems: [`a decodable request failed: ${describeOutcome(first.ok ? second : first)}`] };
+    return {
+      verdict: 'refused',
+      problems: [`a decodable request failed: ${describeOutcome(first.ok ? second : first)}`],
+    };
   }
   const problems = answerProblems(received, first.rsp, { wellFormed: c.wellFormed });
   // The server says each event once per composite (src/events.ts): the same request twice gives the same
   // answer but for its events, which one of the two carries (or both, when the composite has no uid).
-  if (fingerprint(received, first.rsp, { events: false }) !== fingerprint(received, second.rsp, { events: false })) problems.push('the same request twice gave different answers');
+  if (fingerprint(received, first.rsp, { events: false }) !== fingerprint(received, second.rsp, { events: false }))
+    problems.push('the same request twice gave different answers');
   const said = (o: typeof first) => (o.ok ? o.rsp.results.filter((r) => r.severity !== Severity.SEVERITY_FATAL) : []);
   const [a, b] = [said(first), said(second)];
-  if (!(JSON.stringify(a) === JSON.stringify(b) || a.length === 0 || b.length === 0)) problems.push('the same request twice gave different events');
+  if (!(JSON.stringify(a) === JSON.stringify(b) || a.length === 0 || b.length === 0))
+    problems.push('the same request twice gave different events');
   const fatal = fatalOf(first.rsp) !== undefined;
   if (!fatal && c.wellFormed && problems.length === 0) {
     // Crossplane applies the answer; controllers report; the function is called again.
@@ -78,11 +89,16 @@ async function runCase(client: WireClient, c: FuzzCase): Promise<CaseResult> {
     const third = await client.runRaw(nextBytes);
     if (!third.ok) problems.push(`the follow-up call failed: ${describeOutcome(third)}`);
     else {
-      problems.push(...answerProblems(RunFunctionRequest.decode(nextBytes), third.rsp, { wellFormed: true }).map((p) => `follow-up: ${p}`));
+      problems.push(
+        ...answerProblems(RunFunctionRequest.decode(nextBytes), third.rsp, { wellFormed: true }).map(
+          (p) => `follow-up: ${p}`,
+        ),
+      );
       if (!fatalOf(third.rsp)) {
         const before = identities(first.rsp);
         for (const [key, id] of identities(third.rsp)) {
-          if (before.has(key) && before.get(key) !== id) problems.push(`follow-up: ${key} changed identity from ${before.get(key)} to ${id}`);
+          if (before.has(key) && before.get(key) !== id)
+            problems.push(`follow-up: ${key} changed identity from ${before.get(key)} to ${id}`);
         }
       }
     }
@@ -91,7 +107,11 @@ async function runCase(client: WireClient, c: FuzzCase): Promise<CaseResult> {
 }
 
 function preview(c: FuzzCase): string {
-  const text = c.raw ? `bytes ${Buffer.from(c.raw).toString('hex')}` : JSON.stringify(c.request, (_k, v: unknown) => (typeof v === 'string' && v.length > 200 ? `${v.slice(0, 60)}…(${v.length} chars)` : v));
+  const text = c.raw
+    ? `bytes ${Buffer.from(c.raw).toString('hex')}`
+    : JSON.stringify(c.request, (_k, v: unknown) =>
+        typeof v === 'string' && v.length > 200 ? `${v.slice(0, 60)}…(${v.length} chars)` : v,
+      );
   return text.length > 6000 ? `${text.slice(0, 6000)}…` : text;
 }
 
@@ -133,7 +153,12 @@ describe('fuzzing the gRPC server', () => {
       if (failures.length >= 5) break;
     }
     const seconds = (Date.now() - started) / 1000;
-    t.diagnostic(`${done} cases in ${seconds.toFixed(1)}s: ${[...counts].sort().map(([k, v]) => `${k}: ${v}`).join(', ')}`);
+    t.diagnostic(
+      `${done} cases in ${seconds.toFixed(1)}s: ${[...counts]
+        .sort()
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ')}`,
+    );
 
     if (failures.length > 0) {
       const first = failures[0]!;
@@ -143,15 +168,25 @@ describe('fuzzing the gRPC server', () => {
         { seed: first.chunkSeed, path: String(first.index), numRuns: 1, interruptAfterTimeLimit: 30_000 },
       );
       const example = shrunk.counterexample?.[0];
-      const report = failures.map((f) => `- case ${f.index} of chunk seed ${f.chunkSeed} (${f.c.label}): ${f.problems.join('; ')}`).join('\n');
+      const report = failures
+        .map((f) => `- case ${f.index} of chunk seed ${f.chunkSeed} (${f.c.label}): ${f.problems.join('; ')}`)
+        .join('\n');
       assert.fail(
         `${failures.length} unsound answer(s) (FUZZ_SEED=${SEED}):\n${report}\n` +
-          (example ? `shrunk (${example.label}): ${(await runCase(clients[0]!, example)).problems.join('; ')}\n${preview(example)}` : `first case:\n${preview(first.c)}`),
+          (example
+            ? `shrunk (${example.label}): ${(await runCase(clients[0]!, example)).problems.join('; ')}\n${preview(example)}`
+            : `first case:\n${preview(first.c)}`),
       );
     }
 
     // The fuzz meant something: every family was exercised and each answer kind occurred.
-    for (const k of ['well-formed → desired', 'well-formed → fatal', 'damaged → fatal', 'damaged → desired', 'bytes → refused']) {
+    for (const k of [
+      'well-formed → desired',
+      'well-formed → fatal',
+      'damaged → fatal',
+      'damaged → desired',
+      'bytes → refused',
+    ]) {
       assert.ok((counts.get(k) ?? 0) > 0 || RUNS < 200, `no case came out as "${k}"`);
     }
 
@@ -161,6 +196,9 @@ describe('fuzzing the gRPC server', () => {
     assert.doesNotMatch(fn.logs(), /unhandled|uncaught|function failed unexpectedly/i);
     const seed = readYamlObjects(`${repoRoot}/examples/widget/seed.yaml`)[0]!;
     const rsp = await clients[0]!.run(buildRequest(seed));
-    assert.ok(rsp.ok && !fatalOf(rsp.rsp) && rsp.rsp.desired?.resources['deployment-blue'], 'the seed Widget is still composed');
+    assert.ok(
+      rsp.ok && !fatalOf(rsp.rsp) && rsp.rsp.desired?.resources['deployment-blue'],
+      'the seed Widget is still composed',
+    );
   });
 });

@@ -22,12 +22,17 @@ const seed = readYamlObjects(`${repoRoot}/examples/widget/seed.yaml`)[0]!;
 
 /** The seed Widget with `bytes` of ballast in an annotation the function never reads. */
 function ballast(bytes: number): RunFunctionRequest {
-  return buildRequest({ ...seed, metadata: { name: 'ballast', namespace: 'team-a', annotations: { ballast: 'x'.repeat(bytes) } } });
+  return buildRequest({
+    ...seed,
+    metadata: { name: 'ballast', namespace: 'team-a', annotations: { ballast: 'x'.repeat(bytes) } },
+  });
 }
 
 /** Resident memory of a process, in MiB, from /proc. */
 function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'))!;
   return Number(/(\d+)/.exec(line)![1]) / 1024;
 }
 
@@ -71,7 +76,11 @@ describe('limits of the gRPC server', () => {
     const before = rssMiB(fn.child.pid!);
     const req = ballast(20 * MiB);
     const outs = await Promise.all(Array.from({ length: 20 }, () => client.run(req)));
-    for (const out of outs) assert.ok(!out.ok && out.code === grpc.status.RESOURCE_EXHAUSTED, out.ok ? 'served' : `${grpc.status[out.code]}: ${out.details}`);
+    for (const out of outs)
+      assert.ok(
+        !out.ok && out.code === grpc.status.RESOURCE_EXHAUSTED,
+        out.ok ? 'served' : `${grpc.status[out.code]}: ${out.details}`,
+      );
     const afterRss = rssMiB(fn.child.pid!);
     // 400 MiB were sent; what is refused early is not buffered whole.
     assert.ok(afterRss - before < 200, `resident memory grew from ${before.toFixed(0)} to ${afterRss.toFixed(0)} MiB`);
@@ -92,13 +101,21 @@ describe('limits of the gRPC server', () => {
     // Names this long cannot exist in a cluster, but they show what happens when an answer outgrows the limit:
     // the name reappears in every composed object's labels.
     const name = 'a'.repeat(2 * MiB);
-    const req = buildRequest({ apiVersion: 'example.com/v1', kind: 'Database', metadata: { name, namespace: 'team-a' }, spec: {} });
+    const req = buildRequest({
+      apiVersion: 'example.com/v1',
+      kind: 'Database',
+      metadata: { name, namespace: 'team-a' },
+      spec: {},
+    });
     const out = await client.run(req);
     assert.ok(out.ok, out.ok ? '' : `${grpc.status[out.code]}: ${out.details}`);
     const fatal = fatalOf(out.rsp);
     assert.ok(fatal, 'a Fatal result');
     assert.equal(fatal.reason, 'ResponseTooLarge');
-    assert.match(fatal.message, /answer would be \d+\.\d MiB, over the 16\.0 MiB a function may send; nothing was changed/);
+    assert.match(
+      fatal.message,
+      /answer would be \d+\.\d MiB, over the 16\.0 MiB a function may send; nothing was changed/,
+    );
     assert.deepEqual(out.rsp.desired?.resources ?? {}, {}, 'nothing composed');
     assert.ok(JSON.stringify(out.rsp).length < MAX_REQUEST_BYTES / 8, 'the Fatal answer is small');
     await stillServes();
@@ -108,14 +125,26 @@ describe('limits of the gRPC server', () => {
     let deep: unknown = 'leaf';
     for (let i = 0; i < 60; i++) deep = { nested: deep };
     const out = await client.run(buildRequest({ ...seed, spec: { color: 'blue', deep } }));
-    assert.ok(!out.ok && out.code === grpc.status.INTERNAL, out.ok ? 'served' : `${grpc.status[out.code]}: ${out.details}`);
+    assert.ok(
+      !out.ok && out.code === grpc.status.INTERNAL,
+      out.ok ? 'served' : `${grpc.status[out.code]}: ${out.details}`,
+    );
     await stillServes();
   });
 
   test('the deepest real input, the CloudNativePG CRD as a required resource, decodes and is used', async () => {
-    const crd = parse(readFileSync(`${repoRoot}/../shared/crds/cloudnative-pg/postgresql.cnpg.io_clusters.yaml`, 'utf8')) as Obj;
-    const xr = { apiVersion: 'example.com/v1', kind: 'Database', metadata: { name: 'ha', namespace: 'team-a' }, spec: { highAvailability: true } };
-    const req = buildRequest(xr, [], [], undefined, { 'cnpg-crd': { items: [{ resource: crd, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED }] } });
+    const crd = parse(
+      readFileSync(`${repoRoot}/../shared/crds/cloudnative-pg/postgresql.cnpg.io_clusters.yaml`, 'utf8'),
+    ) as Obj;
+    const xr = {
+      apiVersion: 'example.com/v1',
+      kind: 'Database',
+      metadata: { name: 'ha', namespace: 'team-a' },
+      spec: { highAvailability: true },
+    };
+    const req = buildRequest(xr, [], [], undefined, {
+      'cnpg-crd': { items: [{ resource: crd, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED }] },
+    });
     const out = await client.run(req);
     assert.ok(out.ok, out.ok ? '' : `${grpc.status[out.code]}: ${out.details}`);
     assert.equal(fatalOf(out.rsp), undefined);

@@ -38,7 +38,13 @@ function makeCall(i: number): Call {
       apiVersion: 'example.com/v1',
       kind: 'Widget',
       metadata: { name: `load-w-${i}`, namespace, uid: `uid-w-${i}` },
-      spec: { color: COLORS[i % 3], size: 1 + (i % 100), port: 1024 + i, env: { REQUEST_ID: `req-${i}` }, host: `w${i}.example.org` },
+      spec: {
+        color: COLORS[i % 3],
+        size: 1 + (i % 100),
+        port: 1024 + i,
+        env: { REQUEST_ID: `req-${i}` },
+        host: `w${i}.example.org`,
+      },
     };
   } else {
     const aws = i % 8 === 3;
@@ -46,7 +52,12 @@ function makeCall(i: number): Call {
       apiVersion: 'example.com/v1',
       kind: 'Database',
       metadata: { name: `load-d-${i}`, namespace, uid: `uid-d-${i}` },
-      spec: { engine: i % 4 === 1 ? 'postgres' : 'mysql', storageGB: 20 + i, placement: aws ? 'aws' : 'cluster', ...(aws ? { aws: { region: 'eu-west-1' } } : {}) },
+      spec: {
+        engine: i % 4 === 1 ? 'postgres' : 'mysql',
+        storageGB: 20 + i,
+        placement: aws ? 'aws' : 'cluster',
+        ...(aws ? { aws: { region: 'eu-west-1' } } : {}),
+      },
     };
   }
   // Earlier reconciles, in this process: each answer applied and reported healthy.
@@ -55,7 +66,8 @@ function makeCall(i: number): Call {
   return { i, kind: xr['kind'] as Call['kind'], name: str(xr, 'metadata', 'name')!, namespace, stage, req };
 }
 
-const desiredObj = (rsp: RunFunctionResponse, key: string): Obj | undefined => rsp.desired?.resources[key]?.resource as Obj | undefined;
+const desiredObj = (rsp: RunFunctionResponse, key: string): Obj | undefined =>
+  rsp.desired?.resources[key]?.resource as Obj | undefined;
 const secretValue = (secret: Obj | undefined, key: string) => {
   const v = str(secret, 'data', key);
   return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
@@ -78,8 +90,19 @@ function crossTalk(call: Call, rsp: RunFunctionResponse): string[] {
     expect('replicas', field(dep, 'spec', 'replicas'), size);
     const container = list(dep, 'spec', 'template', 'spec', 'containers')[0];
     expect('container port', field(list(container, 'ports')[0], 'containerPort'), 1024 + call.i);
-    expect('REQUEST_ID', str(list(container, 'env').find((e) => str(e, 'name') === 'REQUEST_ID'), 'value'), `req-${call.i}`);
-    expect('Service selector', str(desiredObj(rsp, 'service'), 'spec', 'selector', 'app.kubernetes.io/instance'), call.name);
+    expect(
+      'REQUEST_ID',
+      str(
+        list(container, 'env').find((e) => str(e, 'name') === 'REQUEST_ID'),
+        'value',
+      ),
+      `req-${call.i}`,
+    );
+    expect(
+      'Service selector',
+      str(desiredObj(rsp, 'service'), 'spec', 'selector', 'app.kubernetes.io/instance'),
+      call.name,
+    );
     expect('status.url', status['url'], `https://w${call.i}.example.org`);
     expect('status.ready', status['ready'], call.stage > 0);
     expect('status.availableReplicas', status['availableReplicas'], call.stage > 0 ? size : 0);
@@ -102,9 +125,16 @@ function crossTalk(call: Call, rsp: RunFunctionResponse): string[] {
     expect('connection host', secretValue(connection, 'host'), host);
     expect('connection dbname', secretValue(connection, 'dbname'), `load_d_${call.i}`);
     // The password this Database already has, not another request's.
-    const observedPassword = secretValue(call.req.observed?.resources['credentials']?.resource as Obj | undefined, 'password');
+    const observedPassword = secretValue(
+      call.req.observed?.resources['credentials']?.resource as Obj | undefined,
+      'password',
+    );
     if (call.stage > 0) expect('password', secretValue(connection, 'password'), observedPassword);
-    expect('credentials password', secretValue(desiredObj(rsp, 'credentials'), 'password'), secretValue(connection, 'password'));
+    expect(
+      'credentials password',
+      secretValue(desiredObj(rsp, 'credentials'), 'password'),
+      secretValue(connection, 'password'),
+    );
   }
   return wrong;
 }
@@ -123,7 +153,9 @@ describe('load', () => {
     assert.equal(await fn.stop(), 0);
   });
 
-  test(`${CALLS} concurrent calls, Widgets and Databases mixed: all answered, each about its own request`, { timeout: 180_000 }, async (t) => {
+  test(`${CALLS} concurrent calls, Widgets and Databases mixed: all answered, each about its own request`, {
+    timeout: 180_000,
+  }, async (t) => {
     const calls = Array.from({ length: CALLS }, (_, i) => makeCall(i));
     const started = Date.now();
     // All at once, over four connections.
@@ -138,10 +170,15 @@ describe('load', () => {
         failures.push(`call ${call.i} (${call.name}): gRPC ${grpc.status[out.code]}: ${out.details}`);
         return;
       }
-      const problems = [...crossTalk(call, out.rsp), ...answerProblems(asReceived(call.req), out.rsp, { wellFormed: true })];
+      const problems = [
+        ...crossTalk(call, out.rsp),
+        ...answerProblems(asReceived(call.req), out.rsp, { wellFormed: true }),
+      ];
       // The whole answer is the one this request gets on its own.
-      if (fingerprint(call.req, out.rsp) !== fingerprint(call.req, overTheWire(runFunction(asReceived(call.req))))) problems.push('differs from the answer to the same request alone');
-      if (problems.length > 0) failures.push(`call ${call.i} (${call.name}, stage ${call.stage}): ${problems.join('; ')}`);
+      if (fingerprint(call.req, out.rsp) !== fingerprint(call.req, overTheWire(runFunction(asReceived(call.req)))))
+        problems.push('differs from the answer to the same request alone');
+      if (problems.length > 0)
+        failures.push(`call ${call.i} (${call.name}, stage ${call.stage}): ${problems.join('; ')}`);
     });
     assert.deepEqual(failures.slice(0, 10), [], `${failures.length} of ${CALLS} calls went wrong`);
     assert.ok(alive(fn));

@@ -29,18 +29,25 @@ describe('the runtime as Crossplane runs it', () => {
       if (seen.has(file)) return;
       seen.add(file);
       const text = readFileSync(file, 'utf8');
-      for (const m of text.matchAll(/(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm)) {
+      for (const m of text.matchAll(
+        /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm,
+      )) {
         const spec = m[1] ?? m[2] ?? m[3]!;
         if (/^(node:)?child_process$/.test(spec)) offenders.push(file);
         if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
       }
     };
     visit(join(repoRoot, 'dist', 'main.js'));
-    assert.ok(seen.has(join(repoRoot, 'dist', 'src', 'server.js')), `the walk found the server: ${[...seen].join(', ')}`);
+    assert.ok(
+      seen.has(join(repoRoot, 'dist', 'src', 'server.js')),
+      `the walk found the server: ${[...seen].join(', ')}`,
+    );
     assert.deepEqual(offenders, []);
   });
 
-  describe(`as uid ${CROSSPLANE_UID}, with nothing writable`, { skip: canSwitchUser ? false : 'needs root to run the function as another user' }, () => {
+  describe(`as uid ${CROSSPLANE_UID}, with nothing writable`, {
+    skip: canSwitchUser ? false : 'needs root to run the function as another user',
+  }, () => {
     let aws: FakeAws;
     let fn: Started;
     let client: WireClient;
@@ -65,13 +72,29 @@ describe('the runtime as Crossplane runs it', () => {
 
     test('serves every kind of call, starts no process, writes no file, exits 0', async () => {
       const ex = (p: string) => readYamlObjects(join(repoRoot, 'examples', p));
-      const credentials = [{ metadata: { name: 'aws' }, stringData: { aws_access_key_id: 'AKIAFAKE0000000000', aws_secret_access_key: 'fake', endpoint: aws.endpoint } }] as Obj[];
+      const credentials = [
+        {
+          metadata: { name: 'aws' },
+          stringData: {
+            aws_access_key_id: 'AKIAFAKE0000000000',
+            aws_secret_access_key: 'fake',
+            endpoint: aws.endpoint,
+          },
+        },
+      ] as Obj[];
       const calls = [
         buildRequest(ex('widget/seed.yaml')[0]!, ex('widget/observed/ready.yaml')),
         buildRequest(ex('database/cluster.yaml')[0]!),
         buildRequest(ex('database/cluster-ha.yaml')[0]!),
         buildRequest(ex('database/aws.yaml')[0]!, [], credentials),
-        buildRequest({ ...ex('widget/seed.yaml')[0]!, kind: 'XWidget', metadata: { name: 'w-x1', labels: { 'crossplane.io/claim-name': 'w', 'crossplane.io/claim-namespace': 'team-a' } } }),
+        buildRequest({
+          ...ex('widget/seed.yaml')[0]!,
+          kind: 'XWidget',
+          metadata: {
+            name: 'w-x1',
+            labels: { 'crossplane.io/claim-name': 'w', 'crossplane.io/claim-namespace': 'team-a' },
+          },
+        }),
       ];
       for (const [i, req] of calls.entries()) {
         const out = await client.run(req, 20_000);
@@ -79,10 +102,15 @@ describe('the runtime as Crossplane runs it', () => {
         assert.equal(fatalOf(out.rsp), undefined, `call ${i}: ${fatalOf(out.rsp)?.message}`);
       }
       assert.ok(aws.calls > 0, 'the AWS path ran (its SDK loaded as uid 2000 without HOME)');
-      const children = readdirSync(`/proc/${fn.pid}/task`).flatMap((t) => readFileSync(`/proc/${fn.pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean));
+      const children = readdirSync(`/proc/${fn.pid}/task`).flatMap((t) =>
+        readFileSync(`/proc/${fn.pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean),
+      );
       assert.deepEqual(children, [], 'the server started processes');
       assert.equal(await fn.stop(), 0, fn.logs());
-      const written = execFileSync('find', [...WRITABLE, '-xdev', '-uid', String(CROSSPLANE_UID), '-newer', marker], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      const written = execFileSync('find', [...WRITABLE, '-xdev', '-uid', String(CROSSPLANE_UID), '-newer', marker], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
       assert.equal(written, '', 'the function wrote files');
       assert.doesNotMatch(fn.logs(), /EACCES|EROFS|ENOENT|permission denied/i);
     });

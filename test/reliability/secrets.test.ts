@@ -12,7 +12,12 @@
 // product) and the container env the user wrote into the spec.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Ready, type RunFunctionRequest, type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk-typescript';
+import {
+  Ready,
+  type RunFunctionRequest,
+  type RunFunctionResponse,
+  Severity,
+} from '@crossplane-org/function-sdk-typescript';
 import { isObj, type Obj } from '../../src/kube.js';
 import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
 import { type FakeAws, startFakeAws } from '../support/fake-aws.js';
@@ -60,15 +65,20 @@ function leaksIn(text: string): string[] {
   return found;
 }
 
-const secretData = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
-const annotate = (key: string, obj: Obj): Obj => ({ ...obj, metadata: { ...((obj['metadata'] as Obj) ?? {}), annotations: { [RESOURCE_NAME_ANNOTATION]: key } } });
+const secretData = (values: Record<string, string>) =>
+  Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+const annotate = (key: string, obj: Obj): Obj => ({
+  ...obj,
+  metadata: { ...((obj['metadata'] as Obj) ?? {}), annotations: { [RESOURCE_NAME_ANNOTATION]: key } },
+});
 
 /** What of an answer must be free of secrets: all of it but composed Secrets' data and the env values the user wrote. */
 function scannable(rsp: RunFunctionResponse, userEnv: readonly string[]): string {
   const strip = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(strip).filter((v) => v !== STRIPPED);
     if (!isObj(value)) return value;
-    if (typeof value['name'] === 'string' && typeof value['value'] === 'string' && userEnv.includes(value['value'])) return STRIPPED;
+    if (typeof value['name'] === 'string' && typeof value['value'] === 'string' && userEnv.includes(value['value']))
+      return STRIPPED;
     const out: Obj = {};
     for (const [k, v] of Object.entries(value)) out[k] = strip(v);
     return out;
@@ -81,66 +91,166 @@ function scannable(rsp: RunFunctionResponse, userEnv: readonly string[]): string
       return [key, strip(obj)];
     }),
   );
-  return JSON.stringify({ results: rsp.results, conditions: rsp.conditions, composite: rsp.desired?.composite, resources, requirements: rsp.requirements, meta: rsp.meta });
+  return JSON.stringify({
+    results: rsp.results,
+    conditions: rsp.conditions,
+    composite: rsp.desired?.composite,
+    resources,
+    requirements: rsp.requirements,
+    meta: rsp.meta,
+  });
 }
 const STRIPPED = Symbol('stripped');
 
 function widget(spec: unknown): RunFunctionRequest {
-  return buildRequest({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'shop', namespace: 'team-a', uid: 'uid-shop' }, spec });
+  return buildRequest({
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'shop', namespace: 'team-a', uid: 'uid-shop' },
+    spec,
+  });
 }
 
 /** An in-cluster Database that exists: its credentials and connection Secrets hold dbPassword. */
 function clusterDatabase(spec: Obj, claim = false): RunFunctionRequest {
   const xr: Obj = claim
-    ? { apiVersion: 'example.com/v1', kind: 'XDatabase', metadata: { name: 'orders-x7k2p', uid: 'uid-orders', labels: { 'crossplane.io/claim-name': 'orders', 'crossplane.io/claim-namespace': 'team-a' } }, spec }
-    : { apiVersion: 'example.com/v1', kind: 'Database', metadata: { name: 'orders', namespace: 'team-a', uid: 'uid-orders' }, spec };
+    ? {
+        apiVersion: 'example.com/v1',
+        kind: 'XDatabase',
+        metadata: {
+          name: 'orders-x7k2p',
+          uid: 'uid-orders',
+          labels: { 'crossplane.io/claim-name': 'orders', 'crossplane.io/claim-namespace': 'team-a' },
+        },
+        spec,
+      }
+    : {
+        apiVersion: 'example.com/v1',
+        kind: 'Database',
+        metadata: { name: 'orders', namespace: 'team-a', uid: 'uid-orders' },
+        spec,
+      };
   const secrets: Array<[string, Obj]> = [
-    ['credentials', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'orders-db-credentials', namespace: 'team-a' }, data: secretData({ username: 'app', password: S.dbPassword }) }],
-    ['connection', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'orders-db-connection', namespace: 'team-a' }, data: secretData({ password: S.dbPassword, uri: `postgresql://app:${S.dbPassword}@orders-db.team-a.svc.cluster.local:5432/orders` }) }],
+    [
+      'credentials',
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'orders-db-credentials', namespace: 'team-a' },
+        data: secretData({ username: 'app', password: S.dbPassword }),
+      },
+    ],
+    [
+      'connection',
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'orders-db-connection', namespace: 'team-a' },
+        data: secretData({
+          password: S.dbPassword,
+          uri: `postgresql://app:${S.dbPassword}@orders-db.team-a.svc.cluster.local:5432/orders`,
+        }),
+      },
+    ],
   ];
   const sts: Obj = {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
     metadata: { name: 'orders-db', namespace: 'team-a', labels: { 'function-platform.dev/engine': 'postgres' } },
-    spec: { replicas: 1, volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { resources: { requests: { storage: '20Gi' } } } }] },
+    spec: {
+      replicas: 1,
+      volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { resources: { requests: { storage: '20Gi' } } } }],
+    },
     status: { readyReplicas: 1, replicas: 1 },
   };
   const observed = [...secrets, ['statefulset', sts] as [string, Obj]].map(([key, obj]) =>
-    annotate(key, claim ? { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Object', metadata: { name: `x-${key}` }, spec: { forProvider: { manifest: obj } }, status: { atProvider: { manifest: { ...obj, data: undefined } } } } : obj),
+    annotate(
+      key,
+      claim
+        ? {
+            apiVersion: 'kubernetes.crossplane.io/v1alpha2',
+            kind: 'Object',
+            metadata: { name: `x-${key}` },
+            spec: { forProvider: { manifest: obj } },
+            status: { atProvider: { manifest: { ...obj, data: undefined } } },
+          }
+        : obj,
+    ),
   );
   return buildRequest(xr, observed);
 }
 
 /** A Database on AWS that exists, with the provider's connection Secret required, connection details, and step credentials. */
 function awsDatabase(spec: Obj, endpoint: string, exists = true): RunFunctionRequest {
-  const xr: Obj = { apiVersion: 'example.com/v1', kind: 'Database', metadata: { name: 'ledger', namespace: 'team-a', uid: 'uid-ledger' }, spec };
+  const xr: Obj = {
+    apiVersion: 'example.com/v1',
+    kind: 'Database',
+    metadata: { name: 'ledger', namespace: 'team-a', uid: 'uid-ledger' },
+    spec,
+  };
   const instance = annotate('rds-instance', {
     apiVersion: 'rds.aws.m.upbound.io/v1beta1',
     kind: 'Instance',
     metadata: { name: 'ledger-db', namespace: 'team-a', labels: { 'function-platform.dev/engine': 'postgres' } },
     spec: { forProvider: { engine: 'postgres', engineVersion: '17', allocatedStorage: 20 } },
-    status: { atProvider: { address: 'ledger.abc.eu-west-1.rds.amazonaws.com', port: 5432, status: 'available' }, conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }] },
+    status: {
+      atProvider: { address: 'ledger.abc.eu-west-1.rds.amazonaws.com', port: 5432, status: 'available' },
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }],
+    },
   });
-  const bucket = annotate('backup-bucket', { apiVersion: 's3.aws.m.upbound.io/v1beta1', kind: 'Bucket', metadata: { name: 'ledger-db-backups' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } });
+  const bucket = annotate('backup-bucket', {
+    apiVersion: 's3.aws.m.upbound.io/v1beta1',
+    kind: 'Bucket',
+    metadata: { name: 'ledger-db-backups' },
+    status: { conditions: [{ type: 'Ready', status: 'True' }] },
+  });
   const providerSecret: Obj = {
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { name: 'ledger-db-rds', namespace: 'team-a' },
-    data: secretData({ username: 'app', password: S.rdsPassword, address: 'ledger.abc.eu-west-1.rds.amazonaws.com', port: '5432', endpoint: `postgresql://app:${S.rdsPassword}@ledger:5432` }),
+    data: secretData({
+      username: 'app',
+      password: S.rdsPassword,
+      address: 'ledger.abc.eu-west-1.rds.amazonaws.com',
+      port: '5432',
+      endpoint: `postgresql://app:${S.rdsPassword}@ledger:5432`,
+    }),
   };
   const credentials = [
-    { metadata: { name: 'aws' }, stringData: { aws_access_key_id: S.awsKeyId, aws_secret_access_key: S.awsSecret, aws_session_token: S.sessionToken, endpoint } },
+    {
+      metadata: { name: 'aws' },
+      stringData: {
+        aws_access_key_id: S.awsKeyId,
+        aws_secret_access_key: S.awsSecret,
+        aws_session_token: S.sessionToken,
+        endpoint,
+      },
+    },
     { metadata: { name: 'db' }, stringData: { password: S.otherPassword } },
   ];
-  const required = (secret: Obj) => ({ items: [{ resource: secret, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED }] });
+  const required = (secret: Obj) => ({
+    items: [{ resource: secret, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED }],
+  });
   const req = buildRequest(xr, exists ? [instance, bucket] : [], credentials as Obj[], undefined, {
     'rds-connection': required(providerSecret),
-    unrelated: required({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' }, data: secretData({ password: S.otherPassword }) }),
+    unrelated: required({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'x' },
+      data: secretData({ password: S.otherPassword }),
+    }),
   });
   req.extraResources = { 'rds-connection': required(providerSecret) };
   // Crossplane passes a composed resource's connection details along with it, and the XR's own.
-  if (exists) req.observed!.resources['rds-instance']!.connectionDetails = { password: Buffer.from(S.rdsPassword), username: Buffer.from('app') };
-  req.observed!.composite!.connectionDetails = { password: Buffer.from(S.rdsPassword), token: Buffer.from(S.sessionToken) };
+  if (exists)
+    req.observed!.resources['rds-instance']!.connectionDetails = {
+      password: Buffer.from(S.rdsPassword),
+      username: Buffer.from('app'),
+    };
+  req.observed!.composite!.connectionDetails = {
+    password: Buffer.from(S.rdsPassword),
+    token: Buffer.from(S.sessionToken),
+  };
   return req;
 }
 
@@ -157,7 +267,8 @@ describe('secrets never leak', () => {
       message: ({ headers }) => {
         const auth = String(headers['authorization'] ?? '');
         const head = `Request ${auth.slice(0, 60)} with token ${String(headers['x-amz-security-token'])} denied for key ${S.awsKeyId} `;
-        if (auth.includes('/us-east-2/')) return `${head}${'x'.repeat(Math.max(0, 185 - head.length))}${S.awsSecret} and more`;
+        if (auth.includes('/us-east-2/'))
+          return `${head}${'x'.repeat(Math.max(0, 185 - head.length))}${S.awsSecret} and more`;
         return `Denied: secret ${S.awsSecret}, key ${S.awsKeyId}, token ${String(headers['x-amz-security-token'])}. Go away.`;
       },
     });
@@ -178,25 +289,48 @@ describe('secrets never leak', () => {
   }
 
   function assertClean(what: string, rsp: RunFunctionResponse, userEnv: string[] = []) {
-    assert.deepEqual(leaksIn(scannable(rsp, userEnv)), [], `${what}: a secret in the answer outside Secret data\n${scannable(rsp, userEnv).slice(0, 3000)}`);
+    assert.deepEqual(
+      leaksIn(scannable(rsp, userEnv)),
+      [],
+      `${what}: a secret in the answer outside Secret data\n${scannable(rsp, userEnv).slice(0, 3000)}`,
+    );
   }
 
   test('Widget env: in the Deployment the user asked for, nowhere else', async () => {
     const env = { API_TOKEN: S.envToken, DATABASE_URL: S.envUrl };
     const rsp = await call('valid Widget', widget({ size: 2, env }), Object.values(env));
     assert.equal(fatalOf(rsp), undefined);
-    assert.ok(JSON.stringify(rsp.desired?.resources['deployment-blue']).includes(S.envToken), 'the env value reached the Deployment');
+    assert.ok(
+      JSON.stringify(rsp.desired?.resources['deployment-blue']).includes(S.envToken),
+      'the env value reached the Deployment',
+    );
     assertClean('valid Widget', rsp, Object.values(env));
   });
 
   test('invalid Widget specs with secrets in env values: Fatal, and the message names the field, not the value', async () => {
     const cases: Array<[string, unknown, RegExp]> = [
       ['an invalid env name', { env: { 'BAD-NAME': S.envToken } }, /spec\.env\["BAD-NAME"\]/],
-      ['an env value too long', { env: { API_TOKEN: `${S.envToken}${'x'.repeat(40_000)}` } }, /spec\.env\.API_TOKEN is too long/],
-      ['an env value that is an object', { env: { API_TOKEN: { value: S.envToken } } }, /spec\.env\.API_TOKEN is an object/],
+      [
+        'an env value too long',
+        { env: { API_TOKEN: `${S.envToken}${'x'.repeat(40_000)}` } },
+        /spec\.env\.API_TOKEN is too long/,
+      ],
+      [
+        'an env value that is an object',
+        { env: { API_TOKEN: { value: S.envToken } } },
+        /spec\.env\.API_TOKEN is an object/,
+      ],
       ['env as a Kubernetes env list', { env: [{ name: 'DATABASE_URL', value: S.envUrl }] }, /spec\.env is a list/],
-      ['too many env entries', { env: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`K${i}`, S.envToken])) }, /spec\.env has too many entries/],
-      ['other errors beside secret env values', { size: 0, color: 'Blue', env: { 'NOT OK': S.envUrl, OK: S.envToken } }, /spec\.size is 0/],
+      [
+        'too many env entries',
+        { env: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`K${i}`, S.envToken])) },
+        /spec\.env has too many entries/,
+      ],
+      [
+        'other errors beside secret env values',
+        { size: 0, color: 'Blue', env: { 'NOT OK': S.envUrl, OK: S.envToken } },
+        /spec\.size is 0/,
+      ],
     ];
     for (const [what, spec, message] of cases) {
       const rsp = await call(what, widget(spec));
@@ -235,7 +369,11 @@ describe('secrets never leak', () => {
       assert.equal(Boolean(fatalOf(rsp)), refused, `${what}: ${fatalOf(rsp)?.message ?? 'not refused'}`);
       if (!refused) {
         const connection = wrapped((rsp.desired?.resources['connection']?.resource ?? {}) as Obj);
-        assert.equal(Buffer.from(String((connection['data'] as Obj)['password']), 'base64').toString(), S.dbPassword, `${what}: the password is kept`);
+        assert.equal(
+          Buffer.from(String((connection['data'] as Obj)['password']), 'base64').toString(),
+          S.dbPassword,
+          `${what}: the password is kept`,
+        );
       }
       assertClean(what, rsp);
     }
@@ -243,27 +381,55 @@ describe('secrets never leak', () => {
 
   test('AWS: the provider’s Secret, connection details and step credentials (with AWS errors quoting them) stay out', async () => {
     const cases: Array<[string, RunFunctionRequest, boolean]> = [
-      ['an existing RDS Database', awsDatabase({ placement: 'aws', engine: 'postgres', version: '17', aws: { region: 'eu-west-1' } }, aws.endpoint), false],
-      ['a new RDS Database (orderable check)', awsDatabase({ placement: 'aws', engine: 'postgres', aws: { region: 'eu-west-1' } }, aws.endpoint, false), false],
-      ['a refused change', awsDatabase({ placement: 'aws', engine: 'mysql', aws: { region: 'eu-west-1' } }, aws.endpoint), true],
+      [
+        'an existing RDS Database',
+        awsDatabase(
+          { placement: 'aws', engine: 'postgres', version: '17', aws: { region: 'eu-west-1' } },
+          aws.endpoint,
+        ),
+        false,
+      ],
+      [
+        'a new RDS Database (orderable check)',
+        awsDatabase({ placement: 'aws', engine: 'postgres', aws: { region: 'eu-west-1' } }, aws.endpoint, false),
+        false,
+      ],
+      [
+        'a refused change',
+        awsDatabase({ placement: 'aws', engine: 'mysql', aws: { region: 'eu-west-1' } }, aws.endpoint),
+        true,
+      ],
     ];
     for (const [what, req, refused] of cases) {
       const rsp = await call(what, req);
       assert.equal(Boolean(fatalOf(rsp)), refused, `${what}: ${fatalOf(rsp)?.message ?? 'not refused'}`);
       if (!refused) {
-        const warnings = rsp.results.filter((r) => r.severity === Severity.SEVERITY_WARNING && r.reason === 'AwsUnavailable');
+        const warnings = rsp.results.filter(
+          (r) => r.severity === Severity.SEVERITY_WARNING && r.reason === 'AwsUnavailable',
+        );
         assert.ok(warnings.length > 0, `${what}: AWS was asked and its error reported`);
       }
       assertClean(what, rsp);
     }
-    const connection = (await call('the existing one again', cases[0]![1])).desired?.resources['connection']?.resource as Obj;
-    assert.equal(Buffer.from(String((connection['data'] as Obj)['password']), 'base64').toString(), S.rdsPassword, 'the provider’s password reached the connection Secret');
-    assert.ok(aws.received.some((r) => String(r.headers['authorization']).includes(S.awsKeyId)), 'the step credentials were used');
+    const connection = (await call('the existing one again', cases[0]![1])).desired?.resources['connection']
+      ?.resource as Obj;
+    assert.equal(
+      Buffer.from(String((connection['data'] as Obj)['password']), 'base64').toString(),
+      S.rdsPassword,
+      'the provider’s password reached the connection Secret',
+    );
+    assert.ok(
+      aws.received.some((r) => String(r.headers['authorization']).includes(S.awsKeyId)),
+      'the step credentials were used',
+    );
   });
 
   test('an AWS error quoting a credential across the 200-character cut leaves no piece of it', async () => {
     // src/aws/facts.ts cuts the error to 200 characters, then scrubs credentials: a secret the cut splits is not recognised.
-    const rsp = await call('AWS in us-east-2', awsDatabase({ placement: 'aws', engine: 'postgres', version: '17', aws: { region: 'us-east-2' } }, aws.endpoint));
+    const rsp = await call(
+      'AWS in us-east-2',
+      awsDatabase({ placement: 'aws', engine: 'postgres', version: '17', aws: { region: 'us-east-2' } }, aws.endpoint),
+    );
     const warnings = rsp.results.filter((r) => r.reason === 'AwsUnavailable').map((r) => r.message);
     assert.ok(warnings.length > 0, 'AWS was asked and its error reported');
     assert.deepEqual(leaksIn(warnings.join('\n')), [], `a piece of a credential in: ${warnings.join(' | ')}`);

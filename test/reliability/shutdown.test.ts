@@ -27,14 +27,31 @@ const LARGE = 6;
 const seed = readYamlObjects(`${repoRoot}/examples/widget/seed.yaml`)[0]!;
 
 function awsDatabase(i: number, endpoint: string): RunFunctionRequest {
-  const xr = { apiVersion: 'example.com/v1', kind: 'Database', metadata: { name: `held-${i}`, namespace: 'team-a', uid: `uid-held-${i}` }, spec: { placement: 'aws', aws: { region: 'eu-west-1' } } };
-  const credentials = [{ metadata: { name: 'aws' }, stringData: { aws_access_key_id: 'AKIAFAKEFAKEFAKE0001', aws_secret_access_key: 'fake/secret/key/for/a/stand-in/endpoint', endpoint } }];
+  const xr = {
+    apiVersion: 'example.com/v1',
+    kind: 'Database',
+    metadata: { name: `held-${i}`, namespace: 'team-a', uid: `uid-held-${i}` },
+    spec: { placement: 'aws', aws: { region: 'eu-west-1' } },
+  };
+  const credentials = [
+    {
+      metadata: { name: 'aws' },
+      stringData: {
+        aws_access_key_id: 'AKIAFAKEFAKEFAKE0001',
+        aws_secret_access_key: 'fake/secret/key/for/a/stand-in/endpoint',
+        endpoint,
+      },
+    },
+  ];
   return buildRequest(xr, [], credentials as Obj[]);
 }
 
 function largeWidget(i: number): RunFunctionRequest {
   // 8 MiB, half the limit: slow to send and to decode, in an annotation the function never reads.
-  return buildRequest({ ...seed, metadata: { name: `large-${i}`, namespace: 'team-a', annotations: { ballast: 'x'.repeat(8 * 1024 * 1024) } } });
+  return buildRequest({
+    ...seed,
+    metadata: { name: `large-${i}`, namespace: 'team-a', annotations: { ballast: 'x'.repeat(8 * 1024 * 1024) } },
+  });
 }
 
 async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
@@ -66,12 +83,18 @@ describe('SIGTERM on a busy server', () => {
 
   test('stops accepting, finishes every call in flight, exits 0', { timeout: 120_000 }, async (t) => {
     // One connection: the large requests are sent before the held ones, so they are inside the server first.
-    const large = Array.from({ length: LARGE }, (_, i) => ({ req: largeWidget(i), out: client.run(largeWidget(i), 60_000) }));
+    const large = Array.from({ length: LARGE }, (_, i) => ({
+      req: largeWidget(i),
+      out: client.run(largeWidget(i), 60_000),
+    }));
     const held = Array.from({ length: HELD }, (_, i) => {
       const req = awsDatabase(i, aws.endpoint);
       return { req, out: client.run(req, 60_000) };
     });
-    const ordinary = Array.from({ length: 20 }, () => ({ req: buildRequest(seed), out: client.run(buildRequest(seed), 60_000) }));
+    const ordinary = Array.from({ length: 20 }, () => ({
+      req: buildRequest(seed),
+      out: client.run(buildRequest(seed), 60_000),
+    }));
 
     // Every held call has reached AWS: it is inside the server, waiting.
     await aws.waitForCalls(HELD);
@@ -85,27 +108,39 @@ describe('SIGTERM on a busy server', () => {
     const refused = await late.run(buildRequest(seed), 5000);
     late.close();
     assert.equal(refused.ok, false, 'a new connection after SIGTERM was served');
-    if (!refused.ok) assert.equal(refused.code, grpc.status.UNAVAILABLE, `${grpc.status[refused.code]}: ${refused.details}`);
+    if (!refused.ok)
+      assert.equal(refused.code, grpc.status.UNAVAILABLE, `${grpc.status[refused.code]}: ${refused.details}`);
     assert.ok(alive(fn), 'still running: the held calls keep it');
     assert.equal(aws.calls, HELD, 'no held call was abandoned or retried');
 
     // AWS answers (with an error: the function turns it into a warning and still answers).
     aws.release();
     /** Every call answered soundly, and about its own request: `own` names what its answer must contain. */
-    const check = async (what: string, items: Array<{ req: RunFunctionRequest; out: Promise<Outcome> }>, own: (i: number) => [string, unknown]) => {
+    const check = async (
+      what: string,
+      items: Array<{ req: RunFunctionRequest; out: Promise<Outcome> }>,
+      own: (i: number) => [string, unknown],
+    ) => {
       for (const [i, { req, out }] of items.entries()) {
         const o = await out;
         assert.ok(o.ok, o.ok ? '' : `${what} ${i} failed: ${grpc.status[o.code]}: ${o.details}`);
         assert.equal(fatalOf(o.rsp), undefined, `${what} ${i}: ${fatalOf(o.rsp)?.message}`);
         assert.deepEqual(answerProblems(asReceived(req), o.rsp, { wellFormed: true }), [], `${what} ${i}`);
         const [key, name] = own(i);
-        assert.equal(field(o.rsp.desired?.resources[key]?.resource, 'metadata', 'name'), name, `${what} ${i} answers another request`);
+        assert.equal(
+          field(o.rsp.desired?.resources[key]?.resource, 'metadata', 'name'),
+          name,
+          `${what} ${i} answers another request`,
+        );
       }
     };
     await check('held AWS call', held, (i) => ['rds-instance', `held-${i}-db`]);
     for (const [i, { out }] of held.entries()) {
       const o = await out;
-      assert.ok(o.ok && o.rsp.results.some((r) => r.severity === Severity.SEVERITY_WARNING && r.reason === 'AwsUnavailable'), `held call ${i} has no AWS warning: it did not wait for AWS`);
+      assert.ok(
+        o.ok && o.rsp.results.some((r) => r.severity === Severity.SEVERITY_WARNING && r.reason === 'AwsUnavailable'),
+        `held call ${i} has no AWS warning: it did not wait for AWS`,
+      );
     }
     await check('large call', large, (i) => ['deployment-blue', `large-${i}-blue`]);
     await check('ordinary call', ordinary, () => ['deployment-blue', 'my-widget-blue']);

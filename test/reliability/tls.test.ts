@@ -30,7 +30,9 @@ function certDir(change: (dir: string) => void): string {
 
 /** Starting with `dir` fails: exit code 1, and the error names the file and says what is wrong. */
 async function failsToStart(dir: string, message: RegExp, opts: { uid?: number } = {}): Promise<void> {
-  const exit = await runToExit(['--address', '127.0.0.1:0', '--tls-server-certs-dir', dir], { ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.uid } : {}) });
+  const exit = await runToExit(['--address', '127.0.0.1:0', '--tls-server-certs-dir', dir], {
+    ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.uid } : {}),
+  });
   assert.equal(exit.signal, null, `the server started and had to be killed:\n${exit.output}`);
   assert.equal(exit.code, 1, exit.output);
   assert.doesNotMatch(exit.output, /listening/, 'it must not listen');
@@ -40,7 +42,8 @@ async function failsToStart(dir: string, message: RegExp, opts: { uid?: number }
 }
 
 const GARBAGE = 'this is not a certificate\n';
-const BROKEN_PEM = '-----BEGIN CERTIFICATE-----\nTUlJQm9URE5DQVZ5Z0F3SUJBZ0lVZmFrZWZha2VmYWtl\n-----END CERTIFICATE-----\n';
+const BROKEN_PEM =
+  '-----BEGIN CERTIFICATE-----\nTUlJQm9URE5DQVZ5Z0F3SUJBZ0lVZmFrZWZha2VmYWtl\n-----END CERTIFICATE-----\n';
 
 describe('TLS certificates at start', () => {
   before(() => {
@@ -51,27 +54,45 @@ describe('TLS certificates at start', () => {
   });
 
   test('garbage ca.crt: a clear error naming it, not a server that refuses everyone', async () => {
-    await failsToStart(certDir((d) => writeFileSync(join(d, 'ca.crt'), GARBAGE)), /\/ca\.crt holds no PEM certificate.*TLS needs tls\.crt, tls\.key and ca\.crt/);
+    await failsToStart(
+      certDir((d) => writeFileSync(join(d, 'ca.crt'), GARBAGE)),
+      /\/ca\.crt holds no PEM certificate.*TLS needs tls\.crt, tls\.key and ca\.crt/,
+    );
   });
 
   test('empty ca.crt', async () => {
-    await failsToStart(certDir((d) => writeFileSync(join(d, 'ca.crt'), '')), /\/ca\.crt holds no PEM certificate/);
+    await failsToStart(
+      certDir((d) => writeFileSync(join(d, 'ca.crt'), '')),
+      /\/ca\.crt holds no PEM certificate/,
+    );
   });
 
   test('a PEM block in ca.crt that is not a certificate', async () => {
-    await failsToStart(certDir((d) => writeFileSync(join(d, 'ca.crt'), BROKEN_PEM)), /\/ca\.crt: certificate 1 cannot be parsed/);
+    await failsToStart(
+      certDir((d) => writeFileSync(join(d, 'ca.crt'), BROKEN_PEM)),
+      /\/ca\.crt: certificate 1 cannot be parsed/,
+    );
   });
 
   test('garbage tls.crt', async () => {
-    await failsToStart(certDir((d) => writeFileSync(join(d, 'tls.crt'), GARBAGE)), /\/tls\.crt holds no PEM certificate/);
+    await failsToStart(
+      certDir((d) => writeFileSync(join(d, 'tls.crt'), GARBAGE)),
+      /\/tls\.crt holds no PEM certificate/,
+    );
   });
 
   test('garbage tls.key', async () => {
-    await failsToStart(certDir((d) => writeFileSync(join(d, 'tls.key'), GARBAGE)), /\/tls\.key is not a PEM private key/);
+    await failsToStart(
+      certDir((d) => writeFileSync(join(d, 'tls.key'), GARBAGE)),
+      /\/tls\.key is not a PEM private key/,
+    );
   });
 
   test('tls.key that is not the key of tls.crt', async () => {
-    await failsToStart(certDir((d) => writeFileSync(join(d, 'tls.key'), certs.clientKey)), /\/tls\.key is not the key of the certificate in .*\/tls\.crt/);
+    await failsToStart(
+      certDir((d) => writeFileSync(join(d, 'tls.key'), certs.clientKey)),
+      /\/tls\.key is not the key of the certificate in .*\/tls\.crt/,
+    );
   });
 
   test('tls.key is a directory (unreadable as a file)', async () => {
@@ -98,9 +119,13 @@ describe('TLS certificates at start', () => {
   test('a CA bundle in ca.crt (another CA first) starts and serves a client of ours', async () => {
     const other = makeCerts();
     dirs.push(other.serverDir);
-    const dir = certDir((d) => writeFileSync(join(d, 'ca.crt'), Buffer.concat([readFileSync(join(other.serverDir, 'ca.crt')), certs.ca])));
+    const dir = certDir((d) =>
+      writeFileSync(join(d, 'ca.crt'), Buffer.concat([readFileSync(join(other.serverDir, 'ca.crt')), certs.ca])),
+    );
     const fn = await startFunction({ insecure: false, args: ['--tls-server-certs-dir', dir] });
-    const client = dialWire(`localhost:${fn.port}`, { credentials: grpc.credentials.createSsl(certs.ca, certs.clientKey, certs.clientCert) });
+    const client = dialWire(`localhost:${fn.port}`, {
+      credentials: grpc.credentials.createSsl(certs.ca, certs.clientKey, certs.clientCert),
+    });
     try {
       const seed = readYamlObjects(`${repoRoot}/examples/widget/seed.yaml`)[0]!;
       const out = await client.run(buildRequest(seed), 10_000);

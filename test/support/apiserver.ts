@@ -58,7 +58,8 @@ export function findKubeBinaries(): KubeBinaries | undefined {
 /** Why the API server suites are skipped, or undefined when they can run. Warns loudly when skipping. */
 export function apiServerSkipReason(suite: string): string | undefined {
   if (findKubeBinaries() !== undefined) return undefined;
-  const reason = 'kube-apiserver/etcd not built: run `bash scripts/install-kube.sh` (needs Go), or set KUBE_APISERVER_BIN and ETCD_BIN';
+  const reason =
+    'kube-apiserver/etcd not built: run `bash scripts/install-kube.sh` (needs Go), or set KUBE_APISERVER_BIN and ETCD_BIN';
   console.warn(`\n!!!!!!!!!!\n!!! SKIPPING ${suite}: ${reason}\n!!! (in CI this is an error)\n!!!!!!!!!!\n`);
   return reason;
 }
@@ -77,14 +78,31 @@ export interface KubePki {
 /** A CA, the server's certificate (127.0.0.1, localhost), an admin client certificate and service-account keys. */
 export function makeKubePki(dir: string): KubePki {
   const pki = newPki(dir, '/CN=fp-test-kube-ca');
-  const server = pki.sign('apiserver', '/CN=kube-apiserver', 'subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc,IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n');
+  const server = pki.sign(
+    'apiserver',
+    '/CN=kube-apiserver',
+    'subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc,IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n',
+  );
   // O=system:masters: the group RBAC lets do everything, as kubeadm's admin.conf.
-  const admin = pki.sign('admin', '/O=system:masters/CN=fp-test-admin', 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n');
+  const admin = pki.sign(
+    'admin',
+    '/O=system:masters/CN=fp-test-admin',
+    'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n',
+  );
   // The service-account signing key pair: a leaf's key serves, its public half verifies.
   const sa = pki.selfSigned('sa', '/CN=service-accounts');
   const saPub = join(dir, 'sa.pub');
   execFileSync('openssl', ['pkey', '-in', sa.key, '-pubout', '-out', saPub], { stdio: 'pipe' });
-  return { dir, ca: pki.ca, serverCert: server.cert, serverKey: server.key, clientCert: admin.cert, clientKey: admin.key, saKey: sa.key, saPub };
+  return {
+    dir,
+    ca: pki.ca,
+    serverCert: server.cert,
+    serverKey: server.key,
+    clientCert: admin.cert,
+    clientKey: admin.key,
+    saKey: sa.key,
+    saPub,
+  };
 }
 
 interface Probe {
@@ -94,12 +112,16 @@ interface Probe {
 
 function get(url: string, tls?: { ca: Buffer; cert: Buffer; key: Buffer }): Promise<Probe> {
   return new Promise((resolve, reject) => {
-    const req = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, { method: 'GET', timeout: 5000, ...(tls ?? {}) }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = (url.startsWith('https:') ? httpsRequest : httpRequest)(
+      url,
+      { method: 'GET', timeout: 5000, ...(tls ?? {}) },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end();
@@ -161,58 +183,85 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
     const pki = makeKubePki(join(dir, 'pki'));
     const [clientPort, peerPort, securePort] = [await freePort(), await freePort(), await freePort()];
     const etcdUrl = `http://127.0.0.1:${clientPort}`;
-    etcd = spawnLogged('etcd', bins.etcd, [
-      '--name=fp-test',
-      `--data-dir=${join(dir, 'etcd')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-cluster=fp-test=http://127.0.0.1:${peerPort}`,
-      '--initial-cluster-state=new',
-      // Throwaway data: no fsync makes writes cheap on a busy machine.
-      '--unsafe-no-fsync',
-      '--log-level=warn',
-    ], join(dir, 'etcd.log'), spawnOpts);
+    etcd = spawnLogged(
+      'etcd',
+      bins.etcd,
+      [
+        '--name=fp-test',
+        `--data-dir=${join(dir, 'etcd')}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-cluster=fp-test=http://127.0.0.1:${peerPort}`,
+        '--initial-cluster-state=new',
+        // Throwaway data: no fsync makes writes cheap on a busy machine.
+        '--unsafe-no-fsync',
+        '--log-level=warn',
+      ],
+      join(dir, 'etcd.log'),
+      spawnOpts,
+    );
     await waitFor('etcd', etcd, 30_000, async () => {
       const r = await get(`${etcdUrl}/health`);
       return r.status === 200 && /"health":\s*"true"/.test(r.body);
     });
 
     const url = `https://127.0.0.1:${securePort}`;
-    apiserver = spawnLogged('kube-apiserver', bins.apiserver, [
-      `--etcd-servers=${etcdUrl}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${securePort}`,
-      `--cert-dir=${join(dir, 'apiserver-certs')}`,
-      `--tls-cert-file=${pki.serverCert}`,
-      `--tls-private-key-file=${pki.serverKey}`,
-      `--client-ca-file=${pki.ca}`,
-      '--anonymous-auth=false',
-      '--authorization-mode=RBAC',
-      `--service-account-key-file=${pki.saPub}`,
-      `--service-account-signing-key-file=${pki.saKey}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      '--service-cluster-ip-range=10.96.0.0/16',
-      // ServiceAccount admission wants the token controller's objects for pods; nothing here runs pods.
-      '--disable-admission-plugins=ServiceAccount',
-      // No nodes, no endpoints controller: do not maintain the kubernetes Service's endpoints.
-      '--endpoint-reconciler-type=none',
-      '--enable-priority-and-fairness=false',
-      '--profiling=false',
-      '--shutdown-delay-duration=0s',
-      '--v=1',
-      ...(opts.apiserverArgs ?? []),
-    ], join(dir, 'apiserver.log'), spawnOpts);
+    apiserver = spawnLogged(
+      'kube-apiserver',
+      bins.apiserver,
+      [
+        `--etcd-servers=${etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${securePort}`,
+        `--cert-dir=${join(dir, 'apiserver-certs')}`,
+        `--tls-cert-file=${pki.serverCert}`,
+        `--tls-private-key-file=${pki.serverKey}`,
+        `--client-ca-file=${pki.ca}`,
+        '--anonymous-auth=false',
+        '--authorization-mode=RBAC',
+        `--service-account-key-file=${pki.saPub}`,
+        `--service-account-signing-key-file=${pki.saKey}`,
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        '--service-cluster-ip-range=10.96.0.0/16',
+        // ServiceAccount admission wants the token controller's objects for pods; nothing here runs pods.
+        '--disable-admission-plugins=ServiceAccount',
+        // No nodes, no endpoints controller: do not maintain the kubernetes Service's endpoints.
+        '--endpoint-reconciler-type=none',
+        '--enable-priority-and-fairness=false',
+        '--profiling=false',
+        '--shutdown-delay-duration=0s',
+        '--v=1',
+        ...(opts.apiserverArgs ?? []),
+      ],
+      join(dir, 'apiserver.log'),
+      spawnOpts,
+    );
     const tls = { ca: readFileSync(pki.ca), cert: readFileSync(pki.clientCert), key: readFileSync(pki.clientKey) };
-    await waitFor('kube-apiserver', apiserver, opts.timeoutMs ?? 180_000, async () => (await get(`${url}/readyz`, tls)).status === 200);
+    await waitFor(
+      'kube-apiserver',
+      apiserver,
+      opts.timeoutMs ?? 180_000,
+      async () => (await get(`${url}/readyz`, tls)).status === 200,
+    );
 
     const kubeconfig = {
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{ name: 'fp-test', cluster: { server: url, 'certificate-authority-data': tls.ca.toString('base64') } }],
-      users: [{ name: 'fp-test-admin', user: { 'client-certificate-data': tls.cert.toString('base64'), 'client-key-data': tls.key.toString('base64') } }],
+      clusters: [
+        { name: 'fp-test', cluster: { server: url, 'certificate-authority-data': tls.ca.toString('base64') } },
+      ],
+      users: [
+        {
+          name: 'fp-test-admin',
+          user: {
+            'client-certificate-data': tls.cert.toString('base64'),
+            'client-key-data': tls.key.toString('base64'),
+          },
+        },
+      ],
       contexts: [{ name: 'fp-test', context: { cluster: 'fp-test', user: 'fp-test-admin', namespace: 'default' } }],
       'current-context': 'fp-test',
     };
@@ -247,7 +296,9 @@ export class ApiError extends Error {
     readonly status: Json,
     readonly request: string,
   ) {
-    super(`${request}: ${code} ${String(status['reason'] ?? '')}: ${String(status['message'] ?? JSON.stringify(status))}`);
+    super(
+      `${request}: ${code} ${String(status['reason'] ?? '')}: ${String(status['message'] ?? JSON.stringify(status))}`,
+    );
     this.name = 'ApiError';
   }
 
@@ -277,7 +328,10 @@ type Header = { apiVersion: string; kind: string; metadata: { name: string; name
 const header = (o: Json): Header => ({
   apiVersion: String(o['apiVersion']),
   kind: String(o['kind']),
-  metadata: { name: String(o['metadata']?.['name'] ?? ''), ...(o['metadata']?.['namespace'] ? { namespace: String(o['metadata']['namespace']) } : {}) },
+  metadata: {
+    name: String(o['metadata']?.['name'] ?? ''),
+    ...(o['metadata']?.['namespace'] ? { namespace: String(o['metadata']['namespace']) } : {}),
+  },
 });
 
 /**
@@ -291,11 +345,18 @@ export class KubeClient extends KubernetesObjectApi {
 
   static fromKubeConfig(kc: KubeConfig): KubeClient {
     const base = KubernetesObjectApi.makeApiClient(kc);
-    return new KubeClient((base as unknown as { configuration: ConstructorParameters<typeof KubernetesObjectApi>[0] }).configuration);
+    return new KubeClient(
+      (base as unknown as { configuration: ConstructorParameters<typeof KubernetesObjectApi>[0] }).configuration,
+    );
   }
 
   /** One request; `action` picks the collection (create) or the object URL. */
-  async raw(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', obj: Json, action: 'create' | 'list' | 'read' | 'patch' | 'replace' | 'delete', opts: { subresource?: string; query?: Record<string, string>; body?: unknown; contentType?: string } = {}): Promise<Json> {
+  async raw(
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    obj: Json,
+    action: 'create' | 'list' | 'read' | 'patch' | 'replace' | 'delete',
+    opts: { subresource?: string; query?: Record<string, string>; body?: unknown; contentType?: string } = {},
+  ): Promise<Json> {
     const spec = header(obj) as unknown as KubernetesObject;
     // Cluster-scoped kinds have no namespace; specUriPath leaves it out for them.
     let path = await this.specUriPath(spec, action);
@@ -316,7 +377,8 @@ export class KubeClient extends KubernetesObjectApi {
     const warning = rsp.headers['warning'];
     if (warning) {
       // "299 - \"unknown field \"spec.foo\"\"", several joined with ", " (RFC 7234 warn-text is quoted).
-      for (const m of warning.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)) this.warnings.push({ request: what, warning: m[1]!.replace(/\\(.)/g, '$1') });
+      for (const m of warning.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g))
+        this.warnings.push({ request: what, warning: m[1]!.replace(/\\(.)/g, '$1') });
     }
     let data: Json;
     try {
@@ -359,17 +421,31 @@ export class KubeClient extends KubernetesObjectApi {
 
   /** Server-side apply of the object's fully specified intent. */
   async applyObj(obj: Json, o: WriteOptions & { fieldManager: string }): Promise<Json> {
-    return this.raw('PATCH', obj, 'patch', { body: obj, contentType: 'application/apply-patch+yaml', query: KubeClient.query(o) });
+    return this.raw('PATCH', obj, 'patch', {
+      body: obj,
+      contentType: 'application/apply-patch+yaml',
+      query: KubeClient.query(o),
+    });
   }
 
   /** Server-side apply to the status subresource. */
   async applyStatus(obj: Json, o: WriteOptions & { fieldManager: string }): Promise<Json> {
-    return this.raw('PATCH', obj, 'patch', { subresource: 'status', body: obj, contentType: 'application/apply-patch+yaml', query: KubeClient.query(o) });
+    return this.raw('PATCH', obj, 'patch', {
+      subresource: 'status',
+      body: obj,
+      contentType: 'application/apply-patch+yaml',
+      query: KubeClient.query(o),
+    });
   }
 
   /** JSON merge patch of the status subresource, as a controller writes its status. */
   async mergeStatus(obj: Json, status: Json, o: WriteOptions = {}): Promise<Json> {
-    return this.raw('PATCH', obj, 'patch', { subresource: 'status', body: { status }, contentType: 'application/merge-patch+json', query: KubeClient.query(o) });
+    return this.raw('PATCH', obj, 'patch', {
+      subresource: 'status',
+      body: { status },
+      contentType: 'application/merge-patch+json',
+      query: KubeClient.query(o),
+    });
   }
 
   async deleteObj(obj: Json): Promise<void> {
@@ -382,9 +458,14 @@ export class KubeClient extends KubernetesObjectApi {
 
   /** Lists objects as plain JSON (every namespace when none is given). */
   async listObjs(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<Json[]> {
-    const r = await this.raw('GET', { apiVersion, kind, metadata: { name: '', ...(namespace ? { namespace } : {}) } }, 'list', {
-      query: labelSelector ? { labelSelector } : {},
-    });
+    const r = await this.raw(
+      'GET',
+      { apiVersion, kind, metadata: { name: '', ...(namespace ? { namespace } : {}) } },
+      'list',
+      {
+        query: labelSelector ? { labelSelector } : {},
+      },
+    );
     return (r['items'] ?? []).map((item: Json) => ({ apiVersion, kind, ...item }));
   }
 
@@ -398,7 +479,8 @@ export class KubeClient extends KubernetesObjectApi {
       if (conditions.some((c) => c['type'] === 'Established' && c['status'] === 'True')) return crd!;
       const bad = conditions.find((c) => c['type'] === 'NamesAccepted' && c['status'] === 'False');
       if (bad) throw new Error(`CRD ${name}: names not accepted: ${String(bad['message'])}`);
-      if (Date.now() > deadline) throw new Error(`CRD ${name} not Established after ${timeoutMs} ms: ${JSON.stringify(conditions)}`);
+      if (Date.now() > deadline)
+        throw new Error(`CRD ${name} not Established after ${timeoutMs} ms: ${JSON.stringify(conditions)}`);
       await sleep(100);
     }
   }

@@ -49,9 +49,14 @@ export function sharedCrds(caBundlePem: string): { file: string; crd: Json }[] {
       const conversion: Json | undefined = doc['spec']?.['conversion'];
       if (conversion?.['strategy'] === 'Webhook') {
         const parent = file.split('/').slice(-2)[0]!;
-        const clientConfig: Json = (((conversion['webhook'] ??= {})['clientConfig'] ??= {}));
+        const clientConfig: Json = ((conversion['webhook'] ??= {})['clientConfig'] ??= {});
         clientConfig['caBundle'] = Buffer.from(caBundlePem).toString('base64');
-        clientConfig['service'] = { ...(clientConfig['service'] ?? {}), name: parent, namespace: 'crossplane-system', port: 9443 };
+        clientConfig['service'] = {
+          ...(clientConfig['service'] ?? {}),
+          name: parent,
+          namespace: 'crossplane-system',
+          port: 9443,
+        };
       }
       out.push({ file, crd: doc });
     }
@@ -99,11 +104,16 @@ export async function establishXrd(client: KubeClient, xrd: Json, timeoutMs = 60
     const stored = await client.getObj(xrd);
     const conditions: Json[] = stored?.['status']?.['conditions'] ?? [];
     if (wanted.every((t) => conditions.some((c) => c['type'] === t && c['status'] === 'True'))) break;
-    if (Date.now() > deadline) throw new Error(`XRD ${xrd['metadata']['name']} not ${wanted.join(' and ')} after ${timeoutMs} ms: ${JSON.stringify(conditions)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `XRD ${xrd['metadata']['name']} not ${wanted.join(' and ')} after ${timeoutMs} ms: ${JSON.stringify(conditions)}`,
+      );
     await sleep(200);
   }
   const group = String(xrd['spec']['group']);
-  const names = [xrd['spec']['names']['plural'], xrd['spec']['claimNames']?.['plural']].filter(Boolean).map((p) => `${p}.${group}`);
+  const names = [xrd['spec']['names']['plural'], xrd['spec']['claimNames']?.['plural']]
+    .filter(Boolean)
+    .map((p) => `${p}.${group}`);
   const out: Json[] = [];
   for (const name of names) out.push(await client.waitEstablished(name, timeoutMs));
   return out;
@@ -122,13 +132,23 @@ export async function prepareCluster(api: ApiServer, mode: Mode): Promise<{ xrds
   try {
     const client = api.client;
     // Crossplane's own CRDs are the ones its binary installed; ../shared has a newer release's.
-    const own = new Set(readdirSync(CROSSPLANE_CRDS).filter((f) => f.endsWith('.yaml')).map((f) => f.replace(/^([^_]+)_(.+)\.yaml$/, '$2.$1')));
-    await installCrds(client, sharedCrds(api.caPem).map((c) => c.crd).filter((crd) => !own.has(String(crd['metadata']['name']))));
+    const own = new Set(
+      readdirSync(CROSSPLANE_CRDS)
+        .filter((f) => f.endsWith('.yaml'))
+        .map((f) => f.replace(/^([^_]+)_(.+)\.yaml$/, '$2.$1')),
+    );
+    await installCrds(
+      client,
+      sharedCrds(api.caPem)
+        .map((c) => c.crd)
+        .filter((crd) => !own.has(String(crd['metadata']['name']))),
+    );
     await crossplaneReady(crossplane);
     const { xrds, compositions, meta } = packageDocs(mode);
     for (const xrd of xrds) await install(client, xrd);
     for (const c of compositions) await install(client, c);
-    for (const m of meta) await install(client, { ...m, metadata: { ...m['metadata'], namespace: 'crossplane-system' } });
+    for (const m of meta)
+      await install(client, { ...m, metadata: { ...m['metadata'], namespace: 'crossplane-system' } });
     const generated: Json[] = [];
     for (const xrd of xrds) generated.push(...(await establishXrd(client, xrd)));
     return { xrds, generated };

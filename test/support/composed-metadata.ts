@@ -19,13 +19,18 @@ const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.s
 export function composedFieldOwner(xr: Json): string {
   const group = groupOf(String(xr['apiVersion']));
   const gk = group ? `${String(xr['kind'])}.${group}` : String(xr['kind']);
-  const h = createHash('sha256').update(String(xr['metadata']['name']) + gk).digest('hex');
+  const h = createHash('sha256')
+    .update(String(xr['metadata']['name']) + gk)
+    .digest('hex');
   return `${FIELD_OWNER_COMPOSED_PREFIX}/${h}`;
 }
 
 /** names.ChildName: <parent>-<12 hex of sha256(uid + key)>, truncated to 63. */
 export function childName(parent: string, uid: string, key: string): string {
-  const suffix = createHash('sha256').update(uid + key).digest('hex').slice(0, 12);
+  const suffix = createHash('sha256')
+    .update(uid + key)
+    .digest('hex')
+    .slice(0, 12);
   let p = parent && !parent.endsWith('-') ? `${parent}-` : parent;
   if ((p + suffix).length <= 63) return p + suffix;
   const max = 63 - 12;
@@ -56,10 +61,20 @@ export function renderComposedMetadata(xr: Json, key: string, resource: Json | u
   const labels: Json = { [LABEL_COMPOSITE]: compositeLabel };
   const claimName = xr['metadata']['labels']?.[LABEL_CLAIM_NAME];
   const claimNamespace = xr['metadata']['labels']?.[LABEL_CLAIM_NAMESPACE];
-  if (claimName && claimNamespace) Object.assign(labels, { [LABEL_CLAIM_NAME]: claimName, [LABEL_CLAIM_NAMESPACE]: claimNamespace });
+  if (claimName && claimNamespace)
+    Object.assign(labels, { [LABEL_CLAIM_NAME]: claimName, [LABEL_CLAIM_NAMESPACE]: claimNamespace });
   meta['labels'] = { ...(meta['labels'] ?? {}), ...labels };
-  const owner = { apiVersion: xr['apiVersion'], kind: xr['kind'], name: xr['metadata']['name'], uid: xr['metadata']['uid'], controller: true, blockOwnerDeletion: true };
-  const others: Json[] = (meta['ownerReferences'] ?? []).filter((o: Json) => o['uid'] !== owner.uid && o['controller'] !== true);
+  const owner = {
+    apiVersion: xr['apiVersion'],
+    kind: xr['kind'],
+    name: xr['metadata']['name'],
+    uid: xr['metadata']['uid'],
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  const others: Json[] = (meta['ownerReferences'] ?? []).filter(
+    (o: Json) => o['uid'] !== owner.uid && o['controller'] !== true,
+  );
   meta['ownerReferences'] = [...others, owner];
   if (!meta['name']) {
     meta['name'] = childName(meta['generateName'], String(owner.uid), key);
@@ -67,4 +82,3 @@ export function renderComposedMetadata(xr: Json, key: string, resource: Json | u
   }
   return cd;
 }
-

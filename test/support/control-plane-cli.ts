@@ -34,7 +34,7 @@ function tryIt(state: ControlPlaneState): void {
 
 async function up(claims: boolean): Promise<void> {
   const state = recorded();
-  if (state && state.processes.every(runs)) {
+  if (state?.processes.every(runs)) {
     say(`already up (${relative(repoRoot, stateFile)})`);
     tryIt(state);
     return;
@@ -44,8 +44,16 @@ async function up(claims: boolean): Promise<void> {
     await down();
   }
   rmSync(dir, { recursive: true, force: true });
-  say(`bringing up the local control plane${claims ? ' with the claims Configuration and provider-kubernetes' : ''} in ${relative(repoRoot, dir)}`);
-  const cp = await startControlPlane({ dir, detached: true, claims, say: (l) => say(`  ${l}`), keepOnFailure: process.env['CLUSTER_KEEP_ON_FAILURE'] === '1' });
+  say(
+    `bringing up the local control plane${claims ? ' with the claims Configuration and provider-kubernetes' : ''} in ${relative(repoRoot, dir)}`,
+  );
+  const cp = await startControlPlane({
+    dir,
+    detached: true,
+    claims,
+    say: (l) => say(`  ${l}`),
+    keepOnFailure: process.env['CLUSTER_KEEP_ON_FAILURE'] === '1',
+  });
   say(`up in ${((cp.timings['total'] ?? 0) / 1000).toFixed(1)} s`);
   tryIt(recorded()!);
 }

@@ -21,7 +21,15 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { ApiError, type ApiServer, type Json, type KubeClient, startApiServer } from './apiserver.js';
 import { FUNCTION_DNS } from './crossplane-tls.js';
 import { repoRoot } from '../../dev/infra/paths.js';
-import { freePort, type Proc, type ProcessRecord, spawnLogged, stopPid, tail, waitFor } from '../../dev/infra/processes.js';
+import {
+  freePort,
+  type Proc,
+  type ProcessRecord,
+  spawnLogged,
+  stopPid,
+  tail,
+  waitFor,
+} from '../../dev/infra/processes.js';
 import { toolPath, toolsSkipReason } from './tools.js';
 
 export const CROSSPLANE_NAMESPACE = 'crossplane-system';
@@ -29,12 +37,26 @@ export const FUNCTION_NAME = 'function-platform';
 export const FUNCTION_VERSION = 'v0.1.0';
 
 /** What each mode needs from .cache/bin. */
-const TOOLS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'crossplane', 'crank', 'registry', 'xp-certs'];
+const TOOLS = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kwok',
+  'crossplane',
+  'crank',
+  'registry',
+  'xp-certs',
+];
 const CLAIMS_TOOLS = [...TOOLS, 'provider-kubernetes'];
 
 /** Why an e2e suite must skip (missing tools; an error in CI), or undefined. */
 export function controlPlaneSkipReason(suite: string, opts: { claims?: boolean } = {}): string | undefined {
-  const kube = toolsSkipReason(suite, ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'], 'scripts/install-kube.sh');
+  const kube = toolsSkipReason(
+    suite,
+    ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'],
+    'scripts/install-kube.sh',
+  );
   if (kube) return kube;
   const xp = toolsSkipReason(suite, ['crossplane', 'crank', 'registry', 'xp-certs'], 'scripts/install-crossplane.sh');
   if (xp) return xp;
@@ -80,7 +102,10 @@ export interface ControlPlane {
   functionPort: number;
   timings: Record<string, number>;
   /** Runs the machine's kubectl against this control plane (its cache kept in the run's dir). */
-  kubectl(args: string[], opts?: { input?: string; allowFail?: boolean }): Promise<{ code: number; stdout: string; stderr: string }>;
+  kubectl(
+    args: string[],
+    opts?: { input?: string; allowFail?: boolean },
+  ): Promise<{ code: number; stdout: string; stderr: string }>;
   /** Ends the function's process (SIGKILL by default: a crash), and starts it again on the same port. */
   killFunction(signal?: NodeJS.Signals): Promise<void>;
   startFunction(): Promise<void>;
@@ -127,17 +152,25 @@ async function waitCondition(client: KubeClient, ref: Json, type: string, timeou
     const conditions: Json[] = last?.['status']?.['conditions'] ?? [];
     if (conditions.some((c) => c['type'] === type && c['status'] === 'True')) return last!;
     if (Date.now() > deadline) {
-      throw new Error(`${ref['kind']} ${ref['metadata']['name']}: ${type} not True after ${timeoutMs} ms: ${JSON.stringify(conditions)}`);
+      throw new Error(
+        `${ref['kind']} ${ref['metadata']['name']}: ${type} not True after ${timeoutMs} ms: ${JSON.stringify(conditions)}`,
+      );
     }
     await sleep(200);
   }
 }
 
 /** The Secret's data, decoded. */
-export async function secretData(client: KubeClient, namespace: string, name: string): Promise<Record<string, Buffer> | undefined> {
+export async function secretData(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+): Promise<Record<string, Buffer> | undefined> {
   const s = await client.getObj({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace } });
   if (!s) return undefined;
-  return Object.fromEntries(Object.entries((s['data'] ?? {}) as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
+  return Object.fromEntries(
+    Object.entries((s['data'] ?? {}) as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64')]),
+  );
 }
 
 function writeCertDir(dir: string, files: Record<string, Buffer>): void {
@@ -145,12 +178,25 @@ function writeCertDir(dir: string, files: Record<string, Buffer>): void {
   for (const [name, data] of Object.entries(files)) writeFileSync(join(dir, name), data, { mode: 0o644 });
 }
 
-function run(bin: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  bin: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(bin, args, { env: opts.env ?? process.env, cwd: opts.cwd ?? repoRoot, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    const child = execFile(
+      bin,
+      args,
+      { env: opts.env ?? process.env, cwd: opts.cwd ?? repoRoot, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : 1
+          : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
     if (opts.input !== undefined) child.stdin!.end(opts.input);
   });
 }
@@ -169,7 +215,12 @@ function fakeNode(name: string): Json {
     metadata: {
       name,
       annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-      labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+      labels: {
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        type: 'kwok',
+      },
     },
     spec: {},
     status: { capacity, allocatable: capacity },
@@ -185,7 +236,10 @@ function storageClasses(): Json[] {
   const sc = (name: string, expand: boolean, isDefault: boolean): Json => ({
     apiVersion: 'storage.k8s.io/v1',
     kind: 'StorageClass',
-    metadata: { name, ...(isDefault ? { annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } } : {}) },
+    metadata: {
+      name,
+      ...(isDefault ? { annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } } : {}),
+    },
     provisioner: STAND_IN_PROVISIONER,
     reclaimPolicy: 'Retain',
     volumeBindingMode: 'Immediate',
@@ -207,7 +261,11 @@ export interface CrossplaneCore {
  * runs it (its CRDs, CA and client certificate Secrets, the Lock), then
  * `core start` with the External package runtime and webhooks off.
  */
-export async function startCrossplane(api: ApiServer, dir: string, opts: { detached?: boolean } = {}): Promise<CrossplaneCore> {
+export async function startCrossplane(
+  api: ApiServer,
+  dir: string,
+  opts: { detached?: boolean } = {},
+): Promise<CrossplaneCore> {
   const client = api.client;
   const logs = fileOf(dir, 'logs');
   mkdirSync(logs, { recursive: true });
@@ -233,9 +291,14 @@ export async function startCrossplane(api: ApiServer, dir: string, opts: { detac
   if (init.code !== 0) throw new Error(`crossplane core init failed:\n${tail(fileOf(logs, 'crossplane-init.log'))}`);
   const clientSecret = await secretData(client, CROSSPLANE_NAMESPACE, 'crossplane-tls-client');
   const caSecret = await secretData(client, CROSSPLANE_NAMESPACE, 'crossplane-root-ca');
-  if (!clientSecret?.['tls.crt'] || !caSecret?.['tls.key']) throw new Error('crossplane core init wrote no crossplane-tls-client or crossplane-root-ca Secret');
+  if (!clientSecret?.['tls.crt'] || !caSecret?.['tls.key'])
+    throw new Error('crossplane core init wrote no crossplane-tls-client or crossplane-root-ca Secret');
   const clientCerts = fileOf(dir, 'crossplane-tls-client');
-  writeCertDir(clientCerts, { 'tls.crt': clientSecret['tls.crt'], 'tls.key': clientSecret['tls.key']!, 'ca.crt': clientSecret['ca.crt']! });
+  writeCertDir(clientCerts, {
+    'tls.crt': clientSecret['tls.crt'],
+    'tls.key': clientSecret['tls.key']!,
+    'ca.crt': clientSecret['ca.crt']!,
+  });
   const cache = fileOf(dir, 'xpkg-cache');
   mkdirSync(cache, { recursive: true });
   const [metricsPort, healthPort] = [await freePort(), await freePort()];
@@ -262,7 +325,12 @@ export async function startCrossplane(api: ApiServer, dir: string, opts: { detac
 
 /** Waits until Crossplane's readiness endpoint answers. */
 export async function crossplaneReady(xp: CrossplaneCore, timeoutMs = 60_000): Promise<void> {
-  await waitFor('crossplane', xp.proc, timeoutMs, async () => (await fetch(`http://127.0.0.1:${xp.healthPort}/readyz`).catch(() => undefined))?.status === 200);
+  await waitFor(
+    'crossplane',
+    xp.proc,
+    timeoutMs,
+    async () => (await fetch(`http://127.0.0.1:${xp.healthPort}/readyz`).catch(() => undefined))?.status === 200,
+  );
 }
 
 /**
@@ -273,7 +341,10 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   const say = opts.say ?? (() => {});
   const claims = opts.claims ?? false;
   const missing = (claims ? CLAIMS_TOOLS : TOOLS).filter((t) => !existsSync(toolPath(t)));
-  if (missing.length) throw new Error(`not built: ${missing.join(', ')} (run scripts/install-kube.sh, scripts/install-crossplane.sh${claims ? ', scripts/install-provider-kubernetes.sh' : ''})`);
+  if (missing.length)
+    throw new Error(
+      `not built: ${missing.join(', ')} (run scripts/install-kube.sh, scripts/install-crossplane.sh${claims ? ', scripts/install-provider-kubernetes.sh' : ''})`,
+    );
   if (!existsSync(join(CROSSPLANE_CRDS, 'apiextensions.crossplane.io_compositeresourcedefinitions.yaml'))) {
     throw new Error(`${CROSSPLANE_CRDS} holds no Crossplane CRDs: run scripts/install-crossplane.sh`);
   }
@@ -351,10 +422,20 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     ]);
     for (let i = 1; i <= (opts.nodes ?? 2); i++) await applyManifest(client, fakeNode(`fake-node-${i}`));
     for (const sc of storageClasses()) await applyManifest(client, sc);
-    await waitFor('fake nodes Ready', processes.find((p) => p.name === 'kwok'), 60_000, async () => {
-      const nodes = await client.listObjs('v1', 'Node');
-      return nodes.length > 0 && nodes.every((n) => (n['status']?.['conditions'] ?? []).some((c: Json) => c['type'] === 'Ready' && c['status'] === 'True'));
-    });
+    await waitFor(
+      'fake nodes Ready',
+      processes.find((p) => p.name === 'kwok'),
+      60_000,
+      async () => {
+        const nodes = await client.listObjs('v1', 'Node');
+        return (
+          nodes.length > 0 &&
+          nodes.every((n) =>
+            (n['status']?.['conditions'] ?? []).some((c: Json) => c['type'] === 'Ready' && c['status'] === 'True'),
+          )
+        );
+      },
+    );
     lap('controllers, scheduler, kwok nodes Ready');
 
     // 3. Crossplane: what the Helm chart's init container does, then the core.
@@ -370,15 +451,33 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     const caDir = fileOf(dir, 'crossplane-root-ca');
     writeCertDir(caDir, { 'tls.crt': caSecret['tls.crt']!, 'tls.key': caSecret['tls.key']! });
     const serverCerts = fileOf(dir, 'function-tls-server');
-    execFileSync(toolPath('xp-certs'), ['sign', '--ca', caDir, '--usage', 'server', '--out', serverCerts, ...[...FUNCTION_DNS, 'localhost'].flatMap((d) => ['--dns', d])]);
+    execFileSync(toolPath('xp-certs'), [
+      'sign',
+      '--ca',
+      caDir,
+      '--usage',
+      'server',
+      '--out',
+      serverCerts,
+      ...[...FUNCTION_DNS, 'localhost'].flatMap((d) => ['--dns', d]),
+    ]);
 
     // 5. The function, as a local process on those certificates.
     const functionPort = await freePort();
-    const fnArgs = [join(repoRoot, 'dist', 'main.js'), '--address', `127.0.0.1:${functionPort}`, '--tls-server-certs-dir', serverCerts, ...(opts.functionDebug ? ['--debug'] : [])];
+    const fnArgs = [
+      join(repoRoot, 'dist', 'main.js'),
+      '--address',
+      `127.0.0.1:${functionPort}`,
+      '--tls-server-certs-dir',
+      serverCerts,
+      ...(opts.functionDebug ? ['--debug'] : []),
+    ];
     const fnLog = fileOf(logs, 'function.log');
     const startFn = async (append: boolean) => {
       fn = spawnLogged('function', process.execPath, fnArgs, fnLog, { detached, append });
-      await waitFor('the function', fn, 20_000, async () => readFileSync(fnLog, 'utf8').includes(`"port":${functionPort}`));
+      await waitFor('the function', fn, 20_000, async () =>
+        readFileSync(fnLog, 'utf8').includes(`"port":${functionPort}`),
+      );
     };
     await startFn(false);
 
@@ -389,7 +488,16 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     const xpkg = fileOf(dir, 'function-platform.xpkg');
     const emptyExamples = fileOf(dir, 'no-examples');
     mkdirSync(emptyExamples, { recursive: true });
-    const build = await run(toolPath('crank'), ['xpkg', 'build', '-f', join(repoRoot, 'package', 'function'), '-e', emptyExamples, '-o', xpkg]);
+    const build = await run(toolPath('crank'), [
+      'xpkg',
+      'build',
+      '-f',
+      join(repoRoot, 'package', 'function'),
+      '-e',
+      emptyExamples,
+      '-o',
+      xpkg,
+    ]);
     if (build.code !== 0) throw new Error(`crank xpkg build failed: ${build.stderr}`);
     const ref = `${registry}/function-platform/function-platform:${FUNCTION_VERSION}`;
     let push = { code: 1, stdout: '', stderr: '' };
@@ -411,7 +519,12 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     lap('crossplane core ready');
 
     // 8. The Function, installed by Crossplane's package manager.
-    await applyManifest(client, { apiVersion: 'pkg.crossplane.io/v1', kind: 'Function', metadata: { name: FUNCTION_NAME }, spec: { package: ref } });
+    await applyManifest(client, {
+      apiVersion: 'pkg.crossplane.io/v1',
+      kind: 'Function',
+      metadata: { name: FUNCTION_NAME },
+      spec: { package: ref },
+    });
     const fnRef = { apiVersion: 'pkg.crossplane.io/v1', kind: 'Function', metadata: { name: FUNCTION_NAME } };
     await waitCondition(client, fnRef, 'Healthy', 60_000).catch((e: Error) => {
       throw new Error(`${e.message}\nstand-ins:\n${tail(standIns.log, 20)}\ncrossplane:\n${tail(crossplane.log, 30)}`);
@@ -419,7 +532,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     lap('Function installed and healthy');
 
     // 9. RBAC for what Crossplane composes beyond its own role, and the APIs.
-    for (const doc of yamlDocs(join(repoRoot, 'package', 'rbac', 'aggregate-to-crossplane.yaml'))) await applyManifest(client, doc);
+    for (const doc of yamlDocs(join(repoRoot, 'package', 'rbac', 'aggregate-to-crossplane.yaml')))
+      await applyManifest(client, doc);
     // One or the other: both define the user-facing kinds (Widget, Database) in example.com.
     const configurations = [join(repoRoot, 'package', claims ? 'configuration-claims' : 'configuration')];
     const xrds: Json[] = [];
@@ -455,7 +569,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
           await applyManifest(client, doc);
         }
       }
-      for (const name of ['objects.kubernetes.crossplane.io', 'providerconfigs.kubernetes.crossplane.io']) await client.waitEstablished(name);
+      for (const name of ['objects.kubernetes.crossplane.io', 'providerconfigs.kubernetes.crossplane.io'])
+        await client.waitEstablished(name);
       await applyManifest(client, {
         apiVersion: 'v1',
         kind: 'Secret',
@@ -466,13 +581,37 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         apiVersion: 'kubernetes.crossplane.io/v1alpha1',
         kind: 'ProviderConfig',
         metadata: { name: 'default' },
-        spec: { credentials: { source: 'Secret', secretRef: { namespace: CROSSPLANE_NAMESPACE, name: 'provider-kubernetes-kubeconfig', key: 'kubeconfig' } } },
+        spec: {
+          credentials: {
+            source: 'Secret',
+            secretRef: { namespace: CROSSPLANE_NAMESPACE, name: 'provider-kubernetes-kubeconfig', key: 'kubeconfig' },
+          },
+        },
       });
       // Management policies: the function leaves Delete out of them under Retain.
       // Its conversion webhook server wants certificates, as Crossplane's runtime would mount them.
       const providerCerts = fileOf(dir, 'provider-kubernetes-tls-server');
-      execFileSync(toolPath('xp-certs'), ['sign', '--ca', caDir, '--usage', 'server', '--out', providerCerts, '--dns', 'provider-kubernetes', '--dns', `provider-kubernetes.${CROSSPLANE_NAMESPACE}`, '--dns', 'localhost']);
-      start('provider-kubernetes', toolPath('provider-kubernetes'), ['--debug', '--enable-management-policies', '--poll=5s'], { ...kubeEnv, TLS_SERVER_CERTS_DIR: providerCerts });
+      execFileSync(toolPath('xp-certs'), [
+        'sign',
+        '--ca',
+        caDir,
+        '--usage',
+        'server',
+        '--out',
+        providerCerts,
+        '--dns',
+        'provider-kubernetes',
+        '--dns',
+        `provider-kubernetes.${CROSSPLANE_NAMESPACE}`,
+        '--dns',
+        'localhost',
+      ]);
+      start(
+        'provider-kubernetes',
+        toolPath('provider-kubernetes'),
+        ['--debug', '--enable-management-policies', '--poll=5s'],
+        { ...kubeEnv, TLS_SERVER_CERTS_DIR: providerCerts },
+      );
       lap('provider-kubernetes started');
     }
     timings['total'] = Date.now() - t0;
@@ -505,7 +644,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       killFunction: async (signal = 'SIGKILL') => {
         if (!fn) return;
         const p = fn;
-        const gone = new Promise<void>((resolve) => (p.exited() !== undefined ? resolve() : p.child.once('exit', () => resolve())));
+        const gone = new Promise<void>((resolve) =>
+          p.exited() !== undefined ? resolve() : p.child.once('exit', () => resolve()),
+        );
         p.child.kill(signal);
         await gone;
       },
@@ -516,8 +657,16 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     };
   } catch (e) {
     if (opts.keepOnFailure) {
-      const records = [...(api?.processes ?? []), ...processes, ...(fn ? [fn] : [])].map(({ name, pid, bin, log }) => ({ name, pid, bin, log }));
-      writeFileSync(fileOf(dir, 'state.json'), `${JSON.stringify({ dir, kubeconfig: api?.kubeconfigPath, processes: records }, null, 2)}\n`);
+      const records = [...(api?.processes ?? []), ...processes, ...(fn ? [fn] : [])].map(({ name, pid, bin, log }) => ({
+        name,
+        pid,
+        bin,
+        log,
+      }));
+      writeFileSync(
+        fileOf(dir, 'state.json'),
+        `${JSON.stringify({ dir, kubeconfig: api?.kubeconfigPath, processes: records }, null, 2)}\n`,
+      );
     } else await stopAll();
     throw e;
   }
@@ -529,7 +678,8 @@ export async function stopRecorded(dir: string): Promise<Array<{ name: string; p
   if (!existsSync(file)) return [];
   const state = JSON.parse(readFileSync(file, 'utf8')) as ControlPlaneState;
   const out: Array<{ name: string; pid: number; outcome: string }> = [];
-  for (const p of [...state.processes].reverse()) out.push({ name: p.name, pid: p.pid, outcome: await stopPid(p, 10_000) });
+  for (const p of [...state.processes].reverse())
+    out.push({ name: p.name, pid: p.pid, outcome: await stopPid(p, 10_000) });
   rmSync(file);
   return out;
 }

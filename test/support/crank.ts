@@ -102,12 +102,20 @@ function functionsFor(path: string, target: string): string {
   for (const d of docs) {
     if (d['kind'] !== 'Function') continue;
     d['metadata'] ??= {};
-    d['metadata']['annotations'] = { ...d['metadata']['annotations'], [RUNTIME_ANNOTATION]: 'Development', [TARGET_ANNOTATION]: target };
+    d['metadata']['annotations'] = {
+      ...d['metadata']['annotations'],
+      [RUNTIME_ANNOTATION]: 'Development',
+      [TARGET_ANNOTATION]: target,
+    };
   }
   return docs.map((d) => `---\n${stringify(d)}`).join('');
 }
 
-function run(bin: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  bin: string,
+  args: string[],
+  timeoutMs: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(bin, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -137,7 +145,12 @@ export async function render(opts: RenderOptions): Promise<RenderResult> {
   try {
     const functions = join(dir, 'functions.yaml');
     writeFileSync(functions, functionsFor(opts.functions ?? 'examples/functions.yaml', opts.functionsTarget));
-    const args = ['render', materialize(opts.xr, dir, 'xr.yaml'), materialize(opts.composition, dir, 'composition.yaml'), functions];
+    const args = [
+      'render',
+      materialize(opts.xr, dir, 'xr.yaml'),
+      materialize(opts.composition, dir, 'composition.yaml'),
+      functions,
+    ];
     if (opts.includeResults ?? true) args.push('-r');
     if (opts.observed !== undefined) args.push('-o', materialize(opts.observed, dir, 'observed.yaml'));
     args.push(...(opts.extraArgs ?? []));
@@ -178,7 +191,9 @@ export function composedOf(r: RenderResult): Map<string, Doc> {
 
 /** A composed resource by kind and metadata.name, if rendered. */
 export function findComposed(r: RenderResult, kind: string, name?: string): Doc | undefined {
-  return [...composedOf(r).values()].find((d) => d['kind'] === kind && (name === undefined || d['metadata']?.['name'] === name));
+  return [...composedOf(r).values()].find(
+    (d) => d['kind'] === kind && (name === undefined || d['metadata']?.['name'] === name),
+  );
 }
 
 /** kind: Result documents (present with -r). */

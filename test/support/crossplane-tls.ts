@@ -12,7 +12,11 @@ import { toolPath } from './tools.js';
 
 /** The names Crossplane's package runtime puts into a function's server certificate (DNSNamesForService). */
 export const FUNCTION_SERVICE = 'function-platform';
-export const FUNCTION_DNS = [FUNCTION_SERVICE, `${FUNCTION_SERVICE}.crossplane-system`, `${FUNCTION_SERVICE}.crossplane-system.svc`];
+export const FUNCTION_DNS = [
+  FUNCTION_SERVICE,
+  `${FUNCTION_SERVICE}.crossplane-system`,
+  `${FUNCTION_SERVICE}.crossplane-system.svc`,
+];
 /** What a client verifies the server certificate for, as Crossplane does when it dials the Service. */
 export const FUNCTION_AUTHORITY = `${FUNCTION_SERVICE}.crossplane-system`;
 
@@ -52,9 +56,41 @@ export function makeCrossplaneCerts(extraServerDns: readonly string[] = []): Cro
   copyFileSync(join(dir('ca'), 'ca.crt'), join(dir('impostor'), 'ca.crt'));
   const day = 24 * 3600 * 1000;
   const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
-  xpCerts('sign', '--ca', dir('ca'), '--usage', 'client', '--out', dir('expired'), '--not-before', iso(Date.now() - 30 * day), '--not-after', iso(Date.now() - day));
-  xpCerts('sign', '--ca', dir('ca'), '--usage', 'client', '--out', dir('not-yet-valid'), '--not-before', iso(Date.now() + day));
-  xpCerts('sign', '--ca', dir('ca'), '--usage', 'server', '--out', dir('server-usage'), '--dns', 'crossplane.crossplane-system');
+  xpCerts(
+    'sign',
+    '--ca',
+    dir('ca'),
+    '--usage',
+    'client',
+    '--out',
+    dir('expired'),
+    '--not-before',
+    iso(Date.now() - 30 * day),
+    '--not-after',
+    iso(Date.now() - day),
+  );
+  xpCerts(
+    'sign',
+    '--ca',
+    dir('ca'),
+    '--usage',
+    'client',
+    '--out',
+    dir('not-yet-valid'),
+    '--not-before',
+    iso(Date.now() + day),
+  );
+  xpCerts(
+    'sign',
+    '--ca',
+    dir('ca'),
+    '--usage',
+    'server',
+    '--out',
+    dir('server-usage'),
+    '--dns',
+    'crossplane.crossplane-system',
+  );
   return {
     ca: dir('ca'),
     server: dir('server'),
@@ -72,7 +108,12 @@ export const pem = (dir: string, file: 'tls.crt' | 'tls.key' | 'ca.crt') => read
 export type GoCallOutcome = { ok: true; rsp: RunFunctionResponse } | { ok: false; code: string; message: string };
 
 /** One RunFunction call from a Go client that dials as Crossplane does, with the client certificate in `certsDir`. */
-export function callLikeCrossplane(target: string, certsDir: string, req: RunFunctionRequest, opts: { authority?: string; timeoutMs?: number } = {}): Promise<GoCallOutcome> {
+export function callLikeCrossplane(
+  target: string,
+  certsDir: string,
+  req: RunFunctionRequest,
+  opts: { authority?: string; timeoutMs?: number } = {},
+): Promise<GoCallOutcome> {
   const args = ['--target', target, '--certs-dir', certsDir, '--timeout', `${opts.timeoutMs ?? 10_000}ms`];
   if (opts.authority) args.push('--authority', opts.authority);
   return new Promise((resolve) => {
@@ -83,7 +124,11 @@ export function callLikeCrossplane(target: string, certsDir: string, req: RunFun
       }
       const line = stderr.trim();
       const at = line.indexOf(': ');
-      resolve({ ok: false, code: at > 0 ? line.slice(0, at) : 'unknown', message: at > 0 ? line.slice(at + 2) : line || String(err) });
+      resolve({
+        ok: false,
+        code: at > 0 ? line.slice(0, at) : 'unknown',
+        message: at > 0 ? line.slice(at + 2) : line || String(err),
+      });
     });
     child.stdin!.end(JSON.stringify(RunFunctionRequest.toJSON(req)));
   });

@@ -1,6 +1,11 @@
 // Helpers for Database tests: XRs, calls with required resources answered,
 // and the step Crossplane takes between calls (desired becomes observed).
-import { type RunFunctionRequest, type RunFunctionResponse, Ready, Severity } from '@crossplane-org/function-sdk-typescript';
+import {
+  type RunFunctionRequest,
+  type RunFunctionResponse,
+  Ready,
+  Severity,
+} from '@crossplane-org/function-sdk-typescript';
 import { runFunction } from '../../src/function.js';
 import type { Obj } from '../../src/kube.js';
 import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
@@ -8,11 +13,18 @@ import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
 export const NAMESPACE = 'team-a';
 
 /** A namespaced Database XR. */
-export function databaseXr(spec: unknown, opts: { name?: string; namespace?: string; uid?: string; status?: Obj } = {}): Obj {
+export function databaseXr(
+  spec: unknown,
+  opts: { name?: string; namespace?: string; uid?: string; status?: Obj } = {},
+): Obj {
   return {
     apiVersion: 'example.com/v1',
     kind: 'Database',
-    metadata: { name: opts.name ?? 'orders', namespace: opts.namespace ?? NAMESPACE, uid: opts.uid ?? `uid-${opts.name ?? 'orders'}` },
+    metadata: {
+      name: opts.name ?? 'orders',
+      namespace: opts.namespace ?? NAMESPACE,
+      uid: opts.uid ?? `uid-${opts.name ?? 'orders'}`,
+    },
     spec,
     ...(opts.status ? { status: opts.status } : {}),
   };
@@ -31,7 +43,9 @@ export type Required = NonNullable<RunFunctionRequest['requiredResources']>;
 export function answered(entries: Record<string, Obj[]>): Required {
   const out: Required = {};
   for (const [name, objects] of Object.entries(entries)) {
-    out[name] = { items: objects.map((resource) => ({ resource, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED })) };
+    out[name] = {
+      items: objects.map((resource) => ({ resource, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED })),
+    };
   }
   return out;
 }
@@ -42,11 +56,17 @@ export function call(xr: Obj, observed: Obj[] = [], required: Required = {}): Ru
 }
 
 /** The desired composed resources as Crossplane would observe them next time: annotated with their key. */
-export function asObserved(rsp: RunFunctionResponse, status: (key: string, obj: Obj) => unknown = () => undefined): Obj[] {
+export function asObserved(
+  rsp: RunFunctionResponse,
+  status: (key: string, obj: Obj) => unknown = () => undefined,
+): Obj[] {
   return Object.entries(rsp.desired?.resources ?? {}).map(([key, res]) => {
     const obj = structuredClone(res.resource ?? {}) as Obj;
     const meta = (obj['metadata'] ?? {}) as Obj;
-    obj['metadata'] = { ...meta, annotations: { ...((meta['annotations'] as Obj | undefined) ?? {}), [RESOURCE_NAME_ANNOTATION]: key } };
+    obj['metadata'] = {
+      ...meta,
+      annotations: { ...((meta['annotations'] as Obj | undefined) ?? {}), [RESOURCE_NAME_ANNOTATION]: key },
+    };
     const s = status(key, obj);
     if (s !== undefined) obj['status'] = s;
     return obj;
@@ -68,7 +88,8 @@ export function statusOf(rsp: RunFunctionResponse): Obj {
 /** A Secret's data, decoded. */
 export function secretData(secret: Obj | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(((secret?.['data'] ?? {}) as Record<string, string>))) out[k] = Buffer.from(v, 'base64').toString('utf8');
+  for (const [k, v] of Object.entries((secret?.['data'] ?? {}) as Record<string, string>))
+    out[k] = Buffer.from(v, 'base64').toString('utf8');
   return out;
 }
 
@@ -76,7 +97,13 @@ export function secretData(secret: Obj | undefined): Record<string, string> {
 export function k8sSecret(name: string, namespace: string, values: Record<string, string>): Obj {
   const data: Record<string, string> = {};
   for (const [k, v] of Object.entries(values)) data[k] = Buffer.from(v, 'utf8').toString('base64');
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'connection.crossplane.io/v1alpha1', data };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace },
+    type: 'connection.crossplane.io/v1alpha1',
+    data,
+  };
 }
 
 /** A cluster-scoped composite made from a Database claim (claims mode). */
@@ -104,5 +131,11 @@ export function inner(obj: Obj | undefined): Obj | undefined {
 export function observedObjectStatus(obj: Obj): Obj | undefined {
   const manifest = inner(obj);
   if (obj['kind'] !== 'Object' || !manifest) return undefined;
-  return { conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }, { type: 'Synced', status: 'True' }], atProvider: { manifest } };
+  return {
+    conditions: [
+      { type: 'Ready', status: 'True', reason: 'Available' },
+      { type: 'Synced', status: 'True' },
+    ],
+    atProvider: { manifest },
+  };
 }

@@ -12,7 +12,9 @@ import { type ControlPlane, type ControlPlaneOptions, startControlPlane } from '
 export async function controlPlaneForSuite(opts: Omit<ControlPlaneOptions, 'dir'> = {}): Promise<ControlPlane> {
   const dir = mkdtempSync(join(tmpdir(), 'fp-e2e-'));
   const cp = await startControlPlane({ ...opts, dir, functionDebug: true });
-  console.log(`# control plane up in ${((cp.timings['total'] ?? 0) / 1000).toFixed(1)} s (${dir}): ${JSON.stringify(cp.timings)}`);
+  console.log(
+    `# control plane up in ${((cp.timings['total'] ?? 0) / 1000).toFixed(1)} s (${dir}): ${JSON.stringify(cp.timings)}`,
+  );
   const stop = cp.stop;
   cp.stop = async () => {
     await stop();
@@ -22,7 +24,12 @@ export async function controlPlaneForSuite(opts: Omit<ControlPlaneOptions, 'dir'
 }
 
 /** Polls `probe` until it returns something other than undefined; the error names what was awaited and the last value seen. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+  everyMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -32,7 +39,8 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     } catch (e) {
       last = (e as Error).message;
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not after ${timeoutMs} ms${last !== undefined ? ` (last: ${String(last)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not after ${timeoutMs} ms${last !== undefined ? ` (last: ${String(last)})` : ''}`);
     await sleep(everyMs);
   }
 }
@@ -62,5 +70,8 @@ export async function eventsOf(cp: ControlPlane, namespace: string, kind: string
 }
 
 export async function ensureNamespace(cp: ControlPlane, name: string): Promise<void> {
-  await cp.client.applyObj({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { fieldManager: 'kubectl', force: true });
+  await cp.client.applyObj(
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+    { fieldManager: 'kubectl', force: true },
+  );
 }

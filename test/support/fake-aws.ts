@@ -46,7 +46,9 @@ export function startFakeAws(opts: FakeAwsOptions = {}): Promise<FakeAws> {
       // RDS speaks the query protocol (ErrorResponse), S3 its REST XML (Error); both parse either's Code and Message.
       const answer = () => {
         res.writeHead(403, { 'content-type': 'text/xml' });
-        res.end(`<?xml version="1.0"?><ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>${xmlEscape(message)}</Message></Error><Code>AccessDenied</Code><Message>${xmlEscape(message)}</Message><RequestId>fake-1</RequestId></ErrorResponse>`);
+        res.end(
+          `<?xml version="1.0"?><ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>${xmlEscape(message)}</Message></Error><Code>AccessDenied</Code><Message>${xmlEscape(message)}</Message><RequestId>fake-1</RequestId></ErrorResponse>`,
+        );
       };
       if (hold) held.push(answer);
       else answer();
@@ -64,8 +66,17 @@ export function startFakeAws(opts: FakeAwsOptions = {}): Promise<FakeAws> {
         waitForCalls(n, timeoutMs = 60_000) {
           if (received.length >= n) return Promise.resolve();
           return new Promise((ok, fail) => {
-            const timer = setTimeout(() => fail(new Error(`only ${received.length} of ${n} AWS calls arrived in ${timeoutMs} ms`)), timeoutMs);
-            waiters.push({ n, resolve: () => (clearTimeout(timer), ok()) });
+            const timer = setTimeout(
+              () => fail(new Error(`only ${received.length} of ${n} AWS calls arrived in ${timeoutMs} ms`)),
+              timeoutMs,
+            );
+            waiters.push({
+              n,
+              resolve: () => {
+                clearTimeout(timer);
+                ok();
+              },
+            });
           });
         },
         release() {

@@ -56,7 +56,9 @@ function listeningPort(line: string): number | undefined {
 export function startFunction(opts: StartOptions = {}): Promise<FunctionProcess> {
   const entry = opts.entry ?? join(repoRoot, 'dist', 'main.js');
   if (!existsSync(entry)) {
-    return Promise.reject(new Error(`${entry} does not exist: build first (npx tsc -p . && node scripts/link-main.mjs)`));
+    return Promise.reject(
+      new Error(`${entry} does not exist: build first (npx tsc -p . && node scripts/link-main.mjs)`),
+    );
   }
   const address = opts.address ?? '127.0.0.1:0';
   const args = [entry, '--address', address, ...((opts.insecure ?? true) ? ['--insecure'] : []), ...(opts.args ?? [])];

@@ -8,7 +8,13 @@
 // through the function in this process, their desired state applied as
 // Crossplane would (omitted resources deleted) and given statuses.
 import fc from 'fast-check';
-import { Ready, RunFunctionRequest, type RunFunctionResponse, Severity, Status } from '@crossplane-org/function-sdk-typescript';
+import {
+  Ready,
+  RunFunctionRequest,
+  type RunFunctionResponse,
+  Severity,
+  Status,
+} from '@crossplane-org/function-sdk-typescript';
 import { runFunction } from '../../src/function.js';
 import { isObj, kindOf, num, record, str, type Obj } from '../../src/kube.js';
 import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
@@ -25,8 +31,39 @@ export interface FuzzCase {
 
 // ------------------------------------------------------------ garbage values
 
-const weirdKeys = fc.constantFrom('', ' ', '__proto__', 'constructor', 'toString', 'a.b/c', 'spec', 'ünïcødé', '\u0000', '😀', 'x'.repeat(300));
-const weirdStrings = fc.constantFrom('', ' ', 'null', 'true', '0', '-1', '1e309', 'NaN', '\u0000', '\uD800', '😀'.repeat(5), '${jndi:ldap://x}', '<script>', "'; DROP TABLE", '../../etc/passwd', 'blue\n', 'a'.repeat(100));
+const weirdKeys = fc.constantFrom(
+  '',
+  ' ',
+  '__proto__',
+  'constructor',
+  'toString',
+  'a.b/c',
+  'spec',
+  'ünïcødé',
+  '\u0000',
+  '😀',
+  'x'.repeat(300),
+);
+const weirdStrings = fc.constantFrom(
+  '',
+  ' ',
+  'null',
+  'true',
+  '0',
+  '-1',
+  '1e309',
+  'NaN',
+  '\u0000',
+  '\uD800',
+  '😀'.repeat(5),
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a hostile string, on purpose
+  '${jndi:ldap://x}',
+  '<script>',
+  "'; DROP TABLE",
+  '../../etc/passwd',
+  'blue\n',
+  'a'.repeat(100),
+);
 
 /** Any value a google.protobuf.Struct can carry, biased towards the awkward ones. */
 export const structValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
@@ -35,26 +72,52 @@ export const structValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>(
     fc.constant(null),
     fc.boolean(),
     fc.double(),
-    fc.constantFrom(0, -0, 1, -1, 2 ** 53 + 1, 1e308, -1e308, Number.MAX_VALUE, Number.MIN_VALUE, NaN, Infinity, -Infinity, 0.5, 1e-7),
+    fc.constantFrom(
+      0,
+      -0,
+      1,
+      -1,
+      2 ** 53 + 1,
+      1e308,
+      -1e308,
+      Number.MAX_VALUE,
+      Number.MIN_VALUE,
+      NaN,
+      Infinity,
+      -Infinity,
+      0.5,
+      1e-7,
+    ),
     fc.integer(),
     fc.string({ unit: 'grapheme', maxLength: 40 }),
     weirdStrings,
     fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(fc.oneof(fc.string({ maxLength: 10 }), weirdKeys), tie('value'), { maxKeys: 4, noNullPrototype: true }),
+    fc.dictionary(fc.oneof(fc.string({ maxLength: 10 }), weirdKeys), tie('value'), {
+      maxKeys: 4,
+      noNullPrototype: true,
+    }),
   ),
 })).value;
 
 /** A string of 1 Ki to 1 Mi characters (mostly up to 256 Ki), of one repeated unit: cheap to make, expensive to handle badly. */
 export const hugeString: fc.Arbitrary<string> = fc
-  .record({ unit: fc.constantFrom('a', 'é', '😀', '-', ' ', 'ab1.', 'Z', '\\'), exp: fc.oneof({ arbitrary: fc.integer({ min: 10, max: 18 }), weight: 9 }, { arbitrary: fc.constant(20), weight: 1 }) })
+  .record({
+    unit: fc.constantFrom('a', 'é', '😀', '-', ' ', 'ab1.', 'Z', '\\'),
+    exp: fc.oneof(
+      { arbitrary: fc.integer({ min: 10, max: 18 }), weight: 9 },
+      { arbitrary: fc.constant(20), weight: 1 },
+    ),
+  })
   .map(({ unit, exp }) => unit.repeat(Math.ceil(2 ** exp / unit.length)));
 
 /** Objects or lists nested `depth` deep; past about 30 levels protobuf decoding refuses them. */
-export const deepValue: fc.Arbitrary<unknown> = fc.record({ depth: fc.integer({ min: 5, max: 45 }), list: fc.boolean(), leaf: structValue }).map(({ depth, list, leaf }) => {
-  let v: unknown = leaf;
-  for (let i = 0; i < depth; i++) v = list ? [v] : { nested: v };
-  return v;
-});
+export const deepValue: fc.Arbitrary<unknown> = fc
+  .record({ depth: fc.integer({ min: 5, max: 45 }), list: fc.boolean(), leaf: structValue })
+  .map(({ depth, list, leaf }) => {
+    let v: unknown = leaf;
+    for (let i = 0; i < depth; i++) v = list ? [v] : { nested: v };
+    return v;
+  });
 
 // ------------------------------------------------------------ owners and specs
 
@@ -65,7 +128,10 @@ const xrName = fc.oneof(
   fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/),
   fc.stringMatching(/^[a-z0-9]{1,15}(\.[a-z0-9]{1,15}){1,2}$/),
 );
-const namespaceName = fc.oneof(fc.constantFrom('team-a', 'default', 'n'.repeat(63)), fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/));
+const namespaceName = fc.oneof(
+  fc.constantFrom('team-a', 'default', 'n'.repeat(63)),
+  fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/),
+);
 
 interface Owner {
   kind: 'Widget' | 'Database';
@@ -93,25 +159,59 @@ function xrOf(o: Owner, spec: unknown, status?: Obj): Obj {
     metadata['labels'] = { 'crossplane.io/claim-name': o.name, 'crossplane.io/claim-namespace': o.namespace };
   }
   if (o.uid) metadata['uid'] = o.uid;
-  return { apiVersion: 'example.com/v1', kind: o.mode === 'claim' ? `X${o.kind}` : o.kind, metadata, spec, ...(status ? { status } : {}) };
+  return {
+    apiVersion: 'example.com/v1',
+    kind: o.mode === 'claim' ? `X${o.kind}` : o.kind,
+    metadata,
+    spec,
+    ...(status ? { status } : {}),
+  };
 }
 
 /** Mostly a valid value, sometimes one the schema refuses. */
-const mostly = <T>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<unknown>, odds = 30) => fc.oneof({ arbitrary: valid, weight: odds }, { arbitrary: invalid, weight: 1 });
+const mostly = <T>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<unknown>, odds = 30) =>
+  fc.oneof({ arbitrary: valid, weight: odds }, { arbitrary: invalid, weight: 1 });
 
-const envName = fc.oneof(fc.constantFrom('PORT', 'LOG_LEVEL', 'DATABASE_URL', '_X'), fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,12}$/));
+const envName = fc.oneof(
+  fc.constantFrom('PORT', 'LOG_LEVEL', 'DATABASE_URL', '_X'),
+  fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,12}$/),
+);
 
 const widgetSpec: fc.Arbitrary<Obj> = fc
   .record(
     {
-      color: mostly(fc.oneof(fc.constantFrom('blue', 'green', 'red'), fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,28}[a-z0-9])?$/)), fc.constantFrom('Blue', '', 'x'.repeat(31), 'a_b', 7)),
+      color: mostly(
+        fc.oneof(fc.constantFrom('blue', 'green', 'red'), fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,28}[a-z0-9])?$/)),
+        fc.constantFrom('Blue', '', 'x'.repeat(31), 'a_b', 7),
+      ),
       size: mostly(fc.integer({ min: 1, max: 100 }), fc.constantFrom(0, 101, -1, 2.5, '3', null)),
-      image: mostly(fc.constantFrom('traefik/whoami:v1.11.0', 'ghcr.io/acme/shop:1.2.3', 'nginx'), fc.constantFrom('', 'has space', 'x'.repeat(513))),
+      image: mostly(
+        fc.constantFrom('traefik/whoami:v1.11.0', 'ghcr.io/acme/shop:1.2.3', 'nginx'),
+        fc.constantFrom('', 'has space', 'x'.repeat(513)),
+      ),
       port: mostly(fc.integer({ min: 1, max: 65535 }), fc.constantFrom(0, 65536, '80')),
-      env: mostly(fc.dictionary(envName, fc.string({ maxLength: 40 }), { maxKeys: 5 }), fc.constantFrom({ '1BAD': 'x' }, { A: 1 }, ['A=1'], 'A=1')),
-      resources: fc.record({ cpu: mostly(fc.constantFrom('100m', '1', '0.5', '250m'), fc.constant('1 core')), memory: mostly(fc.constantFrom('128Mi', '1Gi', '512M'), fc.constant('lots')) }, { requiredKeys: [] }),
-      host: mostly(fc.constantFrom('shop.example.org', 'a', 'x.y.z'), fc.constantFrom('Shop.Example.org', 'http://x', '-a')),
-      autoscale: mostly(fc.record({ maxSize: fc.integer({ min: 1, max: 100 }), targetCPUPercent: fc.integer({ min: 1, max: 100 }) }, { requiredKeys: ['maxSize'] }), fc.constantFrom({}, { maxSize: 0 }, { maxSize: 'many' })),
+      env: mostly(
+        fc.dictionary(envName, fc.string({ maxLength: 40 }), { maxKeys: 5 }),
+        fc.constantFrom({ '1BAD': 'x' }, { A: 1 }, ['A=1'], 'A=1'),
+      ),
+      resources: fc.record(
+        {
+          cpu: mostly(fc.constantFrom('100m', '1', '0.5', '250m'), fc.constant('1 core')),
+          memory: mostly(fc.constantFrom('128Mi', '1Gi', '512M'), fc.constant('lots')),
+        },
+        { requiredKeys: [] },
+      ),
+      host: mostly(
+        fc.constantFrom('shop.example.org', 'a', 'x.y.z'),
+        fc.constantFrom('Shop.Example.org', 'http://x', '-a'),
+      ),
+      autoscale: mostly(
+        fc.record(
+          { maxSize: fc.integer({ min: 1, max: 100 }), targetCPUPercent: fc.integer({ min: 1, max: 100 }) },
+          { requiredKeys: ['maxSize'] },
+        ),
+        fc.constantFrom({}, { maxSize: 0 }, { maxSize: 'many' }),
+      ),
       unknownField: fc.constant('surprise'),
     },
     { requiredKeys: [] },
@@ -122,7 +222,10 @@ const widgetSpec: fc.Arbitrary<Obj> = fc
       const fix = !keep;
       const autoscale = record(spec, 'autoscale');
       if (fix && autoscale && typeof autoscale['maxSize'] === 'number' && typeof spec['size'] === 'number') {
-        return { ...spec, autoscale: { ...autoscale, maxSize: Math.max(autoscale['maxSize'], Math.min(100, spec['size'])) } };
+        return {
+          ...spec,
+          autoscale: { ...autoscale, maxSize: Math.max(autoscale['maxSize'], Math.min(100, spec['size'])) },
+        };
       }
       return spec;
     }),
@@ -132,15 +235,24 @@ const databaseSpec: fc.Arbitrary<Obj> = fc
   .record(
     {
       engine: mostly(fc.constantFrom('postgres', 'mysql'), fc.constantFrom('oracle', 42)),
-      version: fc.option(mostly(fc.constantFrom('14', '15', '16', '17', '8.0', '8.4'), fc.constantFrom('13', 'latest', 16)), { freq: 2 }),
-      storageGB: mostly(fc.oneof(fc.constantFrom(20, 30, 50), fc.integer({ min: 1, max: 65536 })), fc.constantFrom(0, -5, 2.5, '20')),
+      version: fc.option(
+        mostly(fc.constantFrom('14', '15', '16', '17', '8.0', '8.4'), fc.constantFrom('13', 'latest', 16)),
+        { freq: 2 },
+      ),
+      storageGB: mostly(
+        fc.oneof(fc.constantFrom(20, 30, 50), fc.integer({ min: 1, max: 65536 })),
+        fc.constantFrom(0, -5, 2.5, '20'),
+      ),
       size: mostly(fc.constantFrom('small', 'medium', 'large'), fc.constant('huge')),
       placement: mostly(fc.constantFrom('cluster', 'aws'), fc.constant('gcp')),
       highAvailability: mostly(fc.boolean(), fc.constant('yes')),
       backup: fc.record(
         {
           enabled: fc.boolean(),
-          schedule: mostly(fc.constantFrom('0 3 * * *', '30 23 * * 0', '*/15 * * * *', '0 0 1 * *'), fc.constantFrom('daily', '', '@daily')),
+          schedule: mostly(
+            fc.constantFrom('0 3 * * *', '30 23 * * 0', '*/15 * * * *', '0 0 1 * *'),
+            fc.constantFrom('daily', '', '@daily'),
+          ),
           retentionDays: mostly(fc.integer({ min: 1, max: 35 }), fc.constantFrom(0, 36)),
         },
         { requiredKeys: [] },
@@ -166,7 +278,8 @@ const databaseSpec: fc.Arbitrary<Obj> = fc
       if (out['version'] === null) delete out['version'];
       if (incoherent) return out;
       const engine = out['engine'] === 'mysql' ? 'mysql' : 'postgres';
-      if (typeof out['version'] === 'string' && (engine === 'mysql') !== out['version'].includes('.')) out['version'] = engine === 'mysql' ? '8.4' : '17';
+      if (typeof out['version'] === 'string' && (engine === 'mysql') !== out['version'].includes('.'))
+        out['version'] = engine === 'mysql' ? '8.4' : '17';
       if (out['placement'] === 'aws') {
         out['aws'] = { region: 'eu-west-1', ...(record(out, 'aws') ?? {}) };
         if (typeof out['storageGB'] === 'number' && out['storageGB'] < 20) out['storageGB'] = 20;
@@ -236,7 +349,14 @@ function statusFor(obj: Obj, pick: number): Obj | undefined {
       port: 5432,
       status: 'available',
       allocatedStorage: num(obj, 'spec', 'forProvider', 'allocatedStorage'),
-      ...(manifest ? { manifest: { ...manifest, status: { phase: kindOf(manifest) === 'Cluster' ? 'Cluster in healthy state' : 'Bound' } } } : {}),
+      ...(manifest
+        ? {
+            manifest: {
+              ...manifest,
+              status: { phase: kindOf(manifest) === 'Cluster' ? 'Cluster in healthy state' : 'Bound' },
+            },
+          }
+        : {}),
     },
   };
   switch (pick % 8) {
@@ -247,18 +367,34 @@ function statusFor(obj: Obj, pick: number): Obj | undefined {
     case 3:
       return healthy;
     case 4:
-      return { observedGeneration: generation - 1, availableReplicas: Math.floor(replicas / 2), conditions: [{ type: 'Ready', status: 'False', reason: 'Creating' }], atProvider: { status: 'modifying' } };
+      return {
+        observedGeneration: generation - 1,
+        availableReplicas: Math.floor(replicas / 2),
+        conditions: [{ type: 'Ready', status: 'False', reason: 'Creating' }],
+        atProvider: { status: 'modifying' },
+      };
     case 5:
       return {
         conditions: [
           { type: 'Ready', status: 'False', reason: 'ReconcileError', message: 'boom' },
-          { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet has timed out progressing' },
+          {
+            type: 'Progressing',
+            status: 'False',
+            reason: 'ProgressDeadlineExceeded',
+            message: 'ReplicaSet has timed out progressing',
+          },
         ],
         atProvider: { status: 'failed' },
         phase: 'Lost',
       };
     case 6:
-      return { garbage: true, conditions: 'not a list', atProvider: 7, availableReplicas: 'three', loadBalancer: { ingress: [null, 3] } };
+      return {
+        garbage: true,
+        conditions: 'not a list',
+        atProvider: 7,
+        availableReplicas: 'three',
+        loadBalancer: { ingress: [null, 3] },
+      };
     default:
       return { ...healthy, availableReplicas: replicas + 1, observedGeneration: generation + 5 };
   }
@@ -283,7 +419,8 @@ function apply(world: Map<string, Obj>, rsp: RunFunctionResponse, picks: readonl
         annotations: { ...(record(meta, 'annotations') ?? {}), [RESOURCE_NAME_ANNOTATION]: key },
         ...(pick === 12 ? { deletionTimestamp: '2025-01-02T00:00:00Z' } : {}),
       };
-      if (kindOf(obj) === 'Service' && str(obj, 'spec', 'clusterIP') === undefined) obj['spec'] = { ...(record(obj, 'spec') ?? {}), clusterIP: '10.0.0.1' };
+      if (kindOf(obj) === 'Service' && str(obj, 'spec', 'clusterIP') === undefined)
+        obj['spec'] = { ...(record(obj, 'spec') ?? {}), clusterIP: '10.0.0.1' };
       const status = statusFor(obj, pick);
       if (status) obj['status'] = status;
       world.set(key, obj);
@@ -293,17 +430,37 @@ function apply(world: Map<string, Obj>, rsp: RunFunctionResponse, picks: readonl
 type Answer = 'none' | 'empty' | 'found';
 
 /** Crossplane's answer to the requirements of a response. */
-function answerFor(rsp: RunFunctionResponse | undefined, how: Answer, password: string): RunFunctionRequest['requiredResources'] {
+function answerFor(
+  rsp: RunFunctionResponse | undefined,
+  how: Answer,
+  password: string,
+): RunFunctionRequest['requiredResources'] {
   const out: RunFunctionRequest['requiredResources'] = {};
   for (const [name, sel] of Object.entries(rsp?.requirements?.resources ?? {})) {
     if (how === 'none' || !sel) continue;
     let items: Obj[] = [];
-    if (how === 'found' && sel.kind === 'CustomResourceDefinition') items = [{ apiVersion: sel.apiVersion, kind: sel.kind, metadata: { name: sel.matchName } }];
+    if (how === 'found' && sel.kind === 'CustomResourceDefinition')
+      items = [{ apiVersion: sel.apiVersion, kind: sel.kind, metadata: { name: sel.matchName } }];
     if (how === 'found' && sel.kind === 'Secret') {
-      const values = { username: 'app', password, address: 'db.abc.eu-west-1.rds.amazonaws.com', port: '5432', endpoint: 'db.abc.eu-west-1.rds.amazonaws.com:5432' };
-      items = [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: sel.matchName, namespace: sel.namespace }, data: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) }];
+      const values = {
+        username: 'app',
+        password,
+        address: 'db.abc.eu-west-1.rds.amazonaws.com',
+        port: '5432',
+        endpoint: 'db.abc.eu-west-1.rds.amazonaws.com:5432',
+      };
+      items = [
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: sel.matchName, namespace: sel.namespace },
+          data: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+        },
+      ];
     }
-    out[name] = { items: items.map((resource) => ({ resource, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED })) };
+    out[name] = {
+      items: items.map((resource) => ({ resource, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED })),
+    };
   }
   return out;
 }
@@ -323,7 +480,14 @@ const historyArb = (kind: Owner['kind']): fc.Arbitrary<History> =>
   fc.record({
     owner: ownerArb(kind),
     spec: kind === 'Widget' ? widgetSpec : databaseSpec,
-    steps: fc.array(fc.record({ n: fc.nat({ max: 1000 }), picks: fc.array(fc.nat({ max: 13 }), { minLength: 1, maxLength: 12 }), answer: fc.constantFrom<Answer>('none', 'empty', 'found', 'found') }), { maxLength: 3 }),
+    steps: fc.array(
+      fc.record({
+        n: fc.nat({ max: 1000 }),
+        picks: fc.array(fc.nat({ max: 13 }), { minLength: 1, maxLength: 12 }),
+        answer: fc.constantFrom<Answer>('none', 'empty', 'found', 'found'),
+      }),
+      { maxLength: 3 },
+    ),
     answer: fc.constantFrom<Answer>('none', 'empty', 'found', 'found'),
     password: fc.oneof(fc.stringMatching(/^[A-Za-z0-9]{32}$/), fc.constantFrom('p@ss:w/rd?#%', 'short')),
     keepStatus: fc.boolean(),
@@ -339,7 +503,9 @@ function requestOf(h: History): RunFunctionRequest {
   // Earlier specs lead up to this one: the last step is the spec of the request.
   for (const [i, step] of h.steps.entries()) {
     const xr = xrOf(h.owner, specs[h.steps.length - 1 - i], xrStatus);
-    let rsp = runFunction(buildRequest(xr, [...world.values()], [], undefined, answerFor(last, step.answer, h.password)));
+    let rsp = runFunction(
+      buildRequest(xr, [...world.values()], [], undefined, answerFor(last, step.answer, h.password)),
+    );
     if (Object.keys(rsp.requirements?.resources ?? {}).length > 0 && step.answer !== 'none') {
       rsp = runFunction(buildRequest(xr, [...world.values()], [], undefined, answerFor(rsp, step.answer, h.password)));
     }
@@ -348,7 +514,18 @@ function requestOf(h: History): RunFunctionRequest {
     last = rsp;
     const status = record(rsp.desired?.composite?.resource, 'status');
     const cond = rsp.conditions[0];
-    xrStatus = { ...status, conditions: cond ? [{ type: condition, status: cond.status === Status.STATUS_CONDITION_TRUE ? 'True' : 'False', reason: cond.reason }] : [] };
+    xrStatus = {
+      ...status,
+      conditions: cond
+        ? [
+            {
+              type: condition,
+              status: cond.status === Status.STATUS_CONDITION_TRUE ? 'True' : 'False',
+              reason: cond.reason,
+            },
+          ]
+        : [],
+    };
   }
   const xr = xrOf(h.owner, h.spec, h.keepStatus ? xrStatus : undefined);
   // Requirements are answered the way this call would need them (a first call has none yet).
@@ -362,15 +539,21 @@ function requestOf(h: History): RunFunctionRequest {
  */
 export function nextRequest(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunctionRequest {
   const world = new Map<string, Obj>();
-  for (const [key, res] of Object.entries(req.observed?.resources ?? {})) if (isObj(res?.resource)) world.set(key, res.resource);
+  for (const [key, res] of Object.entries(req.observed?.resources ?? {}))
+    if (isObj(res?.resource)) world.set(key, res.resource);
   apply(world, rsp, [1]);
   const resources: RunFunctionRequest['observed'] = { composite: req.observed?.composite, resources: {} };
-  for (const [key, obj] of world) resources.resources[key] = { resource: obj, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED };
+  for (const [key, obj] of world)
+    resources.resources[key] = { resource: obj, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED };
   return { ...req, observed: resources };
 }
 
 export const wellFormedCase = (kind: Owner['kind']): fc.Arbitrary<FuzzCase> =>
-  historyArb(kind).map((h) => ({ label: `${kind.toLowerCase()}${h.owner.mode === 'claim' ? ' (claim)' : ''}`, wellFormed: true, request: requestOf(h) }));
+  historyArb(kind).map((h) => ({
+    label: `${kind.toLowerCase()}${h.owner.mode === 'claim' ? ' (claim)' : ''}`,
+    wellFormed: true,
+    request: requestOf(h),
+  }));
 
 // ------------------------------------------------------------ damage
 
@@ -385,17 +568,57 @@ function setAt(root: Obj, path: readonly string[], value: unknown): void {
 }
 
 const XR_PATHS: string[][] = [
-  ['spec'], ['spec', 'size'], ['spec', 'color'], ['spec', 'env'], ['spec', 'env', 'X'], ['spec', 'autoscale'], ['spec', 'autoscale', 'maxSize'],
-  ['spec', 'engine'], ['spec', 'storageGB'], ['spec', 'aws'], ['spec', 'aws', 'region'], ['spec', 'backup'], ['spec', 'backup', 'schedule'],
-  ['metadata'], ['metadata', 'name'], ['metadata', 'namespace'], ['metadata', 'uid'], ['metadata', 'labels'],
-  ['metadata', 'labels', 'crossplane.io/claim-name'], ['metadata', 'labels', 'crossplane.io/claim-namespace'],
-  ['status'], ['status', 'conditions'], ['status', 'phase'], ['status', 'aws'], ['apiVersion'], ['kind'],
+  ['spec'],
+  ['spec', 'size'],
+  ['spec', 'color'],
+  ['spec', 'env'],
+  ['spec', 'env', 'X'],
+  ['spec', 'autoscale'],
+  ['spec', 'autoscale', 'maxSize'],
+  ['spec', 'engine'],
+  ['spec', 'storageGB'],
+  ['spec', 'aws'],
+  ['spec', 'aws', 'region'],
+  ['spec', 'backup'],
+  ['spec', 'backup', 'schedule'],
+  ['metadata'],
+  ['metadata', 'name'],
+  ['metadata', 'namespace'],
+  ['metadata', 'uid'],
+  ['metadata', 'labels'],
+  ['metadata', 'labels', 'crossplane.io/claim-name'],
+  ['metadata', 'labels', 'crossplane.io/claim-namespace'],
+  ['status'],
+  ['status', 'conditions'],
+  ['status', 'phase'],
+  ['status', 'aws'],
+  ['apiVersion'],
+  ['kind'],
 ];
 const OBSERVED_PATHS: string[][] = [
-  [], ['spec'], ['status'], ['status', 'conditions'], ['status', 'availableReplicas'], ['status', 'readyReplicas'], ['spec', 'replicas'],
-  ['spec', 'selector'], ['spec', 'selector', 'function-platform.dev/color'], ['spec', 'volumeClaimTemplates'], ['data'], ['data', 'password'],
-  ['metadata'], ['metadata', 'name'], ['metadata', 'labels'], ['metadata', 'deletionTimestamp'], ['kind'], ['apiVersion'],
-  ['spec', 'forProvider'], ['spec', 'forProvider', 'manifest'], ['status', 'atProvider'], ['status', 'atProvider', 'manifest'], ['spec', 'template'],
+  [],
+  ['spec'],
+  ['status'],
+  ['status', 'conditions'],
+  ['status', 'availableReplicas'],
+  ['status', 'readyReplicas'],
+  ['spec', 'replicas'],
+  ['spec', 'selector'],
+  ['spec', 'selector', 'function-platform.dev/color'],
+  ['spec', 'volumeClaimTemplates'],
+  ['data'],
+  ['data', 'password'],
+  ['metadata'],
+  ['metadata', 'name'],
+  ['metadata', 'labels'],
+  ['metadata', 'deletionTimestamp'],
+  ['kind'],
+  ['apiVersion'],
+  ['spec', 'forProvider'],
+  ['spec', 'forProvider', 'manifest'],
+  ['status', 'atProvider'],
+  ['status', 'atProvider', 'manifest'],
+  ['spec', 'template'],
 ];
 const DATA_HOLDER_KINDS: Obj[] = [
   { apiVersion: 'v1', kind: 'PersistentVolumeClaim' },
@@ -403,14 +626,22 @@ const DATA_HOLDER_KINDS: Obj[] = [
   { apiVersion: 'apps/v1', kind: 'StatefulSet' },
   { apiVersion: 'rds.aws.m.upbound.io/v1beta1', kind: 'Instance' },
   { apiVersion: 's3.aws.m.upbound.io/v1beta1', kind: 'Bucket' },
-  { apiVersion: 'kubernetes.m.crossplane.io/v1alpha1', kind: 'Object', spec: { forProvider: { manifest: { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Cluster' } } } },
+  {
+    apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+    kind: 'Object',
+    spec: { forProvider: { manifest: { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Cluster' } } },
+  },
   { apiVersion: 'v1', kind: 'ConfigMap' },
   { apiVersion: 'example.org/v1', kind: 'Whatever' },
 ];
 
 type Damage = (req: RunFunctionRequest) => void;
 
-const garbage = fc.oneof({ arbitrary: structValue, weight: 6 }, { arbitrary: hugeString, weight: 1 }, { arbitrary: deepValue, weight: 1 });
+const garbage = fc.oneof(
+  { arbitrary: structValue, weight: 6 },
+  { arbitrary: hugeString, weight: 1 },
+  { arbitrary: deepValue, weight: 1 },
+);
 
 const xrOfReq = (req: RunFunctionRequest): Obj => {
   req.observed ??= { composite: undefined, resources: {} };
@@ -420,21 +651,29 @@ const xrOfReq = (req: RunFunctionRequest): Obj => {
 };
 
 const damageArb: fc.Arbitrary<{ label: string; apply: Damage }> = fc.oneof(
-  fc.constantFrom<'observed' | 'composite' | 'resource' | 'empty'>('observed', 'composite', 'resource', 'empty').map((what) => ({
-    label: 'missing XR',
-    apply: (req: RunFunctionRequest) => {
-      if (what === 'observed') req.observed = undefined;
-      else if (what === 'composite' && req.observed) req.observed.composite = undefined;
-      else if (what === 'resource' && req.observed?.composite) req.observed.composite.resource = undefined;
-      else if (req.observed?.composite) req.observed.composite.resource = {};
-    },
-  })),
-  fc.oneof(fc.constantFrom('Gadget', '', 'widget', 'XWidgets', 'Widget ', 'DATABASE', 'Secret'), fc.string({ maxLength: 20 }), structValue).map((kind) => ({
-    label: 'unknown kind',
-    apply: (req: RunFunctionRequest) => {
-      xrOfReq(req)['kind'] = kind;
-    },
-  })),
+  fc
+    .constantFrom<'observed' | 'composite' | 'resource' | 'empty'>('observed', 'composite', 'resource', 'empty')
+    .map((what) => ({
+      label: 'missing XR',
+      apply: (req: RunFunctionRequest) => {
+        if (what === 'observed') req.observed = undefined;
+        else if (what === 'composite' && req.observed) req.observed.composite = undefined;
+        else if (what === 'resource' && req.observed?.composite) req.observed.composite.resource = undefined;
+        else if (req.observed?.composite) req.observed.composite.resource = {};
+      },
+    })),
+  fc
+    .oneof(
+      fc.constantFrom('Gadget', '', 'widget', 'XWidgets', 'Widget ', 'DATABASE', 'Secret'),
+      fc.string({ maxLength: 20 }),
+      structValue,
+    )
+    .map((kind) => ({
+      label: 'unknown kind',
+      apply: (req: RunFunctionRequest) => {
+        xrOfReq(req)['kind'] = kind;
+      },
+    })),
   fc.oneof(fc.constantFrom('widget', 'database', 'Widget', 'nope', ''), structValue).map((blueprint) => ({
     label: 'step input',
     apply: (req: RunFunctionRequest) => {
@@ -445,60 +684,117 @@ const damageArb: fc.Arbitrary<{ label: string; apply: Damage }> = fc.oneof(
     label: `XR ${path.join('.')} garbage`,
     apply: (req: RunFunctionRequest) => setAt(xrOfReq(req), path, value),
   })),
-  fc.record({ path: fc.constantFrom(...XR_PATHS.filter((p) => p[0] === 'spec' || p[1] === 'name')), value: hugeString }).map(({ path, value }) => ({
-    label: 'huge string',
-    apply: (req: RunFunctionRequest) => setAt(xrOfReq(req), path, value),
-  })),
+  fc
+    .record({ path: fc.constantFrom(...XR_PATHS.filter((p) => p[0] === 'spec' || p[1] === 'name')), value: hugeString })
+    .map(({ path, value }) => ({
+      label: 'huge string',
+      apply: (req: RunFunctionRequest) => setAt(xrOfReq(req), path, value),
+    })),
   fc.record({ path: fc.constantFrom(...XR_PATHS), value: deepValue }).map(({ path, value }) => ({
     label: 'deep nesting',
     apply: (req: RunFunctionRequest) => setAt(xrOfReq(req), path, value),
   })),
-  fc.record({ which: fc.nat(), path: fc.constantFrom(...OBSERVED_PATHS), value: garbage }).map(({ which, path, value }) => ({
-    label: 'observed garbage',
-    apply: (req: RunFunctionRequest) => {
-      const keys = Object.keys(req.observed?.resources ?? {});
-      if (keys.length === 0) return;
-      const res = req.observed!.resources[keys[which % keys.length]!]!;
-      if (path.length === 0) res.resource = isObj(value) ? value : { value };
-      else setAt((res.resource ??= {}) as Obj, path, value);
-    },
-  })),
-  fc.record({ key: fc.oneof(fc.constantFrom('orphan', 'data-volume', '', 'statefulset', 'credentials', 'x'.repeat(200)), fc.string({ maxLength: 20 })), base: fc.constantFrom(...DATA_HOLDER_KINDS), extra: fc.option(structValue) }).map(({ key, base, extra }) => ({
-    label: 'observed extra',
-    apply: (req: RunFunctionRequest) => {
-      req.observed ??= { composite: undefined, resources: {} };
-      req.observed.resources[key] = { resource: { ...structuredClone(base), metadata: { name: 'someone-elses' }, ...(extra === null ? {} : { extra }) }, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED };
-    },
-  })),
-  fc.record({ name: fc.constantFrom('cnpg-crd', 'rds-connection', 'other', ''), items: fc.array(structValue, { maxLength: 3 }), v1: fc.boolean() }).map(({ name, items, v1 }) => ({
-    label: 'required garbage',
-    apply: (req: RunFunctionRequest) => {
-      const answer = { items: items.map((resource) => ({ resource: isObj(resource) ? resource : { apiVersion: 'v1', kind: 'Secret', data: { password: resource } }, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED })) };
-      if (v1) req.extraResources[name] = answer;
-      else req.requiredResources[name] = answer;
-    },
-  })),
-  fc.record({ composite: fc.option(structValue), key: fc.constantFrom('from-earlier-step', 'service', 'deployment-blue'), resource: structValue }).map(({ composite, key, resource }) => ({
-    label: 'earlier step desired',
-    apply: (req: RunFunctionRequest) => {
-      req.desired = {
-        composite: composite === null ? undefined : { resource: isObj(composite) ? composite : { status: composite }, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED },
-        resources: { [key]: { resource: isObj(resource) ? resource : { apiVersion: 'v1', kind: 'ConfigMap', data: { v: resource } }, connectionDetails: {}, ready: Ready.READY_TRUE } },
-      };
-    },
-  })),
-  fc.record({ context: structValue, tag: fc.oneof(fc.string(), hugeString), cred: fc.uint8Array({ maxLength: 64 }) }).map(({ context, tag, cred }) => ({
-    label: 'context, meta, credentials',
-    apply: (req: RunFunctionRequest) => {
-      req.context = isObj(context) ? context : { value: context };
-      req.meta = { tag, capabilities: [] };
-      req.credentials = { aws: { credentialData: { data: { credentials: Buffer.from(cred) } } } };
-    },
-  })),
+  fc
+    .record({ which: fc.nat(), path: fc.constantFrom(...OBSERVED_PATHS), value: garbage })
+    .map(({ which, path, value }) => ({
+      label: 'observed garbage',
+      apply: (req: RunFunctionRequest) => {
+        const keys = Object.keys(req.observed?.resources ?? {});
+        if (keys.length === 0) return;
+        const res = req.observed!.resources[keys[which % keys.length]!]!;
+        if (path.length === 0) res.resource = isObj(value) ? value : { value };
+        else setAt((res.resource ??= {}) as Obj, path, value);
+      },
+    })),
+  fc
+    .record({
+      key: fc.oneof(
+        fc.constantFrom('orphan', 'data-volume', '', 'statefulset', 'credentials', 'x'.repeat(200)),
+        fc.string({ maxLength: 20 }),
+      ),
+      base: fc.constantFrom(...DATA_HOLDER_KINDS),
+      extra: fc.option(structValue),
+    })
+    .map(({ key, base, extra }) => ({
+      label: 'observed extra',
+      apply: (req: RunFunctionRequest) => {
+        req.observed ??= { composite: undefined, resources: {} };
+        req.observed.resources[key] = {
+          resource: {
+            ...structuredClone(base),
+            metadata: { name: 'someone-elses' },
+            ...(extra === null ? {} : { extra }),
+          },
+          connectionDetails: {},
+          ready: Ready.READY_UNSPECIFIED,
+        };
+      },
+    })),
+  fc
+    .record({
+      name: fc.constantFrom('cnpg-crd', 'rds-connection', 'other', ''),
+      items: fc.array(structValue, { maxLength: 3 }),
+      v1: fc.boolean(),
+    })
+    .map(({ name, items, v1 }) => ({
+      label: 'required garbage',
+      apply: (req: RunFunctionRequest) => {
+        const answer = {
+          items: items.map((resource) => ({
+            resource: isObj(resource) ? resource : { apiVersion: 'v1', kind: 'Secret', data: { password: resource } },
+            connectionDetails: {},
+            ready: Ready.READY_UNSPECIFIED,
+          })),
+        };
+        if (v1) req.extraResources[name] = answer;
+        else req.requiredResources[name] = answer;
+      },
+    })),
+  fc
+    .record({
+      composite: fc.option(structValue),
+      key: fc.constantFrom('from-earlier-step', 'service', 'deployment-blue'),
+      resource: structValue,
+    })
+    .map(({ composite, key, resource }) => ({
+      label: 'earlier step desired',
+      apply: (req: RunFunctionRequest) => {
+        req.desired = {
+          composite:
+            composite === null
+              ? undefined
+              : {
+                  resource: isObj(composite) ? composite : { status: composite },
+                  connectionDetails: {},
+                  ready: Ready.READY_UNSPECIFIED,
+                },
+          resources: {
+            [key]: {
+              resource: isObj(resource) ? resource : { apiVersion: 'v1', kind: 'ConfigMap', data: { v: resource } },
+              connectionDetails: {},
+              ready: Ready.READY_TRUE,
+            },
+          },
+        };
+      },
+    })),
+  fc
+    .record({ context: structValue, tag: fc.oneof(fc.string(), hugeString), cred: fc.uint8Array({ maxLength: 64 }) })
+    .map(({ context, tag, cred }) => ({
+      label: 'context, meta, credentials',
+      apply: (req: RunFunctionRequest) => {
+        req.context = isObj(context) ? context : { value: context };
+        req.meta = { tag, capabilities: [] };
+        req.credentials = { aws: { credentialData: { data: { credentials: Buffer.from(cred) } } } };
+      },
+    })),
 );
 
 export const malformedCase: fc.Arbitrary<FuzzCase> = fc
-  .record({ base: fc.oneof(wellFormedCase('Widget'), wellFormedCase('Database')), damages: fc.array(damageArb, { minLength: 1, maxLength: 3 }) })
+  .record({
+    base: fc.oneof(wellFormedCase('Widget'), wellFormedCase('Database')),
+    damages: fc.array(damageArb, { minLength: 1, maxLength: 3 }),
+  })
   .map(({ base, damages }) => {
     const request = base.request!;
     for (const d of damages) d.apply(request);
@@ -512,16 +808,29 @@ export const rawCase: fc.Arbitrary<FuzzCase> = fc.oneof(
   fc
     .record({
       base: wellFormedCase('Widget'),
-      edits: fc.array(fc.record({ at: fc.nat(), byte: fc.nat({ max: 255 }), op: fc.constantFrom('set', 'set', 'insert', 'truncate', 'duplicate') }), { minLength: 1, maxLength: 6 }),
+      edits: fc.array(
+        fc.record({
+          at: fc.nat(),
+          byte: fc.nat({ max: 255 }),
+          op: fc.constantFrom('set', 'set', 'insert', 'truncate', 'duplicate'),
+        }),
+        { minLength: 1, maxLength: 6 },
+      ),
     })
     .map(({ base, edits }) => {
       let bytes = Buffer.from(RunFunctionRequest.encode(base.request!).finish());
       for (const e of edits) {
         const at = bytes.length === 0 ? 0 : e.at % bytes.length;
         if (e.op === 'set') bytes[at] = e.byte;
-        else if (e.op === 'insert') bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from([e.byte]), bytes.subarray(at)]);
+        else if (e.op === 'insert')
+          bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from([e.byte]), bytes.subarray(at)]);
         else if (e.op === 'truncate') bytes = bytes.subarray(0, at);
-        else bytes = Buffer.concat([bytes.subarray(0, at), bytes.subarray(at, at + 1 + (e.byte % 64)), bytes.subarray(at)]);
+        else
+          bytes = Buffer.concat([
+            bytes.subarray(0, at),
+            bytes.subarray(at, at + 1 + (e.byte % 64)),
+            bytes.subarray(at),
+          ]);
       }
       return { label: 'damaged bytes', wellFormed: false, raw: new Uint8Array(bytes) };
     }),

@@ -3,7 +3,13 @@
 // desired state that loses nothing, claims readiness only for what exists,
 // and says what it is doing. Used by the fuzz, load and secrets suites.
 import { isDeepStrictEqual } from 'node:util';
-import { Ready, RunFunctionRequest, RunFunctionResponse, Severity, Status } from '@crossplane-org/function-sdk-typescript';
+import {
+  Ready,
+  RunFunctionRequest,
+  RunFunctionResponse,
+  Severity,
+  Status,
+} from '@crossplane-org/function-sdk-typescript';
 import { unwrap } from '../../src/claims.js';
 import { groupOf, isObj, kindOf, nameOf, record, str, type Obj } from '../../src/kube.js';
 import { holdsData } from '../../src/kinds/index.js';
@@ -30,7 +36,8 @@ export function wrapped(obj: Obj): Obj {
 
 function decodedSecretData(secret: Obj | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(record(secret, 'data') ?? {})) if (typeof v === 'string') out[k] = Buffer.from(v, 'base64').toString('utf8');
+  for (const [k, v] of Object.entries(record(secret, 'data') ?? {}))
+    if (typeof v === 'string') out[k] = Buffer.from(v, 'base64').toString('utf8');
   for (const [k, v] of Object.entries(record(secret, 'stringData') ?? {})) if (typeof v === 'string') out[k] = v;
   return out;
 }
@@ -71,7 +78,11 @@ function desiredPasswords(rsp: RunFunctionResponse): Map<string, string> {
  * data decoded, and a password the function generated on this call (one not
  * already in the request) replaced by a marker, since it is random by design.
  */
-export function fingerprint(req: RunFunctionRequest, rsp: RunFunctionResponse, opts: { events?: boolean } = {}): string {
+export function fingerprint(
+  req: RunFunctionRequest,
+  rsp: RunFunctionResponse,
+  opts: { events?: boolean } = {},
+): string {
   const known = knownPasswords(req);
   const generated = [...new Set(desiredPasswords(rsp).values())].filter((p) => !known.has(p));
   const decode = (value: unknown): unknown => {
@@ -99,7 +110,16 @@ export function identities(rsp: RunFunctionResponse): Map<string, string> {
   for (const [key, res] of Object.entries(rsp.desired?.resources ?? {})) {
     const obj = (res.resource ?? {}) as Obj;
     const inner = wrapped(obj);
-    out.set(key, JSON.stringify([str(obj, 'apiVersion'), kindOf(obj), nameOf(obj), str(obj, 'metadata', 'namespace'), inner === obj ? null : [kindOf(inner), nameOf(inner), str(inner, 'metadata', 'namespace')]]));
+    out.set(
+      key,
+      JSON.stringify([
+        str(obj, 'apiVersion'),
+        kindOf(obj),
+        nameOf(obj),
+        str(obj, 'metadata', 'namespace'),
+        inner === obj ? null : [kindOf(inner), nameOf(inner), str(inner, 'metadata', 'namespace')],
+      ]),
+    );
   }
   return out;
 }
@@ -116,12 +136,19 @@ function nameProblems(key: string, obj: Obj, namespace: string | undefined): str
   const name = nameOf(obj);
   const kind = kindOf(obj);
   if (!name) problems.push(`${key}: ${kind} has no metadata.name`);
-  else if (name.length > 253 || !DNS_SUBDOMAIN.test(name)) problems.push(`${key}: ${kind} name ${JSON.stringify(name)} is not a DNS subdomain`);
-  else if (LABEL_NAMED.has(kind) && (name.length > 63 || !DNS_1035.test(name))) problems.push(`${key}: ${kind} name ${JSON.stringify(name)} is not a DNS label`);
+  else if (name.length > 253 || !DNS_SUBDOMAIN.test(name))
+    problems.push(`${key}: ${kind} name ${JSON.stringify(name)} is not a DNS subdomain`);
+  else if (LABEL_NAMED.has(kind) && (name.length > 63 || !DNS_1035.test(name)))
+    problems.push(`${key}: ${kind} name ${JSON.stringify(name)} is not a DNS label`);
   for (const [k, v] of Object.entries(record(obj, 'metadata', 'labels') ?? {})) {
-    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) problems.push(`${key}: label ${k}=${JSON.stringify(v)} is not a valid label value`);
+    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v))
+      problems.push(`${key}: label ${k}=${JSON.stringify(v)} is not a valid label value`);
   }
-  if (namespace !== undefined && str(obj, 'metadata', 'namespace') !== undefined && str(obj, 'metadata', 'namespace') !== namespace) {
+  if (
+    namespace !== undefined &&
+    str(obj, 'metadata', 'namespace') !== undefined &&
+    str(obj, 'metadata', 'namespace') !== namespace
+  ) {
     problems.push(`${key}: namespace ${str(obj, 'metadata', 'namespace')}, expected ${namespace}`);
   }
   return problems;
@@ -162,37 +189,51 @@ export function answerProblems(req: RunFunctionRequest, rsp: RunFunctionResponse
   if (typeof status['ready'] !== 'boolean') problems.push(`status.ready is ${JSON.stringify(status['ready'])}`);
   if (typeof status['message'] !== 'string' || !status['message'].trim()) problems.push('status.message is empty');
   const ready = status['ready'] === true;
-  if ((composite?.ready === Ready.READY_TRUE) !== ready) problems.push(`the composite's ready (${composite?.ready}) disagrees with status.ready (${ready})`);
+  if ((composite?.ready === Ready.READY_TRUE) !== ready)
+    problems.push(`the composite's ready (${composite?.ready}) disagrees with status.ready (${ready})`);
   const ours = rsp.conditions.filter((c) => c.type === 'WidgetReady' || c.type === 'DatabaseReady');
   if (ours.length !== 1) problems.push(`${ours.length} WidgetReady/DatabaseReady conditions`);
   else {
     if (!ours[0]!.reason) problems.push('the condition has no reason');
-    if ((ours[0]!.status === Status.STATUS_CONDITION_TRUE) !== ready) problems.push('the condition disagrees with status.ready');
+    if ((ours[0]!.status === Status.STATUS_CONDITION_TRUE) !== ready)
+      problems.push('the condition disagrees with status.ready');
   }
-  if ('conditions' in status && !('conditions' in (record(req.desired?.composite?.resource, 'status') ?? {}))) problems.push('the desired XR writes status.conditions');
+  if ('conditions' in status && !('conditions' in (record(req.desired?.composite?.resource, 'status') ?? {})))
+    problems.push('the desired XR writes status.conditions');
 
   // Nothing lost: every observed data holder stays desired.
   const observed = new Map<string, Obj>();
-  for (const [key, res] of Object.entries(req.observed?.resources ?? {})) if (isObj(res?.resource)) observed.set(key, res.resource);
+  for (const [key, res] of Object.entries(req.observed?.resources ?? {}))
+    if (isObj(res?.resource)) observed.set(key, res.resource);
   for (const [key, obj] of observed) {
-    if (holdsData(obj) && !(key in desired)) problems.push(`observed ${kindOf(wrapped(obj))} ${key} holds data and is not desired: Crossplane would delete it`);
+    if (holdsData(obj) && !(key in desired))
+      problems.push(
+        `observed ${kindOf(wrapped(obj))} ${key} holds data and is not desired: Crossplane would delete it`,
+      );
   }
 
   // Readiness only for what exists; a ready XR has nothing unready.
   for (const [key, res] of Object.entries(desired)) {
     if (key in carried && isDeepStrictEqual(res, carried[key])) continue;
-    if (!isObj(res.resource) || typeof res.resource['apiVersion'] !== 'string' || typeof res.resource['kind'] !== 'string') {
+    if (
+      !isObj(res.resource) ||
+      typeof res.resource['apiVersion'] !== 'string' ||
+      typeof res.resource['kind'] !== 'string'
+    ) {
       problems.push(`${key} has no apiVersion and kind`);
       continue;
     }
-    if (res.ready !== Ready.READY_TRUE && res.ready !== Ready.READY_FALSE) problems.push(`${key} has readiness ${res.ready}: the function judges every resource`);
-    if (res.ready === Ready.READY_TRUE && !observed.has(key)) problems.push(`${key} is marked READY_TRUE but was never observed`);
+    if (res.ready !== Ready.READY_TRUE && res.ready !== Ready.READY_FALSE)
+      problems.push(`${key} has readiness ${res.ready}: the function judges every resource`);
+    if (res.ready === Ready.READY_TRUE && !observed.has(key))
+      problems.push(`${key} is marked READY_TRUE but was never observed`);
     if (ready && res.ready !== Ready.READY_TRUE) problems.push(`the XR is ready while ${key} is not`);
   }
 
   if (opts.wellFormed) {
     const xr = req.observed?.composite?.resource as Obj;
-    const namespace = str(xr, 'metadata', 'namespace') ?? str(xr, 'metadata', 'labels', 'crossplane.io/claim-namespace');
+    const namespace =
+      str(xr, 'metadata', 'namespace') ?? str(xr, 'metadata', 'labels', 'crossplane.io/claim-namespace');
     for (const [key, res] of Object.entries(desired)) {
       if (key in carried) continue;
       const obj = res.resource as Obj;
@@ -205,8 +246,11 @@ export function answerProblems(req: RunFunctionRequest, rsp: RunFunctionResponse
     const passwords = desiredPasswords(rsp);
     const generated = new Set([...passwords.values()].filter((p) => !known.has(p)));
     if (generated.size > 1) problems.push(`${generated.size} different new passwords in one answer`);
-    const existing = decodedSecretData(observed.get('credentials') && wrapped(unwrap(observed.get('credentials')!)))['password'];
-    if (existing && passwords.has('credentials') && passwords.get('credentials') !== existing) problems.push('the observed password of credentials was replaced');
+    const existing = decodedSecretData(observed.get('credentials') && wrapped(unwrap(observed.get('credentials')!)))[
+      'password'
+    ];
+    if (existing && passwords.has('credentials') && passwords.get('credentials') !== existing)
+      problems.push('the observed password of credentials was replaced');
   }
   return problems;
 }

@@ -7,7 +7,6 @@ import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
 import { runFunction } from '../../src/function.js';
 import { isProviderKubernetesObject as isWrapper } from '../../src/kinds/index.js';
 
-
 export class Loop {
   /** The objects as the cluster has them, by composition-resource name (for a claim: what the Objects wrap). */
   readonly observed = new Map<string, Obj>();
@@ -25,7 +24,10 @@ export class Loop {
     return [...this.observed].map(([key, obj]) => {
       const wrapper = this.wrappers.get(key);
       if (!wrapper) return obj;
-      return { ...wrapper, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }], atProvider: { manifest: obj } } };
+      return {
+        ...wrapper,
+        status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }], atProvider: { manifest: obj } },
+      };
     });
   }
 
@@ -49,20 +51,32 @@ export class Loop {
     for (const [key, res] of Object.entries(desired)) {
       let obj = structuredClone(res.resource ?? {}) as Obj;
       if (isWrapper(obj)) {
-        this.wrappers.set(key, { ...obj, metadata: { ...(obj['metadata'] as Obj), annotations: { [RESOURCE_NAME_ANNOTATION]: key } } });
+        this.wrappers.set(key, {
+          ...obj,
+          metadata: { ...(obj['metadata'] as Obj), annotations: { [RESOURCE_NAME_ANNOTATION]: key } },
+        });
         obj = structuredClone(((obj['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj);
       }
       const before = this.observed.get(key);
       const meta = (obj['metadata'] ?? {}) as Obj;
       const generation = Number((before?.['metadata'] as Obj | undefined)?.['generation'] ?? 0);
       const changed = !before || JSON.stringify(before['spec']) !== JSON.stringify(obj['spec']);
-      obj['metadata'] = { ...meta, generation: changed ? generation + 1 : generation, annotations: { [RESOURCE_NAME_ANNOTATION]: key } };
+      obj['metadata'] = {
+        ...meta,
+        generation: changed ? generation + 1 : generation,
+        annotations: { [RESOURCE_NAME_ANNOTATION]: key },
+      };
       if (before?.['status'] !== undefined) obj['status'] = before['status'];
       if (obj['kind'] === 'Service') obj['spec'] = { clusterIP: '10.0.0.1', ...(obj['spec'] as Obj) };
       this.observed.set(key, obj);
     }
     const status = (rsp.desired?.composite?.resource as Obj | undefined)?.['status'] as Obj | undefined;
-    const conditions = rsp.conditions.map((c) => ({ type: c.type, status: c.status === 2 ? 'True' : 'False', reason: c.reason, message: c.message }));
+    const conditions = rsp.conditions.map((c) => ({
+      type: c.type,
+      status: c.status === 2 ? 'True' : 'False',
+      reason: c.reason,
+      message: c.message,
+    }));
     if (status) this.xr = { ...this.xr, status: { ...status, conditions } };
   }
 
@@ -89,7 +103,8 @@ export class Loop {
     for (const obj of this.observed.values()) {
       const generation = Number((obj['metadata'] as Obj)['generation'] ?? 1);
       if (obj['kind'] === 'PodDisruptionBudget') obj['status'] = { observedGeneration: generation };
-      if (obj['kind'] === 'HorizontalPodAutoscaler') obj['status'] = { currentReplicas: 1, conditions: [{ type: 'AbleToScale', status: 'True' }] };
+      if (obj['kind'] === 'HorizontalPodAutoscaler')
+        obj['status'] = { currentReplicas: 1, conditions: [{ type: 'AbleToScale', status: 'True' }] };
       if (obj['kind'] === 'Ingress') obj['status'] = { loadBalancer: { ingress: [{ ip: '192.0.2.10' }] } };
     }
   }

@@ -63,7 +63,16 @@ const FORMATS: Record<string, Format> = {
 // Keys that carry no validation meaning (or are handled by `convert`) and are
 // dropped so ajv never sees them.
 const DROPPED = new Set([
-  'description', 'default', 'example', 'externalDocs', 'discriminator', 'nullable', 'title', 'readOnly', 'writeOnly', 'deprecated',
+  'description',
+  'default',
+  'example',
+  'externalDocs',
+  'discriminator',
+  'nullable',
+  'title',
+  'readOnly',
+  'writeOnly',
+  'deprecated',
 ]);
 
 function crdsDir(): string {
@@ -131,13 +140,20 @@ function convert(node: unknown, path: string, ctx: Ctx): unknown {
   if (Array.isArray(rules)) {
     for (const r of rules) {
       if (isObject(r) && typeof r.rule === 'string') {
-        ctx.cel.push({ path: path || '<root>', rule: r.rule, ...(typeof r.message === 'string' ? { message: r.message } : {}) });
+        ctx.cel.push({
+          path: path || '<root>',
+          rule: r.rule,
+          ...(typeof r.message === 'string' ? { message: r.message } : {}),
+        });
       }
     }
   }
 
   // OpenAPI 3.0 booleans → JSON Schema draft-07 numbers.
-  for (const [exclusive, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+  for (const [exclusive, bound] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const) {
     if (typeof out[exclusive] !== 'boolean') continue;
     if (out[exclusive] === true && typeof out[bound] === 'number') {
       out[exclusive] = out[bound];
@@ -193,7 +209,9 @@ function loadBuiltins(dir: string, ajv: Ajv, entries: Map<string, Entry>): void 
   const openapiDir = join(dir, 'kubernetes-openapi');
   if (!existsSync(openapiDir)) throw new Error(`schemas: ${openapiDir} not found (set SHARED_CRDS_DIR?)`);
   const merged: Json = {};
-  for (const file of readdirSync(openapiDir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of readdirSync(openapiDir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const doc = JSON.parse(readFileSync(join(openapiDir, file), 'utf8')) as { components?: { schemas?: Json } };
     for (const [name, schema] of Object.entries(doc.components?.schemas ?? {})) {
       // The same definitions (ObjectMeta, PodSpec, ...) repeat across the
@@ -213,7 +231,11 @@ function loadBuiltins(dir: string, ajv: Ajv, entries: Map<string, Entry>): void 
         const apiVersion = gvk.group ? `${String(gvk.group)}/${gvk.version}` : gvk.version;
         const k = key(apiVersion, gvk.kind);
         if (!entries.has(k)) {
-          entries.set(k, { schema: { $ref: `${K8S_ID}#/components/schemas/${name}` }, source: `${file}: ${name}`, cel: [] });
+          entries.set(k, {
+            schema: { $ref: `${K8S_ID}#/components/schemas/${name}` },
+            source: `${file}: ${name}`,
+            cel: [],
+          });
         }
       }
     }
@@ -226,7 +248,9 @@ function loadBuiltins(dir: string, ajv: Ajv, entries: Map<string, Entry>): void 
 function loadCrds(dir: string, entries: Map<string, Entry>): void {
   for (const sub of readdirSync(dir, { withFileTypes: true })) {
     if (!sub.isDirectory() || sub.name === 'kubernetes-openapi') continue;
-    for (const file of readdirSync(join(dir, sub.name)).filter((f) => /\.ya?ml$/.test(f)).sort()) {
+    for (const file of readdirSync(join(dir, sub.name))
+      .filter((f) => /\.ya?ml$/.test(f))
+      .sort()) {
       for (const doc of parseAllDocuments(readFileSync(join(dir, sub.name, file), 'utf8'))) {
         const crd: unknown = doc.toJS();
         if (!isObject(crd) || crd.kind !== 'CustomResourceDefinition' || !isObject(crd.spec)) continue;
@@ -299,7 +323,13 @@ export function validateObject(obj: Record<string, unknown>): SchemaProblem[] {
 
 /** JSON pointer → `spec.containers[0].name`, using the data to tell arrays from maps. */
 function renderPath(pointer: string, data: unknown, extra?: string): string {
-  const segments = pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments =
+    pointer === ''
+      ? []
+      : pointer
+          .slice(1)
+          .split('/')
+          .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extra !== undefined) segments.push(extra);
   let out = '';
   let cur: unknown = data;
@@ -375,7 +405,10 @@ function toProblems(errors: ErrorObject[], data: unknown): SchemaProblem[] {
         break;
       }
       case 'format':
-        problems.push({ path: renderPath(e.instancePath, data), message: `must be a valid ${String(p.format)} value ${got}` });
+        problems.push({
+          path: renderPath(e.instancePath, data),
+          message: `must be a valid ${String(p.format)} value ${got}`,
+        });
         break;
       case 'anyOf':
       case 'oneOf':
@@ -385,7 +418,10 @@ function toProblems(errors: ErrorObject[], data: unknown): SchemaProblem[] {
         });
         break;
       default:
-        problems.push({ path: renderPath(e.instancePath, data), message: `${e.message ?? `fails ${e.keyword}`} ${got}` });
+        problems.push({
+          path: renderPath(e.instancePath, data),
+          message: `${e.message ?? `fails ${e.keyword}`} ${got}`,
+        });
     }
   }
 

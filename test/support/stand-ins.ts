@@ -20,7 +20,8 @@ import { CROSSPLANE_NAMESPACE, STAND_IN_PROVISIONER } from './control-plane.js';
 
 const FIELD_MANAGER = 'function-platform-stand-ins';
 
-const say = (what: string, detail: Json = {}) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), what, ...detail })}\n`);
+const say = (what: string, detail: Json = {}) =>
+  process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), what, ...detail })}\n`);
 
 interface Options {
   kubeconfig: string;
@@ -34,7 +35,11 @@ function options(argv: string[]): Options {
     if (!hit) throw new Error(`--${name}= is required`);
     return hit.slice(name.length + 3);
   };
-  return { kubeconfig: get('kubeconfig'), functionEndpoint: get('function-endpoint'), functionCerts: get('function-certs') };
+  return {
+    kubeconfig: get('kubeconfig'),
+    functionEndpoint: get('function-endpoint'),
+    functionCerts: get('function-certs'),
+  };
 }
 
 /** The external package runtime: one pass over the FunctionRevisions. */
@@ -44,9 +49,16 @@ async function packageRuntime(client: KubeClient, o: Options, certs: Record<stri
     const name = String(rev['metadata']['name']);
     // The name Crossplane's own runtime gives it (GetTLSServerSecretName: the package's name + "-tls-server").
     const pkg = rev['metadata']?.['labels']?.['pkg.crossplane.io/package'] as string | undefined;
-    const secretName = (rev['spec']?.['tlsServerSecretName'] as string | undefined) ?? (pkg ? `${pkg}-tls-server` : undefined);
+    const secretName =
+      (rev['spec']?.['tlsServerSecretName'] as string | undefined) ?? (pkg ? `${pkg}-tls-server` : undefined);
     if (!secretName) continue;
-    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: secretName, namespace: CROSSPLANE_NAMESPACE }, type: 'Opaque', data: certs };
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: secretName, namespace: CROSSPLANE_NAMESPACE },
+      type: 'Opaque',
+      data: certs,
+    };
     const have = await client.getObj(secret);
     if (!have || JSON.stringify(have['data']) !== JSON.stringify(certs)) {
       await client.applyObj(secret, { fieldManager: FIELD_MANAGER, force: true });
@@ -55,12 +67,31 @@ async function packageRuntime(client: KubeClient, o: Options, certs: Record<stri
     const status = rev['status'] ?? {};
     const conditions: Json[] = status['conditions'] ?? [];
     const healthy = conditions.find((c) => c['type'] === 'RuntimeHealthy');
-    if (status['endpoint'] === o.functionEndpoint && status['tlsServerSecretName'] === secretName && healthy?.['status'] === 'True') continue;
-    const runtimeHealthy = { type: 'RuntimeHealthy', status: 'True', reason: 'HealthyPackageRuntime', message: 'stand-in external runtime: the function runs as a local process', lastTransitionTime: new Date().toISOString() };
+    if (
+      status['endpoint'] === o.functionEndpoint &&
+      status['tlsServerSecretName'] === secretName &&
+      healthy?.['status'] === 'True'
+    )
+      continue;
+    const runtimeHealthy = {
+      type: 'RuntimeHealthy',
+      status: 'True',
+      reason: 'HealthyPackageRuntime',
+      message: 'stand-in external runtime: the function runs as a local process',
+      lastTransitionTime: new Date().toISOString(),
+    };
     try {
       await client.raw('PUT', rev, 'replace', {
         subresource: 'status',
-        body: { ...rev, status: { ...status, endpoint: o.functionEndpoint, tlsServerSecretName: secretName, conditions: [...conditions.filter((c) => c['type'] !== 'RuntimeHealthy'), runtimeHealthy] } },
+        body: {
+          ...rev,
+          status: {
+            ...status,
+            endpoint: o.functionEndpoint,
+            tlsServerSecretName: secretName,
+            conditions: [...conditions.filter((c) => c['type'] !== 'RuntimeHealthy'), runtimeHealthy],
+          },
+        },
       });
       say('set the revision endpoint and RuntimeHealthy', { revision: name, endpoint: o.functionEndpoint });
     } catch (e) {
@@ -77,10 +108,12 @@ async function provisioner(client: KubeClient): Promise<void> {
   for (const sc of await client.listObjs('storage.k8s.io/v1', 'StorageClass')) {
     if (sc['provisioner'] !== STAND_IN_PROVISIONER) continue;
     classes.set(String(sc['metadata']['name']), sc);
-    if (sc['metadata']?.['annotations']?.['storageclass.kubernetes.io/is-default-class'] === 'true') defaultClass = String(sc['metadata']['name']);
+    if (sc['metadata']?.['annotations']?.['storageclass.kubernetes.io/is-default-class'] === 'true')
+      defaultClass = String(sc['metadata']['name']);
   }
   for (const pvc of await client.listObjs('v1', 'PersistentVolumeClaim')) {
-    if (pvc['status']?.['phase'] !== 'Pending' || pvc['spec']?.['volumeName'] || pvc['metadata']?.['deletionTimestamp']) continue;
+    if (pvc['status']?.['phase'] !== 'Pending' || pvc['spec']?.['volumeName'] || pvc['metadata']?.['deletionTimestamp'])
+      continue;
     const className = (pvc['spec']?.['storageClassName'] as string | undefined) ?? defaultClass;
     if (!className || !classes.has(className)) continue;
     const uid = String(pvc['metadata']['uid']);
@@ -95,14 +128,24 @@ async function provisioner(client: KubeClient): Promise<void> {
         volumeMode: pvc['spec']?.['volumeMode'] ?? 'Filesystem',
         persistentVolumeReclaimPolicy: String(classes.get(className)!['reclaimPolicy'] ?? 'Delete'),
         storageClassName: className,
-        claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: pvc['metadata']['namespace'], name: pvc['metadata']['name'], uid },
+        claimRef: {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          namespace: pvc['metadata']['namespace'],
+          name: pvc['metadata']['name'],
+          uid,
+        },
         // Nothing mounts it: kwok runs no containers.
         hostPath: { path: `/stand-in/volumes/${uid}` },
       },
     };
     if (await client.getObj(pv)) continue;
     await client.createObj(pv, { fieldManager: FIELD_MANAGER });
-    say('provisioned a volume', { claim: `${pvc['metadata']['namespace']}/${pvc['metadata']['name']}`, size, class: className });
+    say('provisioned a volume', {
+      claim: `${pvc['metadata']['namespace']}/${pvc['metadata']['name']}`,
+      size,
+      class: className,
+    });
   }
 }
 
@@ -111,7 +154,9 @@ async function main(): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(o.kubeconfig);
   const client = KubeClient.fromKubeConfig(kc);
-  const certs = Object.fromEntries(['tls.crt', 'tls.key', 'ca.crt'].map((f) => [f, readFileSync(join(o.functionCerts, f)).toString('base64')]));
+  const certs = Object.fromEntries(
+    ['tls.crt', 'tls.key', 'ca.crt'].map((f) => [f, readFileSync(join(o.functionCerts, f)).toString('base64')]),
+  );
   say('started', { endpoint: o.functionEndpoint });
   let stopping = false;
   process.on('SIGTERM', () => {

@@ -13,7 +13,6 @@ export function inCI(): boolean {
   return ci !== '' && ci !== '0' && ci !== 'false';
 }
 
-
 /** .cache/bin/NAME. */
 export function toolPath(name: string): string {
   return join(binDir, name);

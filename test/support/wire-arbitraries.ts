@@ -4,7 +4,10 @@
 import fc from 'fast-check';
 import type { RunFunctionRequest, RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 
-const key = fc.oneof(fc.string(), fc.constantFrom('', 'apiVersion', 'metadata', 'a/b.c', 'ünïcødé', '\ud800', '0', '10'));
+const key = fc.oneof(
+  fc.string(),
+  fc.constantFrom('', 'apiVersion', 'metadata', 'a/b.c', 'ünïcødé', '\ud800', '0', '10'),
+);
 export const json = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: 'small' },
@@ -21,7 +24,11 @@ export const json = fc.letrec((tie) => ({
 })).obj as fc.Arbitrary<Record<string, unknown>>;
 const resource = fc.record({
   resource: fc.option(json, { nil: undefined }),
-  connectionDetails: fc.dictionary(key, fc.uint8Array({ maxLength: 8 }).map((u) => Buffer.from(u)), { maxKeys: 2 }),
+  connectionDetails: fc.dictionary(
+    key,
+    fc.uint8Array({ maxLength: 8 }).map((u) => Buffer.from(u)),
+    { maxKeys: 2 },
+  ),
   ready: fc.constantFrom(0, 1, 2, -1),
 });
 const selector = fc.record({
@@ -32,8 +39,20 @@ const selector = fc.record({
   namespace: fc.option(fc.string(), { nil: undefined }),
 });
 export const response: fc.Arbitrary<RunFunctionResponse> = fc.record({
-  meta: fc.option(fc.record({ tag: fc.string(), ttl: fc.option(fc.record({ seconds: fc.nat(), nanos: fc.nat({ max: 999_999_999 }) }), { nil: undefined }) }), { nil: undefined }),
-  desired: fc.option(fc.record({ composite: fc.option(resource, { nil: undefined }), resources: fc.dictionary(key, resource, { maxKeys: 4 }) }), { nil: undefined }),
+  meta: fc.option(
+    fc.record({
+      tag: fc.string(),
+      ttl: fc.option(fc.record({ seconds: fc.nat(), nanos: fc.nat({ max: 999_999_999 }) }), { nil: undefined }),
+    }),
+    { nil: undefined },
+  ),
+  desired: fc.option(
+    fc.record({
+      composite: fc.option(resource, { nil: undefined }),
+      resources: fc.dictionary(key, resource, { maxKeys: 4 }),
+    }),
+    { nil: undefined },
+  ),
   results: fc.array(
     fc.record({
       severity: fc.constantFrom(0, 1, 2, 3),
@@ -65,18 +84,43 @@ export const response: fc.Arbitrary<RunFunctionResponse> = fc.record({
   output: fc.option(json, { nil: undefined }),
 }) as fc.Arbitrary<RunFunctionResponse>;
 export const request: fc.Arbitrary<RunFunctionRequest> = fc.record({
-  meta: fc.option(fc.record({ tag: fc.string(), capabilities: fc.array(fc.constantFrom(0, 1, 2, 3, -1), { maxLength: 3 }) }), { nil: undefined }),
-  observed: fc.option(fc.record({ composite: fc.option(resource, { nil: undefined }), resources: fc.dictionary(key, resource, { maxKeys: 3 }) }), { nil: undefined }),
-  desired: fc.option(fc.record({ composite: fc.option(resource, { nil: undefined }), resources: fc.dictionary(key, resource, { maxKeys: 3 }) }), { nil: undefined }),
+  meta: fc.option(
+    fc.record({ tag: fc.string(), capabilities: fc.array(fc.constantFrom(0, 1, 2, 3, -1), { maxLength: 3 }) }),
+    { nil: undefined },
+  ),
+  observed: fc.option(
+    fc.record({
+      composite: fc.option(resource, { nil: undefined }),
+      resources: fc.dictionary(key, resource, { maxKeys: 3 }),
+    }),
+    { nil: undefined },
+  ),
+  desired: fc.option(
+    fc.record({
+      composite: fc.option(resource, { nil: undefined }),
+      resources: fc.dictionary(key, resource, { maxKeys: 3 }),
+    }),
+    { nil: undefined },
+  ),
   input: fc.option(json, { nil: undefined }),
   context: fc.option(json, { nil: undefined }),
   extraResources: fc.dictionary(key, fc.record({ items: fc.array(resource, { maxLength: 2 }) }), { maxKeys: 2 }),
   credentials: fc.dictionary(
     key,
-    fc.record({ credentialData: fc.option(fc.record({ data: fc.dictionary(key, fc.uint8Array({ maxLength: 8 }).map((u) => Buffer.from(u)), { maxKeys: 2 }) }), { nil: undefined }) }),
+    fc.record({
+      credentialData: fc.option(
+        fc.record({
+          data: fc.dictionary(
+            key,
+            fc.uint8Array({ maxLength: 8 }).map((u) => Buffer.from(u)),
+            { maxKeys: 2 },
+          ),
+        }),
+        { nil: undefined },
+      ),
+    }),
     { maxKeys: 2 },
   ),
   requiredResources: fc.dictionary(key, fc.record({ items: fc.array(resource, { maxLength: 2 }) }), { maxKeys: 2 }),
   requiredSchemas: fc.dictionary(key, fc.record({ openapiV3: fc.option(json, { nil: undefined }) }), { maxKeys: 2 }),
 }) as fc.Arbitrary<RunFunctionRequest>;
-

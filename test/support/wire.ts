@@ -3,7 +3,11 @@
 // (for requests no well-behaved client could encode), and a bounded pool to
 // keep many calls in flight at once.
 import * as grpc from '@grpc/grpc-js';
-import { FunctionRunnerServiceService, RunFunctionRequest, RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import {
+  FunctionRunnerServiceService,
+  RunFunctionRequest,
+  RunFunctionResponse,
+} from '@crossplane-org/function-sdk-typescript';
 import type { FunctionProcess } from './function-process.js';
 
 const METHOD = FunctionRunnerServiceService.runFunction.path;
@@ -51,7 +55,11 @@ export function dialWire(target: string, opts: DialOptions = {}): WireClient {
 }
 
 /** Runs `fn` over `items` with at most `limit` calls in flight; results in input order. */
-export async function mapConcurrent<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapConcurrent<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

@@ -53,7 +53,8 @@ export function xrStatusSchema(xrd: Json, version: string): Json {
   const v = (xrd['spec']?.['versions'] ?? []).find((x: Json) => x['name'] === version);
   if (!v) throw new Error(`XRD ${xrd['metadata']?.['name']} has no version ${version}`);
   const declared: Json = v['schema']?.['openAPIV3Schema']?.['properties']?.['status'] ?? { type: 'object' };
-  const legacy = String(xrd['apiVersion']).endsWith('/v1') && (xrd['spec']?.['scope'] ?? 'LegacyCluster') === 'LegacyCluster';
+  const legacy =
+    String(xrd['apiVersion']).endsWith('/v1') && (xrd['spec']?.['scope'] ?? 'LegacyCluster') === 'LegacyCluster';
   const conditions = {
     type: 'array',
     items: {
@@ -97,15 +98,22 @@ export function undeclared(value: unknown, schema: Json, path = 'status'): XrdPr
   if (schema['x-kubernetes-preserve-unknown-fields'] === true && !schema['properties']) return problems;
   const type: unknown = schema['type'];
   if (schema['x-kubernetes-int-or-string'] === true) {
-    if (!fits('integer', value) && !fits('string', value)) problems.push({ path, message: `must be integer or string (got ${typeOf(value)})` });
+    if (!fits('integer', value) && !fits('string', value))
+      problems.push({ path, message: `must be integer or string (got ${typeOf(value)})` });
     return problems;
   }
   if (typeof type === 'string' && !fits(type, value)) {
     problems.push({ path, message: `must be ${type} (got ${typeOf(value)} ${JSON.stringify(value)})` });
     return problems;
   }
-  if (Array.isArray(schema['enum']) && !schema['enum'].some((e: unknown) => JSON.stringify(e) === JSON.stringify(value))) {
-    problems.push({ path, message: `must be one of ${schema['enum'].map((e: unknown) => JSON.stringify(e)).join(', ')} (got ${JSON.stringify(value)})` });
+  if (
+    Array.isArray(schema['enum']) &&
+    !schema['enum'].some((e: unknown) => JSON.stringify(e) === JSON.stringify(value))
+  ) {
+    problems.push({
+      path,
+      message: `must be one of ${schema['enum'].map((e: unknown) => JSON.stringify(e)).join(', ')} (got ${JSON.stringify(value)})`,
+    });
   }
   if (typeOf(value) === 'object') {
     const props: Json | undefined = schema['properties'];
@@ -114,12 +122,14 @@ export function undeclared(value: unknown, schema: Json, path = 'status'): XrdPr
     for (const [k, v] of Object.entries(value as Json)) {
       const child = `${path}.${k}`;
       if (props && k in props) problems.push(...undeclared(v, props[k], child));
-      else if (typeof additional === 'object' && additional !== null) problems.push(...undeclared(v, additional as Json, child));
+      else if (typeof additional === 'object' && additional !== null)
+        problems.push(...undeclared(v, additional as Json, child));
       else if (additional === true || preserve) continue;
       else problems.push({ path: child, message: `not declared in the XRD status schema: Crossplane drops it` });
     }
   } else if (typeOf(value) === 'array' && typeof schema['items'] === 'object') {
-    (value as unknown[]).forEach((item, i) => problems.push(...undeclared(item, schema['items'], `${path}[${i}]`)));
+    for (const [i, item] of (value as unknown[]).entries())
+      problems.push(...undeclared(item, schema['items'], `${path}[${i}]`));
   }
   return problems;
 }

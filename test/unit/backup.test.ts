@@ -6,9 +6,24 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Obj } from '../../src/kube.js';
-import { answered, asObserved, call, databaseXr, desiredOf, fatalOf, NAMESPACE, statusOf } from '../support/database.js';
+import {
+  answered,
+  asObserved,
+  call,
+  databaseXr,
+  desiredOf,
+  fatalOf,
+  NAMESPACE,
+  statusOf,
+} from '../support/database.js';
 
-const STORE = { bucket: 'team-a-backups', region: 'eu-west-1', endpoint: 'http://minio.storage:9000', prefix: 'prod', credentialsSecretRef: { name: 'backup-store' } };
+const STORE = {
+  bucket: 'team-a-backups',
+  region: 'eu-west-1',
+  endpoint: 'http://minio.storage:9000',
+  prefix: 'prod',
+  credentialsSecretRef: { name: 'backup-store' },
+};
 const backupXr = (status?: Obj): Obj => ({
   apiVersion: 'example.com/v1',
   kind: 'DatabaseBackup',
@@ -16,7 +31,8 @@ const backupXr = (status?: Obj): Obj => ({
   spec: { databaseRef: { name: 'orders' }, pinned: true },
   ...(status ? { status } : {}),
 });
-const clusterDb = (backup: Obj = { objectStore: STORE }) => databaseXr({ engine: 'postgres', version: '16', storageGB: 20, backup });
+const clusterDb = (backup: Obj = { objectStore: STORE }) =>
+  databaseXr({ engine: 'postgres', version: '16', storageGB: 20, backup });
 
 /** The attempt's pod as the kubelet leaves it: init container dump, container upload. */
 function pod(job: string, dump: Obj, upload?: Obj): Obj {
@@ -35,7 +51,20 @@ const OOM = { reason: 'OOMKilled', exitCode: 137, message: '' };
 const jobStatus = (done: 'Complete' | 'Failed' | undefined) => ({
   startTime: '2026-12-02T03:00:05Z',
   ...(done === 'Complete' ? { completionTime: '2026-12-02T03:01:10Z' } : {}),
-  ...(done ? { conditions: [{ type: done, status: 'True', lastTransitionTime: '2026-12-02T03:01:10Z', ...(done === 'Failed' ? { reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' } : {}) }] } : {}),
+  ...(done
+    ? {
+        conditions: [
+          {
+            type: done,
+            status: 'True',
+            lastTransitionTime: '2026-12-02T03:01:10Z',
+            ...(done === 'Failed'
+              ? { reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }
+              : {}),
+          },
+        ],
+      }
+    : {}),
 });
 
 describe('a DatabaseBackup of an in-cluster Database: a dump Job to object storage', () => {
@@ -43,7 +72,12 @@ describe('a DatabaseBackup of an in-cluster Database: a dump Job to object stora
     const rsp = call(backupXr());
     assert.equal(fatalOf(rsp), undefined);
     assert.deepEqual(Object.keys(rsp.desired!.resources), []);
-    assert.deepEqual(rsp.requirements?.resources?.['database'], { apiVersion: 'example.com/v1', kind: 'Database', matchName: 'orders', namespace: NAMESPACE });
+    assert.deepEqual(rsp.requirements?.resources?.['database'], {
+      apiVersion: 'example.com/v1',
+      kind: 'Database',
+      matchName: 'orders',
+      namespace: NAMESPACE,
+    });
     assert.equal(statusOf(rsp)['phase'], 'Pending');
   });
 
@@ -62,9 +96,16 @@ describe('a DatabaseBackup of an in-cluster Database: a dump Job to object stora
     assert.equal(env['BUCKET'], 'team-a-backups');
     assert.equal(env['KEY'], 'prod/orders/orders-before-migration.dump');
     assert.equal(env['S3_ENDPOINT'], 'http://minio.storage:9000');
-    assert.deepEqual(env['AWS_SECRET_ACCESS_KEY'], { secretKeyRef: { name: 'backup-store', key: 'AWS_SECRET_ACCESS_KEY' } });
+    assert.deepEqual(env['AWS_SECRET_ACCESS_KEY'], {
+      secretKeyRef: { name: 'backup-store', key: 'AWS_SECRET_ACCESS_KEY' },
+    });
     assert.equal((job['spec'] as Obj)['backoffLimit'], 0, 'attempts are the function’s');
-    assert.deepEqual(rsp.requirements?.resources?.['pod'], { apiVersion: 'v1', kind: 'Pod', matchLabels: { labels: { 'batch.kubernetes.io/job-name': 'orders-before-migration-a1' } }, namespace: NAMESPACE });
+    assert.deepEqual(rsp.requirements?.resources?.['pod'], {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      matchLabels: { labels: { 'batch.kubernetes.io/job-name': 'orders-before-migration-a1' } },
+      namespace: NAMESPACE,
+    });
     const status = statusOf(rsp);
     assert.equal(status['phase'], 'Pending');
     assert.equal(status['method'], 'dump');
@@ -74,11 +115,26 @@ describe('a DatabaseBackup of an in-cluster Database: a dump Job to object stora
   test('Pending → Running → Completed, the size from the upload’s report; then the Job goes and the record stays', () => {
     const db = answered({ database: [clusterDb()] });
     const first = call(backupXr(), [], db);
-    const running = call(backupXr(statusOf(first)), asObserved(first, () => jobStatus(undefined)), db);
+    const running = call(
+      backupXr(statusOf(first)),
+      asObserved(first, () => jobStatus(undefined)),
+      db,
+    );
     assert.equal(statusOf(running)['phase'], 'Running');
     assert.equal(statusOf(running)['startedAt'], '2026-12-02T03:00:05Z');
-    const report = { reason: 'Completed', exitCode: 0, message: '{"key":"prod/orders/orders-before-migration.dump","sizeBytes":138551}' };
-    const done = call(backupXr(statusOf(running)), asObserved(first, () => jobStatus('Complete')), { ...db, ...answered({ pod: [pod('orders-before-migration-a1', { reason: 'Completed', exitCode: 0 }, report)] }) });
+    const report = {
+      reason: 'Completed',
+      exitCode: 0,
+      message: '{"key":"prod/orders/orders-before-migration.dump","sizeBytes":138551}',
+    };
+    const done = call(
+      backupXr(statusOf(running)),
+      asObserved(first, () => jobStatus('Complete')),
+      {
+        ...db,
+        ...answered({ pod: [pod('orders-before-migration-a1', { reason: 'Completed', exitCode: 0 }, report)] }),
+      },
+    );
     const s = statusOf(done);
     assert.equal(s['phase'], 'Completed');
     assert.equal(s['ready'], true);
@@ -86,7 +142,11 @@ describe('a DatabaseBackup of an in-cluster Database: a dump Job to object stora
     assert.equal(s['completedAt'], '2026-12-02T03:01:10Z');
     assert.equal(s['restorable'], true);
     // The next call, with Completed stored: the Job leaves desired state, the record does not change.
-    const later = call(backupXr(s), asObserved(first, () => jobStatus('Complete')), db);
+    const later = call(
+      backupXr(s),
+      asObserved(first, () => jobStatus('Complete')),
+      db,
+    );
     assert.deepEqual(Object.keys(later.desired!.resources), []);
     assert.equal(statusOf(later)['phase'], 'Completed');
     assert.equal(statusOf(later)['sizeBytes'], 138551);
@@ -98,7 +158,10 @@ describe('a DatabaseBackup of an in-cluster Database: a dump Job to object stora
     let observed: Obj[] = [];
     const memories: string[] = [];
     for (let attempt = 1; attempt <= 3; attempt++) {
-      const rsp = call(backupXr(status), observed, { ...db, ...answered({ pod: [pod(`orders-before-migration-a${attempt - 1}`, OOM)] }) });
+      const rsp = call(backupXr(status), observed, {
+        ...db,
+        ...answered({ pod: [pod(`orders-before-migration-a${attempt - 1}`, OOM)] }),
+      });
       const job = desiredOf(rsp, `dump-${attempt}`)!;
       assert.ok(job, `attempt ${attempt} composed`);
       assert.equal(desiredOf(rsp, `dump-${attempt - 1}`), undefined, 'the failed attempt leaves');
@@ -108,19 +171,39 @@ describe('a DatabaseBackup of an in-cluster Database: a dump Job to object stora
       observed = asObserved(rsp, () => jobStatus('Failed'));
     }
     assert.deepEqual(memories, ['256Mi', '512Mi', '1024Mi']);
-    const last = call(backupXr(status), observed, { ...db, ...answered({ pod: [pod('orders-before-migration-a3', OOM)] }) });
+    const last = call(backupXr(status), observed, {
+      ...db,
+      ...answered({ pod: [pod('orders-before-migration-a3', OOM)] }),
+    });
     const s = statusOf(last);
     assert.equal(s['phase'], 'Failed');
     assert.equal(s['attempts'], 3);
     assert.equal(s['failureReason'], 'dump was killed for memory (OOMKilled with 1024Mi)');
-    assert.ok(last.results.some((r) => r.reason === 'BackupFailed' && /attempt 3 of 3: dump was killed for memory/.test(r.message)), 'a Warning event');
+    assert.ok(
+      last.results.some(
+        (r) => r.reason === 'BackupFailed' && /attempt 3 of 3: dump was killed for memory/.test(r.message),
+      ),
+      'a Warning event',
+    );
   });
 
   test('a failure that is not memory is not retried: Failed with the tool’s last words', () => {
     const db = answered({ database: [clusterDb()] });
     const first = call(backupXr(), [], db);
-    const upload = { reason: 'Error', exitCode: 1, message: 'upload failed: s3://team-a-backups/prod/orders/x.partial An error occurred (NoSuchBucket) when calling the PutObject operation: The specified bucket does not exist' };
-    const rsp = call(backupXr(statusOf(first)), asObserved(first, () => jobStatus('Failed')), { ...db, ...answered({ pod: [pod('orders-before-migration-a1', { reason: 'Completed', exitCode: 0 }, upload)] }) });
+    const upload = {
+      reason: 'Error',
+      exitCode: 1,
+      message:
+        'upload failed: s3://team-a-backups/prod/orders/x.partial An error occurred (NoSuchBucket) when calling the PutObject operation: The specified bucket does not exist',
+    };
+    const rsp = call(
+      backupXr(statusOf(first)),
+      asObserved(first, () => jobStatus('Failed')),
+      {
+        ...db,
+        ...answered({ pod: [pod('orders-before-migration-a1', { reason: 'Completed', exitCode: 0 }, upload)] }),
+      },
+    );
     assert.equal(desiredOf(rsp, 'dump-2'), undefined);
     const s = statusOf(rsp);
     assert.equal(s['phase'], 'Failed');
@@ -134,8 +217,18 @@ describe('a DatabaseBackup of a Database on AWS: an RDS Snapshot', () => {
     const db = answered({ database: [awsDb] });
     const rsp = call(backupXr(), [], db);
     const snapshot = desiredOf(rsp, 'rds-snapshot')!;
-    assert.deepEqual((snapshot['spec'] as Obj)['forProvider'], { region: 'eu-west-1', dbInstanceIdentifier: 'team-a-orders-db' });
-    const done = call(backupXr(statusOf(rsp)), asObserved(rsp, () => ({ conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-12-02T03:05:00Z' }], atProvider: { status: 'available', allocatedStorage: 20 } })), db);
+    assert.deepEqual((snapshot['spec'] as Obj)['forProvider'], {
+      region: 'eu-west-1',
+      dbInstanceIdentifier: 'team-a-orders-db',
+    });
+    const done = call(
+      backupXr(statusOf(rsp)),
+      asObserved(rsp, () => ({
+        conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-12-02T03:05:00Z' }],
+        atProvider: { status: 'available', allocatedStorage: 20 },
+      })),
+      db,
+    );
     const s = statusOf(done);
     assert.equal(s['phase'], 'Completed');
     assert.equal(s['method'], 'rds-snapshot');
@@ -146,10 +239,27 @@ describe('a DatabaseBackup of a Database on AWS: an RDS Snapshot', () => {
 
 describe('a DatabaseBackup of a CloudNativePG Database: a Backup through the Barman Cloud plugin', () => {
   test('composes the Backup of the cluster and reads its phase', () => {
-    const db = answered({ database: [databaseXr({ engine: 'postgres', storageGB: 20, highAvailability: true, backup: { objectStore: STORE } })] });
+    const db = answered({
+      database: [
+        databaseXr({ engine: 'postgres', storageGB: 20, highAvailability: true, backup: { objectStore: STORE } }),
+      ],
+    });
     const rsp = call(backupXr(), [], db);
-    assert.deepEqual((desiredOf(rsp, 'cnpg-backup')!['spec'] as Obj), { cluster: { name: 'orders-db' }, method: 'plugin', pluginConfiguration: { name: 'barman-cloud.cloudnative-pg.io' } });
-    const done = call(backupXr(statusOf(rsp)), asObserved(rsp, () => ({ phase: 'completed', startedAt: '2026-12-02T03:00:00Z', stoppedAt: '2026-12-02T03:00:40Z', destinationPath: 's3://team-a-backups/prod/orders-db' })), db);
+    assert.deepEqual(desiredOf(rsp, 'cnpg-backup')!['spec'] as Obj, {
+      cluster: { name: 'orders-db' },
+      method: 'plugin',
+      pluginConfiguration: { name: 'barman-cloud.cloudnative-pg.io' },
+    });
+    const done = call(
+      backupXr(statusOf(rsp)),
+      asObserved(rsp, () => ({
+        phase: 'completed',
+        startedAt: '2026-12-02T03:00:00Z',
+        stoppedAt: '2026-12-02T03:00:40Z',
+        destinationPath: 's3://team-a-backups/prod/orders-db',
+      })),
+      db,
+    );
     assert.equal(statusOf(done)['phase'], 'Completed');
     assert.equal(statusOf(done)['completedAt'], '2026-12-02T03:00:40Z');
   });
@@ -164,10 +274,16 @@ describe('bad input: not ready, a clear message, nothing composed, nothing delet
     assert.equal(statusOf(rsp)['message'], 'Database orders does not exist in namespace team-a; nothing was composed');
   });
   test('an in-cluster Database with no object store (backups on, or off)', () => {
-    for (const [backup, said] of [[{}, 'it has no spec.backup.objectStore'], [{ enabled: false }, 'it has backups disabled and no spec.backup.objectStore']] as const) {
+    for (const [backup, said] of [
+      [{}, 'it has no spec.backup.objectStore'],
+      [{ enabled: false }, 'it has backups disabled and no spec.backup.objectStore'],
+    ] as const) {
       const rsp = call(backupXr(), [], answered({ database: [clusterDb(backup)] }));
       assert.deepEqual(Object.keys(rsp.desired!.resources), []);
-      assert.equal(statusOf(rsp)['message'], `Database orders cannot be backed up: ${said}, so a backup has nowhere to go; nothing was composed`);
+      assert.equal(
+        statusOf(rsp)['message'],
+        `Database orders cannot be backed up: ${said}, so a backup has nowhere to go; nothing was composed`,
+      );
     }
   });
   test('a databaseRef without a name is refused naming the field', () => {

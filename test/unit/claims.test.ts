@@ -14,7 +14,11 @@ function inMode(mode: 'namespaced' | 'claims', kind: string, name: string, names
   return {
     apiVersion: 'example.com/v1',
     kind: `X${kind}`,
-    metadata: { name: `${name}-x7k2p`, uid: `uid-${namespace}-${name}`, labels: { 'crossplane.io/claim-name': name, 'crossplane.io/claim-namespace': namespace } },
+    metadata: {
+      name: `${name}-x7k2p`,
+      uid: `uid-${namespace}-${name}`,
+      labels: { 'crossplane.io/claim-name': name, 'crossplane.io/claim-namespace': namespace },
+    },
     spec: { ...spec, claimRef: { apiVersion: 'example.com/v1', kind, name, namespace } },
   };
 }
@@ -30,16 +34,25 @@ function story(mode: 'namespaced' | 'claims', kind: string, spec: Obj, steps: St
     loop.apply(loop.call());
     const status = { ...loop.status() };
     // The bucket name hashes the composite's uid, which differs by construction.
-    if (status['backup']) status['backup'] = { ...(status['backup'] as Obj), location: String((status['backup'] as Obj)['location']).replace(/-[0-9a-f]{10}$/, '-HASH') };
-    seen.push({ status, condition: loop.last!.conditions.map((c) => `${c.type}=${c.status}/${c.reason}: ${c.message}`) });
+    if (status['backup'])
+      status['backup'] = {
+        ...(status['backup'] as Obj),
+        location: String((status['backup'] as Obj)['location']).replace(/-[0-9a-f]{10}$/, '-HASH'),
+      };
+    seen.push({
+      status,
+      condition: loop.last!.conditions.map((c) => `${c.type}=${c.status}/${c.reason}: ${c.message}`),
+    });
   }
   return seen;
 }
 
-const mrReady = (key: string, atProvider: Obj = {}): Step => (loop) => {
-  const obj = loop.observed.get(key)!;
-  obj['status'] = { conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }], atProvider };
-};
+const mrReady =
+  (key: string, atProvider: Obj = {}): Step =>
+  (loop) => {
+    const obj = loop.observed.get(key)!;
+    obj['status'] = { conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }], atProvider };
+  };
 
 describe('claims mode', () => {
   test('an XWidget made from a claim composes provider-kubernetes Objects into the claim namespace', () => {
@@ -53,20 +66,30 @@ describe('claims mode', () => {
       assert.equal((manifest['metadata'] as Obj)['namespace'], 'team-b');
       assert.equal((obj['metadata'] as Obj)['namespace'], undefined, 'Objects are cluster-scoped');
     }
-    const kinds = out.resources.map((o) => String((((o['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj)['kind'])).sort();
+    const kinds = out.resources
+      .map((o) => String((((o['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj)['kind']))
+      .sort();
     assert.deepEqual(kinds, ['Deployment', 'PodDisruptionBudget', 'Service']);
   });
 
   test('Object names cannot collide between namespaces, nor between kinds of the same name', () => {
-    const names = (ns: string) => render(inMode('claims', 'Widget', 'web', ns, { size: 2 })).resources.map((o) => String((o['metadata'] as Obj)['name']));
+    const names = (ns: string) =>
+      render(inMode('claims', 'Widget', 'web', ns, { size: 2 })).resources.map((o) =>
+        String((o['metadata'] as Obj)['name']),
+      );
     const a = names('team-a');
     const b = names('team-b');
     assert.equal(new Set(a).size, a.length, `unique within one claim: ${a.join(', ')}`);
-    assert.deepEqual(a.filter((n) => b.includes(n)), []);
+    assert.deepEqual(
+      a.filter((n) => b.includes(n)),
+      [],
+    );
   });
 
   test('a claim Database on AWS uses the cluster-scoped groups with Secrets in the claim namespace', () => {
-    const out = render(inMode('claims', 'Database', 'orders', 'team-a', { placement: 'aws', aws: { region: 'eu-west-1' } }));
+    const out = render(
+      inMode('claims', 'Database', 'orders', 'team-a', { placement: 'aws', aws: { region: 'eu-west-1' } }),
+    );
     const instance = out.resources.find((o) => o['kind'] === 'Instance')!;
     assert.equal(instance['apiVersion'], 'rds.aws.upbound.io/v1beta3');
     const spec = instance['spec'] as Obj;
@@ -75,7 +98,11 @@ describe('claims mode', () => {
     assert.equal(spec['deletionPolicy'], 'Orphan', 'Retain orphans the instance');
     const versioning = out.resources.find((o) => o['kind'] === 'BucketVersioning')!;
     const bucket = out.resources.find((o) => o['kind'] === 'Bucket')!;
-    assert.equal((((versioning['spec'] as Obj)['forProvider'] as Obj)['bucketRef'] as Obj)['name'], (bucket['metadata'] as Obj)['name'], 'references follow the renamed bucket');
+    assert.equal(
+      (((versioning['spec'] as Obj)['forProvider'] as Obj)['bucketRef'] as Obj)['name'],
+      (bucket['metadata'] as Obj)['name'],
+      'references follow the renamed bucket',
+    );
     assert.ok(out.resources.every((o) => !String(o['apiVersion']).includes('.m.')));
   });
 
@@ -136,7 +163,17 @@ describe('claims mode', () => {
       'Database',
       { placement: 'aws', aws: { region: 'eu-west-1' } },
       [
-        (l) => ['backup-bucket', 'backup-bucket-versioning', 'backup-bucket-encryption', 'backup-bucket-public-access-block', 'backup-bucket-lifecycle'].forEach((k) => mrReady(k)(l)),
+        (l) => {
+          for (const k of [
+            'backup-bucket',
+            'backup-bucket-versioning',
+            'backup-bucket-encryption',
+            'backup-bucket-public-access-block',
+            'backup-bucket-lifecycle',
+          ]) {
+            mrReady(k)(l);
+          }
+        },
         mrReady('rds-instance', { address: 'db.example.internal', port: 5432, status: 'available' }),
       ],
     ],

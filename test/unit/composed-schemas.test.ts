@@ -11,7 +11,13 @@ import { parse } from 'yaml';
 import { readFileSync } from 'node:fs';
 import { runFunction } from '../../src/function.js';
 import type { Obj } from '../../src/kube.js';
-import { assemble, buildRequest, RESOURCE_NAME_ANNOTATION, readYamlObjects, runWithRequirements } from '../../src/render.js';
+import {
+  assemble,
+  buildRequest,
+  RESOURCE_NAME_ANNOTATION,
+  readYamlObjects,
+  runWithRequirements,
+} from '../../src/render.js';
 import { repoRoot } from '../support/function-process.js';
 import { type SchemaProblem, hasSchema, validateObject } from '../support/schemas.js';
 import { undeclared, xrdFor, xrStatusSchema } from '../support/xrd.js';
@@ -27,7 +33,11 @@ interface Scenario {
 const scenarios = parse(readFileSync(join(EXAMPLES, 'scenarios.yaml'), 'utf8')) as Scenario[];
 
 /** Kinds provider-kubernetes wraps: the Object's manifest is applied as its own kind. */
-const WRAPPERS = new Set(['kubernetes.crossplane.io/v1alpha2/Object', 'kubernetes.m.crossplane.io/v1alpha1/Object', 'kubernetes.crossplane.io/v1alpha1/Object']);
+const WRAPPERS = new Set([
+  'kubernetes.crossplane.io/v1alpha2/Object',
+  'kubernetes.m.crossplane.io/v1alpha1/Object',
+  'kubernetes.crossplane.io/v1alpha1/Object',
+]);
 
 function label(obj: Obj): string {
   const meta = (obj['metadata'] ?? {}) as Obj;
@@ -39,7 +49,8 @@ function label(obj: Obj): string {
 function validate(obj: Obj, where: string): string[] {
   const { apiVersion, kind } = obj;
   if (typeof apiVersion !== 'string' || typeof kind !== 'string') return [`${where}: no apiVersion/kind`];
-  if (!hasSchema(apiVersion, kind)) return [`${where}: no published schema for ${apiVersion} ${kind} in ../shared/crds`];
+  if (!hasSchema(apiVersion, kind))
+    return [`${where}: no published schema for ${apiVersion} ${kind} in ../shared/crds`];
   const problems: SchemaProblem[] = validateObject(obj);
   return problems.map((p) => `${where}: ${p.path}: ${p.message}`);
 }
@@ -50,7 +61,8 @@ function problemsOf(obj: Obj): string[] {
   const out = validate(obj, where);
   if (WRAPPERS.has(`${String(obj['apiVersion'])}/${String(obj['kind'])}`)) {
     const manifest = ((obj['spec'] as Obj | undefined)?.['forProvider'] as Obj | undefined)?.['manifest'];
-    if (manifest === undefined || manifest === null || typeof manifest !== 'object') out.push(`${where}: spec.forProvider.manifest is missing`);
+    if (manifest === undefined || manifest === null || typeof manifest !== 'object')
+      out.push(`${where}: spec.forProvider.manifest is missing`);
     else out.push(...validate(manifest as Obj, `${where} → manifest ${label(manifest as Obj)}`));
   }
   return out;
@@ -90,9 +102,17 @@ describe('composed resources match the published schemas, for every scenario', (
         // Crossplane (response.conditions), never to the desired XR status.
         const desiredStatus = ((rsp.desired?.composite?.resource ?? {}) as Obj)['status'] as Obj | undefined;
         assert.ok(desiredStatus, 'the function returned no desired XR status');
-        assert.equal(desiredStatus['conditions'], undefined, 'the desired XR status sets conditions; return them as response.conditions instead');
+        assert.equal(
+          desiredStatus['conditions'],
+          undefined,
+          'the desired XR status sets conditions; return them as response.conditions instead',
+        );
         const fromFunction = undeclared(desiredStatus, schema);
-        assert.deepEqual(fromFunction, [], `desired XR status:\n  ${fromFunction.map((p) => `${p.path}: ${p.message}`).join('\n  ')}`);
+        assert.deepEqual(
+          fromFunction,
+          [],
+          `desired XR status:\n  ${fromFunction.map((p) => `${p.path}: ${p.message}`).join('\n  ')}`,
+        );
 
         // And the XR as render lays it out, conditions included.
         const all = undeclared(rendered.xr['status'] ?? {}, schema);
@@ -113,16 +133,28 @@ describe('the schema check itself', () => {
       apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
       kind: 'Object',
       metadata: { name: 'x', namespace: 'team-a' },
-      spec: { forProvider: { manifest: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'x' }, spec: { size: '1Gi' } } } },
+      spec: {
+        forProvider: {
+          manifest: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'x' }, spec: { size: '1Gi' } },
+        },
+      },
     };
-    assert.deepEqual(problemsOf(object), ['kubernetes.m.crossplane.io/v1alpha1 Object x → manifest v1 PersistentVolumeClaim x: spec.size: unknown field "size"']);
+    assert.deepEqual(problemsOf(object), [
+      'kubernetes.m.crossplane.io/v1alpha1 Object x → manifest v1 PersistentVolumeClaim x: spec.size: unknown field "size"',
+    ]);
   });
 
   it('finds an undeclared status field', () => {
     const xrd = xrdFor('example.com/v1', 'Database');
     assert.ok(xrd);
     const schema = xrStatusSchema(xrd, 'v1');
-    assert.deepEqual(undeclared({ ready: true, phase: 'Ready', conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }] }, schema), []);
+    assert.deepEqual(
+      undeclared(
+        { ready: true, phase: 'Ready', conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }] },
+        schema,
+      ),
+      [],
+    );
     assert.deepEqual(
       undeclared({ ready: 'yes', backup: { lastSuccessfulTime: 'x', size: 3 }, extra: 1 }, schema).map((p) => p.path),
       ['status.ready', 'status.backup.size', 'status.extra'],

@@ -5,8 +5,9 @@ import { describe, test } from 'node:test';
 import type { Obj } from '../../src/kube.js';
 import { asObserved, call, databaseXr, desiredOf, fatalOf } from '../support/database.js';
 
-const image = (sts: Obj | undefined) => ((((sts?.['spec'] as Obj)['template'] as Obj)['spec'] as Obj)['containers'] as Obj[])[0]!['image'];
-const forProvider = (inst: Obj | undefined) => ((inst?.['spec'] as Obj)['forProvider'] as Obj);
+const image = (sts: Obj | undefined) =>
+  ((((sts!['spec'] as Obj)['template'] as Obj)['spec'] as Obj)['containers'] as Obj[])[0]!['image'];
+const forProvider = (inst: Obj | undefined) => (inst!['spec'] as Obj)['forProvider'] as Obj;
 
 /** The observed state after a first call for this spec. */
 function existing(spec: Obj): Obj[] {
@@ -23,12 +24,22 @@ describe('database versions', () => {
   });
 
   test('a downgrade is refused', () => {
-    assert.match(fatalOf(call(databaseXr({ version: '15' }), existing({ version: '16' })))?.message ?? '', /spec\.version is 15 but the database runs 16; spec\.version cannot go down/);
-    assert.match(fatalOf(call(databaseXr({ engine: 'mysql', version: '8.0' }), existing({ engine: 'mysql', version: '8.4' })))?.message ?? '', /cannot go down/);
+    assert.match(
+      fatalOf(call(databaseXr({ version: '15' }), existing({ version: '16' })))?.message ?? '',
+      /spec\.version is 15 but the database runs 16; spec\.version cannot go down/,
+    );
+    assert.match(
+      fatalOf(call(databaseXr({ engine: 'mysql', version: '8.0' }), existing({ engine: 'mysql', version: '8.4' })))
+        ?.message ?? '',
+      /cannot go down/,
+    );
   });
 
   test('a postgres major upgrade in a StatefulSet is refused: the image cannot run pg_upgrade', () => {
-    assert.match(fatalOf(call(databaseXr({ version: '17' }), existing({ version: '16' })))?.message ?? '', /needs pg_upgrade/);
+    assert.match(
+      fatalOf(call(databaseXr({ version: '17' }), existing({ version: '16' })))?.message ?? '',
+      /needs pg_upgrade/,
+    );
   });
 
   test('mysql 8.0 to 8.4 upgrades in place', () => {
@@ -52,7 +63,11 @@ describe('database versions', () => {
     const first = call(databaseXr(aws));
     const off = call(databaseXr({ ...aws, backup: { enabled: false } }), asObserved(first));
     assert.equal(fatalOf(off)?.message, undefined);
-    assert.equal(forProvider(desiredOf(off, 'rds-instance'))['backupRetentionPeriod'], 1, '0 would make RDS delete its automated backups');
+    assert.equal(
+      forProvider(desiredOf(off, 'rds-instance'))['backupRetentionPeriod'],
+      1,
+      '0 would make RDS delete its automated backups',
+    );
     assert.ok(desiredOf(off, 'backup-bucket'), 'the bucket holds backups: it stays');
   });
 });

@@ -28,7 +28,8 @@ const AWS = { placement: 'aws', aws: { region: 'eu-west-1' } } as const;
 const PASSWORD = /^[A-Za-z0-9]{32}$/;
 const cnpgInstalled = answered({ 'cnpg-crd': [CNPG_CRD_OBJECT] });
 
-const forProvider = (rsp: RunFunctionResponse, key = 'rds-instance') => ((desiredOf(rsp, key)!['spec'] as Obj)['forProvider'] as Obj);
+const forProvider = (rsp: RunFunctionResponse, key = 'rds-instance') =>
+  (desiredOf(rsp, key)!['spec'] as Obj)['forProvider'] as Obj;
 const specOf = (rsp: RunFunctionResponse, key: string) => desiredOf(rsp, key)!['spec'] as Obj;
 
 /** Calls the function `n` times, each time observing what the previous call desired. */
@@ -58,7 +59,13 @@ function assertRefused(rsp: RunFunctionResponse, field: string, ...also: RegExp[
 // The provider-upjet-aws connection Secret of the RDS instance, as Crossplane returns it.
 const RDS_HOST = 'team-a-orders-db.abc123xyz.eu-west-1.rds.amazonaws.com';
 function providerSecret(password = 'Zr8Kd02mQpL4vW9xT6bN1cY7', port = '5432', host = RDS_HOST): Obj {
-  return k8sSecret('orders-db-rds', NAMESPACE, { username: 'app', password, address: host, endpoint: `${host}:${port}`, port });
+  return k8sSecret('orders-db-rds', NAMESPACE, {
+    username: 'app',
+    password,
+    address: host,
+    endpoint: `${host}:${port}`,
+    port,
+  });
 }
 function rdsStatus(ready: boolean, extra: Obj = {}, host = RDS_HOST, port = 5432): Obj {
   return {
@@ -91,7 +98,11 @@ describe('Database: generated passwords are stable', () => {
       if (spec['highAvailability'] && required['cnpg-crd']) {
         const cluster = specOf(calls[99]!, 'cnpg-cluster');
         const manifest = (cluster['forProvider'] as Obj)['manifest'] as Obj;
-        assert.deepEqual(((manifest['spec'] as Obj)['bootstrap'] as Obj)['initdb'], { database: 'orders', owner: 'app', secret: { name: 'orders-db-credentials' } });
+        assert.deepEqual(((manifest['spec'] as Obj)['bootstrap'] as Obj)['initdb'], {
+          database: 'orders',
+          owner: 'app',
+          secret: { name: 'orders-db-credentials' },
+        });
       }
     });
   }
@@ -116,7 +127,13 @@ describe('Database: generated passwords are stable', () => {
     const xr = databaseXr({ engine: 'postgres' });
     let rsp = call(xr);
     const pw = secretData(desiredOf(rsp, 'credentials'))['password'];
-    for (const spec of [{ size: 'large' }, { storageGB: 50 }, { backup: { enabled: false } }, { deletionPolicy: 'Delete' }, { version: '17', storageGB: 60 }]) {
+    for (const spec of [
+      { size: 'large' },
+      { storageGB: 50 },
+      { backup: { enabled: false } },
+      { deletionPolicy: 'Delete' },
+      { version: '17', storageGB: 60 },
+    ]) {
       rsp = call({ ...xr, spec }, asObserved(rsp));
       assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
       assert.equal(secretData(desiredOf(rsp, 'credentials'))['password'], pw, JSON.stringify(spec));
@@ -137,7 +154,11 @@ describe('Database: generated passwords are stable', () => {
     const rsp = call(databaseXr({ engine: 'mysql' }));
     const pw = secretData(desiredOf(rsp, 'credentials'))['password']!;
     for (const key of ['statefulset', 'backup', 'service', 'headless']) {
-      assert.equal(JSON.stringify(desiredOf(rsp, key)).includes(pw), false, `${key} must reference the Secret, not embed the password`);
+      assert.equal(
+        JSON.stringify(desiredOf(rsp, key)).includes(pw),
+        false,
+        `${key} must reference the Secret, not embed the password`,
+      );
     }
     assert.equal(JSON.stringify(rsp.results).includes(pw), false);
     assert.equal(JSON.stringify(statusOf(rsp)).includes(pw), false);
@@ -171,8 +192,17 @@ describe('Database on AWS: the connection Secret comes from the provider', () =>
     const rsp = call(xr);
     assert.equal(fatalOf(rsp), undefined);
     assert.equal(desiredOf(rsp, 'connection'), undefined);
-    assert.deepEqual(rsp.requirements?.resources?.['rds-connection'], { apiVersion: 'v1', kind: 'Secret', matchName: 'orders-db-rds', namespace: NAMESPACE });
-    assert.equal(((specOf(rsp, 'rds-instance')['writeConnectionSecretToRef']) as Obj)['name'], 'orders-db-rds', 'asks for the Secret the instance writes');
+    assert.deepEqual(rsp.requirements?.resources?.['rds-connection'], {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      matchName: 'orders-db-rds',
+      namespace: NAMESPACE,
+    });
+    assert.equal(
+      (specOf(rsp, 'rds-instance')['writeConnectionSecretToRef'] as Obj)['name'],
+      'orders-db-rds',
+      'asks for the Secret the instance writes',
+    );
     assert.equal(statusOf(rsp)['connectionSecret'], undefined);
 
     const empty = call(xr, [], answered({ 'rds-connection': [] }));
@@ -201,8 +231,13 @@ describe('Database on AWS: the connection Secret comes from the provider', () =>
   test('the same through the requirement round trip, for mysql, with the address the instance reports', () => {
     const my = databaseXr({ ...AWS, engine: 'mysql' });
     const first = runFunction(buildRequest(my));
-    const inst = asObserved(first).map((o) => (o['kind'] === 'Instance' ? { ...o, status: rdsStatus(true, {}, RDS_HOST, 3306) } : o));
-    const rsp = runWithRequirements((r) => runFunction(r), buildRequest(my, inst), [providerSecret('pw0rd', '3306'), k8sSecret('other', NAMESPACE, { password: 'nope' })]);
+    const inst = asObserved(first).map((o) =>
+      o['kind'] === 'Instance' ? { ...o, status: rdsStatus(true, {}, RDS_HOST, 3306) } : o,
+    );
+    const rsp = runWithRequirements((r) => runFunction(r), buildRequest(my, inst), [
+      providerSecret('pw0rd', '3306'),
+      k8sSecret('other', NAMESPACE, { password: 'nope' }),
+    ]);
     const data = secretData(desiredOf(rsp, 'connection'));
     assert.equal(data['host'], RDS_HOST);
     assert.equal(data['port'], '3306');
@@ -213,7 +248,9 @@ describe('Database on AWS: the connection Secret comes from the provider', () =>
 
   test('a provider password with URI-reserved characters is escaped in uri, verbatim in password', () => {
     const pw = 'a@b:c/d?e#f%g h';
-    const data = secretData(desiredOf(call(xr, [], answered({ 'rds-connection': [providerSecret(pw)] })), 'connection'));
+    const data = secretData(
+      desiredOf(call(xr, [], answered({ 'rds-connection': [providerSecret(pw)] })), 'connection'),
+    );
     assert.equal(data['password'], pw);
     assert.equal(data['uri'], `postgresql://app:${encodeURIComponent(pw)}@${RDS_HOST}:5432/orders`);
     assert.equal(new URL(data['uri']!).password, encodeURIComponent(pw));
@@ -227,7 +264,9 @@ describe('Database on AWS: the connection Secret comes from the provider', () =>
       const pw = 'Zr8Kd02mQpL4vW9xT6bN1cY7';
       const first = call(xr, [], answered({ 'rds-connection': [providerSecret(pw)] }));
       const before = desiredOf(first, 'connection')!;
-      const observed = asObserved(first, (key) => (key === 'rds-instance' && withAddress ? rdsStatus(true) : undefined));
+      const observed = asObserved(first, (key) =>
+        key === 'rds-instance' && withAddress ? rdsStatus(true) : undefined,
+      );
       for (const required of [answered({ 'rds-connection': [] }), {} as Required]) {
         const later = call(xr, observed, required);
         assert.equal(fatalOf(later), undefined, fatalOf(later)?.message);
@@ -247,29 +286,52 @@ describe('Database: refusals are Fatal, name the field, and compose nothing', ()
     const grown = call(databaseXr({ storageGB: 20 }));
     const sts = asObserved(grown).find((o) => o['kind'] === 'StatefulSet')!;
     const templates = (sts['spec'] as Obj)['volumeClaimTemplates'] as Obj[];
-    assert.equal(((((templates[0]!['spec'] as Obj)['resources'] as Obj)['requests'] as Obj)['storage']), '20Gi');
-    const msg = assertRefused(call(databaseXr({ storageGB: 10 }), asObserved(grown)), 'spec.storageGB', /never shrink/, /20/);
+    assert.equal((((templates[0]!['spec'] as Obj)['resources'] as Obj)['requests'] as Obj)['storage'], '20Gi');
+    const msg = assertRefused(
+      call(databaseXr({ storageGB: 10 }), asObserved(grown)),
+      'spec.storageGB',
+      /never shrink/,
+      /20/,
+    );
     assert.match(msg, /\b10\b/);
   });
 
   test('storageGB shrink below the RDS allocatedStorage (50 → 40), from spec or from what AWS reports', () => {
     const fifty = call(databaseXr({ ...AWS, storageGB: 50 }));
-    assertRefused(call(databaseXr({ ...AWS, storageGB: 40 }), asObserved(fifty)), 'spec.storageGB', /never shrink/, /50/);
+    assertRefused(
+      call(databaseXr({ ...AWS, storageGB: 40 }), asObserved(fifty)),
+      'spec.storageGB',
+      /never shrink/,
+      /50/,
+    );
     // Storage autoscaling grew it in AWS: the spec says 40, AWS says 50.
     const forty = call(databaseXr({ ...AWS, storageGB: 40 }));
-    const observed = asObserved(forty, (key) => (key === 'rds-instance' ? rdsStatus(true, { allocatedStorage: 50 }) : undefined));
+    const observed = asObserved(forty, (key) =>
+      key === 'rds-instance' ? rdsStatus(true, { allocatedStorage: 50 }) : undefined,
+    );
     assertRefused(call(databaseXr({ ...AWS, storageGB: 45 }), observed), 'spec.storageGB', /never shrink/);
   });
 
   test('storageGB shrink of a CloudNativePG cluster', () => {
     const ha = call(databaseXr({ highAvailability: true, storageGB: 30 }), [], cnpgInstalled);
     assert.ok(desiredOf(ha, 'cnpg-cluster'));
-    assertRefused(call(databaseXr({ highAvailability: true, storageGB: 25 }), asObserved(ha), cnpgInstalled), 'spec.storageGB', /never shrink/);
+    assertRefused(
+      call(databaseXr({ highAvailability: true, storageGB: 25 }), asObserved(ha), cnpgInstalled),
+      'spec.storageGB',
+      /never shrink/,
+    );
   });
 
   test('claims mode: storageGB shrink of a StatefulSet and of an RDS instance', () => {
     const sts = call(claimXr({ storageGB: 20 }));
-    assertRefused(call(claimXr({ storageGB: 10 }), asObserved(sts, (_, o) => observedObjectStatus(o))), 'spec.storageGB', /never shrink/);
+    assertRefused(
+      call(
+        claimXr({ storageGB: 10 }),
+        asObserved(sts, (_, o) => observedObjectStatus(o)),
+      ),
+      'spec.storageGB',
+      /never shrink/,
+    );
     const rds = call(claimXr({ ...AWS, storageGB: 50 }));
     assertRefused(call(claimXr({ ...AWS, storageGB: 40 }), asObserved(rds)), 'spec.storageGB', /never shrink/);
   });
@@ -282,7 +344,11 @@ describe('Database: refusals are Fatal, name the field, and compose nothing', ()
     const ha = call(claimXr({ highAvailability: true, storageGB: 30 }), [], cnpgInstalled);
     assert.equal(inner(desiredOf(ha, 'cnpg-cluster'))?.['kind'], 'Cluster');
     const observed = asObserved(ha, (_, o) => observedObjectStatus(o));
-    assertRefused(call(claimXr({ highAvailability: true, storageGB: 25 }), observed, cnpgInstalled), 'spec.storageGB', /never shrink/);
+    assertRefused(
+      call(claimXr({ highAvailability: true, storageGB: 25 }), observed, cnpgInstalled),
+      'spec.storageGB',
+      /never shrink/,
+    );
   });
 
   // BUG (src/blueprints/database/index.ts observedStorageGB): the HA backup volume is sized by
@@ -293,19 +359,37 @@ describe('Database: refusals are Fatal, name the field, and compose nothing', ()
     const missing = answered({ 'cnpg-crd': [] });
     const ha = call(databaseXr({ highAvailability: true, storageGB: 20 }), [], missing);
     assert.ok(desiredOf(ha, 'backup-volume'));
-    assertRefused(call(databaseXr({ highAvailability: true, storageGB: 10 }), asObserved(ha), missing), 'spec.storageGB', /never shrink/);
+    assertRefused(
+      call(databaseXr({ highAvailability: true, storageGB: 10 }), asObserved(ha), missing),
+      'spec.storageGB',
+      /never shrink/,
+    );
   });
 
   test('engine change', () => {
     const pg = call(databaseXr({ engine: 'postgres' }));
-    assertRefused(call(databaseXr({ engine: 'mysql' }), asObserved(pg)), 'spec.engine', /cannot be changed/, /postgres/);
+    assertRefused(
+      call(databaseXr({ engine: 'mysql' }), asObserved(pg)),
+      'spec.engine',
+      /cannot be changed/,
+      /postgres/,
+    );
     const rds = call(databaseXr({ ...AWS, engine: 'mysql' }));
-    assertRefused(call(databaseXr({ ...AWS, engine: 'postgres' }), asObserved(rds)), 'spec.engine', /cannot be changed/);
+    assertRefused(
+      call(databaseXr({ ...AWS, engine: 'postgres' }), asObserved(rds)),
+      'spec.engine',
+      /cannot be changed/,
+    );
   });
 
   test('placement change: an observed rds-instance and placement cluster, and the other way round', () => {
     const rds = call(databaseXr(AWS));
-    assertRefused(call(databaseXr({ placement: 'cluster' }), asObserved(rds)), 'spec.placement', /aws/, /cannot be changed/);
+    assertRefused(
+      call(databaseXr({ placement: 'cluster' }), asObserved(rds)),
+      'spec.placement',
+      /aws/,
+      /cannot be changed/,
+    );
     const onlyInstance = asObserved(rds).filter((o) => o['kind'] === 'Instance');
     assertRefused(call(databaseXr({}), onlyInstance), 'spec.placement');
     const sts = call(databaseXr({}));
@@ -313,7 +397,11 @@ describe('Database: refusals are Fatal, name the field, and compose nothing', ()
   });
 
   test('placement aws without a region', () => {
-    for (const spec of [{ placement: 'aws' }, { placement: 'aws', aws: {} }, { placement: 'aws', aws: { instanceClass: 'db.t4g.large' } }]) {
+    for (const spec of [
+      { placement: 'aws' },
+      { placement: 'aws', aws: {} },
+      { placement: 'aws', aws: { instanceClass: 'db.t4g.large' } },
+    ]) {
       assertRefused(call(databaseXr(spec)), 'spec.aws.region', /required/);
     }
     assertRefused(call(databaseXr({ placement: 'aws', aws: { region: 'Ireland' } })), 'spec.aws.region');
@@ -326,7 +414,12 @@ describe('Database: refusals are Fatal, name the field, and compose nothing', ()
   });
 
   test('a version the engine does not support, naming the allowed ones', () => {
-    for (const spec of [{ version: '13' }, { engine: 'mysql', version: '17' }, { engine: 'postgres', version: '8.4' }, { ...AWS, version: '18' }]) {
+    for (const spec of [
+      { version: '13' },
+      { engine: 'mysql', version: '17' },
+      { engine: 'postgres', version: '8.4' },
+      { ...AWS, version: '18' },
+    ]) {
       assertRefused(call(databaseXr(spec)), 'spec.version', /14, 15, 16, 17/, /8\.0, 8\.4/);
     }
     assertRefused(call(databaseXr({ version: 'latest' })), 'spec.version');
@@ -344,9 +437,17 @@ describe('Database: refusals are Fatal, name the field, and compose nothing', ()
 
   test('turning highAvailability on for an existing StatefulSet database, and off for a CloudNativePG one', () => {
     const single = call(databaseXr({}));
-    assertRefused(call(databaseXr({ highAvailability: true }), asObserved(single), cnpgInstalled), 'spec.highAvailability', /StatefulSet/);
+    assertRefused(
+      call(databaseXr({ highAvailability: true }), asObserved(single), cnpgInstalled),
+      'spec.highAvailability',
+      /StatefulSet/,
+    );
     const ha = call(databaseXr({ highAvailability: true }), [], cnpgInstalled);
-    assertRefused(call(databaseXr({ highAvailability: false }), asObserved(ha)), 'spec.highAvailability', /CloudNativePG/);
+    assertRefused(
+      call(databaseXr({ highAvailability: false }), asObserved(ha)),
+      'spec.highAvailability',
+      /CloudNativePG/,
+    );
   });
 
   test('a refusal is an InvalidSpec Fatal event; the next valid call composes normally', () => {
@@ -394,15 +495,22 @@ describe('Database on AWS: safe defaults', () => {
     assert.equal(fp['finalSnapshotIdentifier'], undefined);
     assert.equal(fp['multiAz'], true);
     assert.equal(fp['backupRetentionPeriod'], 7);
-    for (const res of Object.values(rsp.desired!.resources)) assert.deepEqual(((res.resource as Obj)['spec'] as Obj)['managementPolicies'], ['*']);
+    for (const res of Object.values(rsp.desired!.resources))
+      assert.deepEqual(((res.resource as Obj)['spec'] as Obj)['managementPolicies'], ['*']);
   });
 
   test('the backup bucket is private, versioned, encrypted and expires after the retention', () => {
     const rsp = call(databaseXr({ ...AWS, backup: { retentionDays: 9 } }));
-    assert.equal((specOf(rsp, 'backup-bucket-versioning')['forProvider'] as Obj)['versioningConfiguration'] instanceof Object, true);
-    assert.deepEqual((specOf(rsp, 'backup-bucket-versioning')['forProvider'] as Obj)['versioningConfiguration'], { status: 'Enabled' });
+    assert.equal(
+      (specOf(rsp, 'backup-bucket-versioning')['forProvider'] as Obj)['versioningConfiguration'] instanceof Object,
+      true,
+    );
+    assert.deepEqual((specOf(rsp, 'backup-bucket-versioning')['forProvider'] as Obj)['versioningConfiguration'], {
+      status: 'Enabled',
+    });
     const pab = specOf(rsp, 'backup-bucket-public-access-block')['forProvider'] as Obj;
-    for (const k of ['blockPublicAcls', 'blockPublicPolicy', 'ignorePublicAcls', 'restrictPublicBuckets']) assert.equal(pab[k], true, k);
+    for (const k of ['blockPublicAcls', 'blockPublicPolicy', 'ignorePublicAcls', 'restrictPublicBuckets'])
+      assert.equal(pab[k], true, k);
     assert.match(JSON.stringify(specOf(rsp, 'backup-bucket-encryption')), /"sseAlgorithm":"AES256"/);
     const rule = ((specOf(rsp, 'backup-bucket-lifecycle')['forProvider'] as Obj)['rule'] as Obj[])[0]!;
     assert.deepEqual(rule['expiration'], [{ days: 9 }]);
@@ -416,7 +524,12 @@ describe('Database on AWS: safe defaults', () => {
   test('multiAz follows highAvailability; instanceClass overrides size', () => {
     assert.equal(forProvider(call(databaseXr({ ...AWS, highAvailability: true })))['multiAz'], true);
     assert.equal(forProvider(call(databaseXr({ ...AWS, size: 'large' })))['instanceClass'], 'db.r7g.xlarge');
-    assert.equal(forProvider(call(databaseXr({ ...AWS, size: 'large', aws: { region: 'eu-west-1', instanceClass: 'db.t4g.micro' } })))['instanceClass'], 'db.t4g.micro');
+    assert.equal(
+      forProvider(
+        call(databaseXr({ ...AWS, size: 'large', aws: { region: 'eu-west-1', instanceClass: 'db.t4g.micro' } })),
+      )['instanceClass'],
+      'db.t4g.micro',
+    );
   });
 
   test('the bucket outlives backup.enabled=false once it exists', () => {
@@ -432,7 +545,10 @@ describe('Database on AWS: safe defaults', () => {
 describe('Database in the cluster: Retain keeps the volumes', () => {
   test('Retain: the StatefulSet retains its claims; HA objects are orphaned, not deleted', () => {
     const sts = call(databaseXr({}));
-    assert.deepEqual(specOf(sts, 'statefulset')['persistentVolumeClaimRetentionPolicy'], { whenDeleted: 'Retain', whenScaled: 'Retain' });
+    assert.deepEqual(specOf(sts, 'statefulset')['persistentVolumeClaimRetentionPolicy'], {
+      whenDeleted: 'Retain',
+      whenScaled: 'Retain',
+    });
     const ha = call(databaseXr({ highAvailability: true }), [], cnpgInstalled);
     for (const key of ['cnpg-cluster', 'backup-volume']) {
       const policies = specOf(ha, key)['managementPolicies'] as string[];
@@ -456,7 +572,11 @@ describe('Database in the cluster: Retain keeps the volumes', () => {
 class DbLoop extends Loop {
   available: Obj[] = [];
   override call(): RunFunctionResponse {
-    const rsp = runWithRequirements((r) => runFunction(r), buildRequest(this.xr, [...this.observed.values()]), this.available);
+    const rsp = runWithRequirements(
+      (r) => runFunction(r),
+      buildRequest(this.xr, [...this.observed.values()]),
+      this.available,
+    );
     this.last = rsp;
     return rsp;
   }
@@ -467,8 +587,15 @@ class DbLoop extends Loop {
   }
   /** The StatefulSet controller has `ready` pods of the current spec. */
   stsReady(ready = 1): void {
-    const generation = Number(((this.observed.get('statefulset')!['metadata'] as Obj)['generation']) ?? 1);
-    this.setStatus('statefulset', { observedGeneration: generation, replicas: 1, readyReplicas: ready, updatedReplicas: 1, currentRevision: 'r1', updateRevision: 'r1' });
+    const generation = Number((this.observed.get('statefulset')!['metadata'] as Obj)['generation'] ?? 1);
+    this.setStatus('statefulset', {
+      observedGeneration: generation,
+      replicas: 1,
+      readyReplicas: ready,
+      updatedReplicas: 1,
+      currentRevision: 'r1',
+      updateRevision: 'r1',
+    });
   }
   phase(): unknown {
     return this.status()['phase'];
@@ -491,7 +618,10 @@ describe('Database status: phase follows observed state and the previous status'
     loop.apply(loop.call());
     assert.equal(loop.phase(), 'Ready');
     assert.equal(loop.status()['ready'], true);
-    assert.equal(loop.status()['message'], 'postgres 17 accepts connections at orders-db.team-a.svc.cluster.local:5432');
+    assert.equal(
+      loop.status()['message'],
+      'postgres 17 accepts connections at orders-db.team-a.svc.cluster.local:5432',
+    );
     assert.equal(loop.last!.conditions[0]!.reason, 'Available');
     assert.equal(loop.last!.desired!.composite!.ready, Ready.READY_TRUE);
 
@@ -500,7 +630,10 @@ describe('Database status: phase follows observed state and the previous status'
     assert.equal(loop.phase(), 'Degraded', 'was ready, now a pod is down with no change in flight');
     assert.equal(loop.status()['message'], 'StatefulSet orders-db: 0/1 replicas ready');
     assert.equal(loop.last!.conditions[0]!.reason, 'Degraded');
-    assert.ok(loop.last!.results.some((r) => r.severity === Severity.SEVERITY_NORMAL && r.reason === 'Degraded'), 'an event on the change');
+    assert.ok(
+      loop.last!.results.some((r) => r.severity === Severity.SEVERITY_NORMAL && r.reason === 'Degraded'),
+      'an event on the change',
+    );
 
     loop.apply(loop.call());
     assert.equal(loop.phase(), 'Degraded', 'stays degraded, not back to Provisioning');
@@ -519,11 +652,25 @@ describe('Database status: phase follows observed state and the previous status'
     assert.match(String(loop.status()['message']), /rollout pending/);
     assert.equal(loop.last!.conditions[0]!.reason, 'Updating');
 
-    loop.setStatus('statefulset', { observedGeneration: 2, replicas: 1, readyReplicas: 1, updatedReplicas: 0, currentRevision: 'r1', updateRevision: 'r2' });
+    loop.setStatus('statefulset', {
+      observedGeneration: 2,
+      replicas: 1,
+      readyReplicas: 1,
+      updatedReplicas: 0,
+      currentRevision: 'r1',
+      updateRevision: 'r2',
+    });
     loop.apply(loop.call());
     assert.equal(loop.phase(), 'Updating', 'pods being replaced');
 
-    loop.setStatus('statefulset', { observedGeneration: 2, replicas: 1, readyReplicas: 1, updatedReplicas: 1, currentRevision: 'r2', updateRevision: 'r2' });
+    loop.setStatus('statefulset', {
+      observedGeneration: 2,
+      replicas: 1,
+      readyReplicas: 1,
+      updatedReplicas: 1,
+      currentRevision: 'r2',
+      updateRevision: 'r2',
+    });
     loop.apply(loop.call());
     assert.equal(loop.phase(), 'Ready');
   });
@@ -534,12 +681,20 @@ describe('Database status: phase follows observed state and the previous status'
     assert.equal(loop.phase(), 'Provisioning');
     assert.equal(loop.status()['message'], 'RDS instance team-a-orders-db: not created yet');
 
-    loop.setStatus('rds-instance', { atProvider: { status: 'creating' }, conditions: [{ type: 'Ready', status: 'False', reason: 'Creating' }] });
+    loop.setStatus('rds-instance', {
+      atProvider: { status: 'creating' },
+      conditions: [{ type: 'Ready', status: 'False', reason: 'Creating' }],
+    });
     loop.apply(loop.call());
     assert.equal(loop.phase(), 'Provisioning');
-    assert.match(String(loop.status()['message']), /RDS instance team-a-orders-db: being created \(AWS status: creating\)/);
+    assert.match(
+      String(loop.status()['message']),
+      /RDS instance team-a-orders-db: being created \(AWS status: creating\)/,
+    );
 
-    for (const key of loop.observed.keys()) if (key !== 'rds-instance') loop.setStatus(key, { conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }] });
+    for (const key of loop.observed.keys())
+      if (key !== 'rds-instance')
+        loop.setStatus(key, { conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }] });
     loop.setStatus('rds-instance', rdsStatus(true));
     loop.apply(loop.call());
     assert.equal(loop.phase(), 'Provisioning');
@@ -555,12 +710,18 @@ describe('Database status: phase follows observed state and the previous status'
     assert.equal(loop.status()['ready'], true);
     assert.equal(loop.status()['message'], `postgres 17 accepts connections at ${RDS_HOST}:5432`);
 
-    loop.setStatus('rds-instance', { ...rdsStatus(false), atProvider: { address: RDS_HOST, port: 5432, status: 'modifying' } });
+    loop.setStatus('rds-instance', {
+      ...rdsStatus(false),
+      atProvider: { address: RDS_HOST, port: 5432, status: 'modifying' },
+    });
     loop.apply(loop.call());
     assert.equal(loop.phase(), 'Updating');
     assert.match(String(loop.status()['message']), /not ready \(AWS status: modifying\)/);
 
-    loop.setStatus('rds-instance', { ...rdsStatus(false), atProvider: { address: RDS_HOST, port: 5432, status: 'storage-full' } });
+    loop.setStatus('rds-instance', {
+      ...rdsStatus(false),
+      atProvider: { address: RDS_HOST, port: 5432, status: 'storage-full' },
+    });
     loop.apply(loop.call());
     assert.equal(loop.phase(), 'Degraded');
     assert.match(String(loop.status()['message']), /storage-full/);
@@ -593,6 +754,10 @@ describe('Database status: phase follows observed state and the previous status'
     assert.match(warn.message, /kubectl patch pvc data-orders-db-0 -n team-a/);
     assert.match(warn.message, /"storage":"30Gi"/);
     const templates = specOf(grown, 'statefulset')['volumeClaimTemplates'];
-    assert.deepEqual(templates, (asObserved(first).find((o) => o['kind'] === 'StatefulSet')!['spec'] as Obj)['volumeClaimTemplates'], 'claim templates are immutable');
+    assert.deepEqual(
+      templates,
+      (asObserved(first).find((o) => o['kind'] === 'StatefulSet')!['spec'] as Obj)['volumeClaimTemplates'],
+      'claim templates are immutable',
+    );
   });
 });

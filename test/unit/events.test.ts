@@ -5,18 +5,35 @@ import { describe, test } from 'node:test';
 import { type RunFunctionResponse, Severity, Target } from '@crossplane-org/function-sdk-typescript';
 import { EventMemory } from '../../src/events.js';
 
-const result = (severity: Severity, reason: string, message = `${reason} happened`) => ({ severity, reason, message, target: Target.TARGET_COMPOSITE_AND_CLAIM });
-const rsp = (...results: RunFunctionResponse['results']): RunFunctionResponse => ({ results, conditions: [] }) as unknown as RunFunctionResponse;
+const result = (severity: Severity, reason: string, message = `${reason} happened`) => ({
+  severity,
+  reason,
+  message,
+  target: Target.TARGET_COMPOSITE_AND_CLAIM,
+});
+const rsp = (...results: RunFunctionResponse['results']): RunFunctionResponse =>
+  ({ results, conditions: [] }) as unknown as RunFunctionResponse;
 const reasons = (r: RunFunctionResponse) => r.results.map((x) => `${x.severity}:${x.reason}`);
 
 describe('event memory', () => {
   test('a Normal reason is said once until another reason is said', () => {
     const m = new EventMemory();
-    assert.deepEqual(reasons(m.filter('u1', rsp(result(Severity.SEVERITY_NORMAL, 'RollingOut')))), [`${Severity.SEVERITY_NORMAL}:RollingOut`]);
+    assert.deepEqual(reasons(m.filter('u1', rsp(result(Severity.SEVERITY_NORMAL, 'RollingOut')))), [
+      `${Severity.SEVERITY_NORMAL}:RollingOut`,
+    ]);
     // Crossplane called again before the condition was stored, with a new count in the message.
-    assert.deepEqual(reasons(m.filter('u1', rsp(result(Severity.SEVERITY_NORMAL, 'RollingOut', '3/42 available')))), []);
-    assert.deepEqual(reasons(m.filter('u1', rsp(result(Severity.SEVERITY_NORMAL, 'Available')))), [`${Severity.SEVERITY_NORMAL}:Available`]);
-    assert.deepEqual(reasons(m.filter('u1', rsp(result(Severity.SEVERITY_NORMAL, 'RollingOut')))), [`${Severity.SEVERITY_NORMAL}:RollingOut`], 'a later rollout is news again');
+    assert.deepEqual(
+      reasons(m.filter('u1', rsp(result(Severity.SEVERITY_NORMAL, 'RollingOut', '3/42 available')))),
+      [],
+    );
+    assert.deepEqual(reasons(m.filter('u1', rsp(result(Severity.SEVERITY_NORMAL, 'Available')))), [
+      `${Severity.SEVERITY_NORMAL}:Available`,
+    ]);
+    assert.deepEqual(
+      reasons(m.filter('u1', rsp(result(Severity.SEVERITY_NORMAL, 'RollingOut')))),
+      [`${Severity.SEVERITY_NORMAL}:RollingOut`],
+      'a later rollout is news again',
+    );
   });
 
   test('a warning is said once per message; another message is said', () => {

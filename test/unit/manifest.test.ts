@@ -23,12 +23,20 @@ describe('the blueprint manifest', () => {
       const xrd = parse(readFileSync(join(repoRoot, b.xrd), 'utf8')) as { spec: { names: { kind: string } } };
       assert.equal(xrd.spec.names.kind, b.kinds[0], b.xrd);
       assert.equal(b.kinds[1], `X${b.kinds[0]}`, 'the claims mode composite is the X-kind');
-      assert.ok(readFileSync(join(repoRoot, 'package', 'configuration', 'apis', b.name, 'composition.yaml')), `${b.name} has a Composition`);
+      assert.ok(
+        readFileSync(join(repoRoot, 'package', 'configuration', 'apis', b.name, 'composition.yaml')),
+        `${b.name} has a Composition`,
+      );
     }
   });
 
   test('the Input CRD offers exactly the manifest’s blueprints', () => {
-    const crd = parse(readFileSync(join(repoRoot, 'package/function/input/platform.fn.example.com_inputs.yaml'), 'utf8'));
-    assert.deepEqual(crd.spec.versions[0].schema.openAPIV3Schema.properties.blueprint.enum, MANIFEST.map((b) => b.name));
+    const crd = parse(
+      readFileSync(join(repoRoot, 'package/function/input/platform.fn.example.com_inputs.yaml'), 'utf8'),
+    );
+    assert.deepEqual(
+      crd.spec.versions[0].schema.openAPIV3Schema.properties.blueprint.enum,
+      MANIFEST.map((b) => b.name),
+    );
   });
 });

@@ -12,7 +12,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { Ready, type RunFunctionRequest, type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk-typescript';
+import {
+  Ready,
+  type RunFunctionRequest,
+  type RunFunctionResponse,
+  Severity,
+} from '@crossplane-org/function-sdk-typescript';
 import { runFunction } from '../../src/function.js';
 import { groupOf, kindOf, nameOf, num, record, str, type Obj } from '../../src/kube.js';
 import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
@@ -25,7 +30,8 @@ const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.en
 // ---------------------------------------------------------------- specs
 
 /** Mostly valid values, sometimes not: an invalid spec must answer Fatal, never drop anything. */
-const mostly = <T, U>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<U>) => fc.oneof({ arbitrary: valid, weight: 12 }, { arbitrary: invalid, weight: 1 });
+const mostly = <T, U>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<U>) =>
+  fc.oneof({ arbitrary: valid, weight: 12 }, { arbitrary: invalid, weight: 1 });
 
 const awsSettings = fc.record(
   {
@@ -43,7 +49,10 @@ const anyDatabaseSpec: fc.Arbitrary<Obj> = fc.record(
   {
     engine: mostly(fc.constantFrom('postgres', 'mysql'), fc.constantFrom('oracle', 42)),
     version: mostly(fc.constantFrom('14', '16', '17', '8.0', '8.4'), fc.constantFrom('13', '18', 'latest')),
-    storageGB: mostly(fc.oneof(fc.constantFrom(10, 20, 30, 50), fc.integer({ min: 1, max: 120 })), fc.constantFrom(0, -5, 70000, 2.5, '20')),
+    storageGB: mostly(
+      fc.oneof(fc.constantFrom(10, 20, 30, 50), fc.integer({ min: 1, max: 120 })),
+      fc.constantFrom(0, -5, 70000, 2.5, '20'),
+    ),
     size: mostly(fc.constantFrom('small', 'medium', 'large'), fc.constant('huge')),
     placement: mostly(fc.constantFrom('cluster', 'aws'), fc.constant('gcp')),
     highAvailability: mostly(fc.boolean(), fc.constant('yes')),
@@ -71,7 +80,10 @@ const validDatabaseSpec: fc.Arbitrary<Obj> = fc
       size: fc.constantFrom('small', 'medium', 'large'),
       placement: fc.constantFrom('cluster', 'aws'),
       highAvailability: fc.boolean(),
-      backup: fc.record({ enabled: fc.boolean(), retentionDays: fc.integer({ min: 1, max: 35 }) }, { requiredKeys: [] }),
+      backup: fc.record(
+        { enabled: fc.boolean(), retentionDays: fc.integer({ min: 1, max: 35 }) },
+        { requiredKeys: [] },
+      ),
       subnets: fc.boolean(),
       deletionPolicy: fc.constantFrom('Retain', 'Delete', undefined),
     },
@@ -81,7 +93,8 @@ const validDatabaseSpec: fc.Arbitrary<Obj> = fc
     const spec: Obj = { ...s };
     if (s.placement === 'cluster' && s.engine === 'mysql') spec['highAvailability'] = false;
     if (pinVersion) spec['version'] = s.engine === 'mysql' ? '8.0' : '16';
-    if (s.placement === 'aws') spec['aws'] = { region: 'eu-west-1', ...(subnets ? { subnetIds: ['subnet-0abc1234'] } : {}) };
+    if (s.placement === 'aws')
+      spec['aws'] = { region: 'eu-west-1', ...(subnets ? { subnetIds: ['subnet-0abc1234'] } : {}) };
     if (s.deletionPolicy === undefined) delete spec['deletionPolicy'];
     return spec;
   });
@@ -102,11 +115,27 @@ const anyWidgetSpec: fc.Arbitrary<Obj> = fc.record(
 );
 
 const widgetSpec = fc.oneof(
-  { arbitrary: fc.record({ color: fc.constantFrom('blue', 'green'), size: fc.integer({ min: 1, max: 4 }) }, { requiredKeys: [] }), weight: 3 },
+  {
+    arbitrary: fc.record(
+      { color: fc.constantFrom('blue', 'green'), size: fc.integer({ min: 1, max: 4 }) },
+      { requiredKeys: [] },
+    ),
+    weight: 3,
+  },
   { arbitrary: anyWidgetSpec, weight: 1 },
 );
 
-type DbMutation = 'fresh' | 'same' | 'backup' | 'ha' | 'policy' | 'storage' | 'engine' | 'placement' | 'version' | 'subnets';
+type DbMutation =
+  | 'fresh'
+  | 'same'
+  | 'backup'
+  | 'ha'
+  | 'policy'
+  | 'storage'
+  | 'engine'
+  | 'placement'
+  | 'version'
+  | 'subnets';
 type WidgetMutation = 'fresh' | 'same' | 'color' | 'size' | 'autoscale' | 'host';
 
 interface Step {
@@ -126,7 +155,18 @@ interface Step {
   phase: string | undefined | null;
 }
 
-const dbMutations: DbMutation[] = ['fresh', 'same', 'backup', 'ha', 'policy', 'storage', 'engine', 'placement', 'version', 'subnets'];
+const dbMutations: DbMutation[] = [
+  'fresh',
+  'same',
+  'backup',
+  'ha',
+  'policy',
+  'storage',
+  'engine',
+  'placement',
+  'version',
+  'subnets',
+];
 const widgetMutations: WidgetMutation[] = ['fresh', 'same', 'color', 'size', 'autoscale', 'host'];
 
 function stepArb(kind: 'Database' | 'Widget'): fc.Arbitrary<Step> {
@@ -138,7 +178,17 @@ function stepArb(kind: 'Database' | 'Widget'): fc.Arbitrary<Step> {
     missing: fc.array(rarely(8), { minLength: 12, maxLength: 12 }),
     vanish: fc.option(fc.nat({ max: 20 }), { freq: 5 }),
     answer: fc.constantFrom<Step['answer']>('none', 'empty', 'found', 'found'),
-    phase: fc.constantFrom<string | undefined | null>(null, null, null, undefined, 'Provisioning', 'Ready', 'Updating', 'Degraded', 'Bogus'),
+    phase: fc.constantFrom<string | undefined | null>(
+      null,
+      null,
+      null,
+      undefined,
+      'Provisioning',
+      'Ready',
+      'Updating',
+      'Degraded',
+      'Bogus',
+    ),
   });
 }
 
@@ -164,18 +214,37 @@ function mutateDatabase(prev: Obj, s: Step): Obj {
     case 'policy':
       return { ...spec, deletionPolicy: flip(spec['deletionPolicy'], 'Delete', 'Retain') };
     case 'storage':
-      return { ...spec, storageGB: Math.max(1, (typeof spec['storageGB'] === 'number' ? spec['storageGB'] : 20) + s.n) };
+      return {
+        ...spec,
+        storageGB: Math.max(1, (typeof spec['storageGB'] === 'number' ? spec['storageGB'] : 20) + s.n),
+      };
     case 'engine':
-      return { ...spec, engine: flip(spec['engine'], 'mysql', 'postgres'), ...(s.n % 2 === 0 ? {} : { version: undefined }) };
+      return {
+        ...spec,
+        engine: flip(spec['engine'], 'mysql', 'postgres'),
+        ...(s.n % 2 === 0 ? {} : { version: undefined }),
+      };
     case 'placement': {
       const toAws = spec['placement'] !== 'aws';
-      return { ...spec, placement: toAws ? 'aws' : 'cluster', ...(toAws && s.n % 3 !== 0 ? { aws: { region: 'eu-west-1' }, storageGB: Math.max(20, Number(spec['storageGB'] ?? 20) || 20) } : {}) };
+      return {
+        ...spec,
+        placement: toAws ? 'aws' : 'cluster',
+        ...(toAws && s.n % 3 !== 0
+          ? { aws: { region: 'eu-west-1' }, storageGB: Math.max(20, Number(spec['storageGB'] ?? 20) || 20) }
+          : {}),
+      };
     }
     case 'version':
       return { ...spec, version: ['14', '15', '16', '17', '8.0', '8.4'][Math.abs(s.n) % 6] };
     case 'subnets': {
       const aws = (record(spec, 'aws') ?? { region: 'eu-west-1' }) as Obj;
-      return { ...spec, aws: { ...aws, subnetIds: Array.isArray(aws['subnetIds']) && aws['subnetIds'].length > 0 ? [] : ['subnet-0abc1234'] } };
+      return {
+        ...spec,
+        aws: {
+          ...aws,
+          subnetIds: Array.isArray(aws['subnetIds']) && aws['subnetIds'].length > 0 ? [] : ['subnet-0abc1234'],
+        },
+      };
     }
   }
 }
@@ -217,7 +286,10 @@ const ownerArb: fc.Arbitrary<Owner> = fc.record({
 function xrOf(o: Owner, spec: Obj, status: Obj | undefined): Obj {
   const kind = o.claim ? `X${o.kind}` : o.kind;
   const metadata: Obj = o.claim
-    ? { name: `${o.name.slice(0, 50)}-x7k2p`, labels: { 'crossplane.io/claim-name': o.name, 'crossplane.io/claim-namespace': 'team-b' } }
+    ? {
+        name: `${o.name.slice(0, 50)}-x7k2p`,
+        labels: { 'crossplane.io/claim-name': o.name, 'crossplane.io/claim-namespace': 'team-b' },
+      }
     : { name: o.name, namespace: 'team-a' };
   if (o.uid) metadata['uid'] = `0e9f6a52-${o.name.length}-4c1d-9a3e-${o.kind.length}`;
   return { apiVersion: 'example.com/v1', kind, metadata, spec, ...(status ? { status } : {}) };
@@ -229,7 +301,10 @@ function statusFor(obj: Obj, pick: number): Obj | undefined {
   const replicas = num(obj, 'spec', 'replicas') ?? 1;
   const allocated = num(obj, 'spec', 'forProvider', 'allocatedStorage');
   const manifest = record(obj, 'spec', 'forProvider', 'manifest');
-  const healthyManifest = manifest && { ...manifest, status: { phase: kindOf(manifest) === 'Cluster' ? 'Cluster in healthy state' : 'Bound' } };
+  const healthyManifest = manifest && {
+    ...manifest,
+    status: { phase: kindOf(manifest) === 'Cluster' ? 'Cluster in healthy state' : 'Bound' },
+  };
   const healthy = (extraGB = 0): Obj => ({
     observedGeneration: generation,
     replicas,
@@ -265,7 +340,13 @@ function statusFor(obj: Obj, pick: number): Obj | undefined {
     case 5:
       return healthy(10); // RDS storage autoscaling grew it
     case 6:
-      return { observedGeneration: generation - 1, readyReplicas: 0, availableReplicas: 0, conditions: [{ type: 'Ready', status: 'False', reason: 'Creating' }], atProvider: { status: 'modifying' } };
+      return {
+        observedGeneration: generation - 1,
+        readyReplicas: 0,
+        availableReplicas: 0,
+        conditions: [{ type: 'Ready', status: 'False', reason: 'Creating' }],
+        atProvider: { status: 'modifying' },
+      };
     case 7:
       return {
         conditions: [
@@ -301,7 +382,8 @@ function apply(world: Map<string, Obj>, rsp: RunFunctionResponse, step: Step): v
         generation: changed ? generation + 1 : generation,
         annotations: { ...(record(meta, 'annotations') ?? {}), [RESOURCE_NAME_ANNOTATION]: key },
       };
-      if (kindOf(obj) === 'Service' && str(obj, 'spec', 'clusterIP') === undefined) obj['spec'] = { ...(record(obj, 'spec') ?? {}), clusterIP: '10.0.0.1' };
+      if (kindOf(obj) === 'Service' && str(obj, 'spec', 'clusterIP') === undefined)
+        obj['spec'] = { ...(record(obj, 'spec') ?? {}), clusterIP: '10.0.0.1' };
       const pick = step.statuses[i % step.statuses.length]!;
       const status = statusFor(obj, pick);
       if (status !== undefined) obj['status'] = status;
@@ -315,7 +397,12 @@ function apply(world: Map<string, Obj>, rsp: RunFunctionResponse, step: Step): v
 }
 
 function providerSecret(): Obj {
-  return k8sSecret('orders-db-rds', 'team-a', { username: 'app', password: 'Zr8Kd02mQpL4vW9x', address: 'db.abc.eu-west-1.rds.amazonaws.com', port: '5432' });
+  return k8sSecret('orders-db-rds', 'team-a', {
+    username: 'app',
+    password: 'Zr8Kd02mQpL4vW9x',
+    address: 'db.abc.eu-west-1.rds.amazonaws.com',
+    port: '5432',
+  });
 }
 
 /** How Crossplane would answer a response's requirements, as the step says. */
@@ -326,7 +413,8 @@ function answerFor(rsp: RunFunctionResponse, how: Step['answer']): Required | un
   for (const [name, sel] of Object.entries(asked)) {
     if (how === 'empty' || !sel) out[name] = [];
     else if (sel.kind === 'CustomResourceDefinition') out[name] = [CNPG_CRD_OBJECT];
-    else if (sel.kind === 'Secret') out[name] = [{ ...providerSecret(), metadata: { name: sel.matchName, namespace: sel.namespace } }];
+    else if (sel.kind === 'Secret')
+      out[name] = [{ ...providerSecret(), metadata: { name: sel.matchName, namespace: sel.namespace } }];
     else out[name] = [];
   }
   return answered(out);
@@ -340,7 +428,14 @@ const isFatal = (rsp: RunFunctionResponse) => rsp.results.some((r) => r.severity
 function identity(obj: Obj): string {
   const inner = record(obj, 'spec', 'forProvider', 'manifest');
   const ext = str(obj, 'metadata', 'annotations', 'crossplane.io/external-name');
-  return JSON.stringify([groupOf(obj), kindOf(obj), nameOf(obj), str(obj, 'metadata', 'namespace'), inner && [groupOf(inner), kindOf(inner), nameOf(inner), str(inner, 'metadata', 'namespace')], ext]);
+  return JSON.stringify([
+    groupOf(obj),
+    kindOf(obj),
+    nameOf(obj),
+    str(obj, 'metadata', 'namespace'),
+    inner && [groupOf(inner), kindOf(inner), nameOf(inner), str(inner, 'metadata', 'namespace')],
+    ext,
+  ]);
 }
 
 function wraps(obj: Obj): Obj {
@@ -350,7 +445,13 @@ function wraps(obj: Obj): Obj {
 /** Which assertions a run makes: the rule of API.md, or also how kept objects are kept. */
 type Strictness = 'nothing-lost' | 'kept-as-is';
 
-function check(req: RunFunctionRequest, observed: ReadonlyMap<string, Obj>, spec: Obj, strictness: Strictness, context: () => string): RunFunctionResponse {
+function check(
+  req: RunFunctionRequest,
+  observed: ReadonlyMap<string, Obj>,
+  spec: Obj,
+  strictness: Strictness,
+  context: () => string,
+): RunFunctionResponse {
   let rsp: RunFunctionResponse;
   try {
     rsp = runFunction(req);
@@ -372,36 +473,77 @@ function check(req: RunFunctionRequest, observed: ReadonlyMap<string, Obj>, spec
     // Kept as itself: the same object, not a new one under the old key.
     assert.equal(identity(kept), identity(obj), `${key} changed identity\n${context()}`);
     if (kindOf(wraps(obj)) === 'StatefulSet') {
-      assert.deepEqual(record(wraps(kept), 'spec')?.['volumeClaimTemplates'], record(wraps(obj), 'spec')?.['volumeClaimTemplates'], `${key}: claim templates are immutable\n${context()}`);
+      assert.deepEqual(
+        record(wraps(kept), 'spec')?.['volumeClaimTemplates'],
+        record(wraps(obj), 'spec')?.['volumeClaimTemplates'],
+        `${key}: claim templates are immutable\n${context()}`,
+      );
     }
     if (kindOf(wraps(obj)) === 'PersistentVolumeClaim') {
       const size = (o: Obj) => str(wraps(o), 'spec', 'resources', 'requests', 'storage');
-      assert.ok(Number.parseInt(size(kept) ?? '0') >= Number.parseInt(size(obj) ?? '0'), `${key}: volume request shrank from ${size(obj)} to ${size(kept)}\n${context()}`);
+      assert.ok(
+        Number.parseInt(size(kept) ?? '0', 10) >= Number.parseInt(size(obj) ?? '0', 10),
+        `${key}: volume request shrank from ${size(obj)} to ${size(kept)}\n${context()}`,
+      );
     }
     if (kindOf(obj) === 'Instance') {
-      assert.equal(str(kept, 'spec', 'forProvider', 'identifier'), str(obj, 'spec', 'forProvider', 'identifier'), `${key}: RDS identifier changed\n${context()}`);
-      assert.equal(str(kept, 'spec', 'forProvider', 'engine'), str(obj, 'spec', 'forProvider', 'engine'), `${key}: engine changed\n${context()}`);
-      assert.ok((num(kept, 'spec', 'forProvider', 'allocatedStorage') ?? 0) >= (num(obj, 'spec', 'forProvider', 'allocatedStorage') ?? 0), `${key}: storage shrank\n${context()}`);
+      assert.equal(
+        str(kept, 'spec', 'forProvider', 'identifier'),
+        str(obj, 'spec', 'forProvider', 'identifier'),
+        `${key}: RDS identifier changed\n${context()}`,
+      );
+      assert.equal(
+        str(kept, 'spec', 'forProvider', 'engine'),
+        str(obj, 'spec', 'forProvider', 'engine'),
+        `${key}: engine changed\n${context()}`,
+      );
+      assert.ok(
+        (num(kept, 'spec', 'forProvider', 'allocatedStorage') ?? 0) >=
+          (num(obj, 'spec', 'forProvider', 'allocatedStorage') ?? 0),
+        `${key}: storage shrank\n${context()}`,
+      );
     }
     if (kindOf(wraps(obj)) === 'Cluster') {
       const size = (o: Obj) => str(wraps(o), 'spec', 'storage', 'size');
-      assert.ok(Number.parseInt(size(kept) ?? '0') >= Number.parseInt(size(obj) ?? '0'), `${key}: CloudNativePG storage shrank\n${context()}`);
+      assert.ok(
+        Number.parseInt(size(kept) ?? '0', 10) >= Number.parseInt(size(obj) ?? '0', 10),
+        `${key}: CloudNativePG storage shrank\n${context()}`,
+      );
     }
   }
   for (const [key, res] of Object.entries(desired)) {
-    assert.ok(res.ready === Ready.READY_TRUE || res.ready === Ready.READY_FALSE, `${key} has ready ${res.ready}\n${context()}`);
+    assert.ok(
+      res.ready === Ready.READY_TRUE || res.ready === Ready.READY_FALSE,
+      `${key} has ready ${res.ready}\n${context()}`,
+    );
   }
   // Retain (the default) keeps the data when the Database is deleted.
-  if (strictness === 'kept-as-is' && str(req.observed?.composite?.resource, 'kind')?.endsWith('Database') && spec['deletionPolicy'] !== 'Delete') {
+  if (
+    strictness === 'kept-as-is' &&
+    str(req.observed?.composite?.resource, 'kind')?.endsWith('Database') &&
+    spec['deletionPolicy'] !== 'Delete'
+  ) {
     for (const [key, res] of Object.entries(desired)) {
       const obj = res.resource as Obj;
       // What would take data along if deleted: volumes, clusters, instances, buckets (a StatefulSet keeps its claims itself).
       if (['PersistentVolumeClaim', 'Cluster', 'Instance', 'Bucket'].includes(kindOf(wraps(obj)))) {
         const policies = record(obj, 'spec')?.['managementPolicies'];
-        assert.ok(Array.isArray(policies) && !policies.includes('*') && !policies.includes('Delete'), `${key} may be deleted under Retain: ${String(policies)}\n${context()}`);
-        assert.notEqual(str(obj, 'spec', 'deletionPolicy'), 'Delete', `${key} has deletionPolicy Delete under Retain\n${context()}`);
+        assert.ok(
+          Array.isArray(policies) && !policies.includes('*') && !policies.includes('Delete'),
+          `${key} may be deleted under Retain: ${String(policies)}\n${context()}`,
+        );
+        assert.notEqual(
+          str(obj, 'spec', 'deletionPolicy'),
+          'Delete',
+          `${key} has deletionPolicy Delete under Retain\n${context()}`,
+        );
       }
-      if (kindOf(wraps(obj)) === 'StatefulSet') assert.equal(str(wraps(obj), 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted'), 'Retain', `${key}\n${context()}`);
+      if (kindOf(wraps(obj)) === 'StatefulSet')
+        assert.equal(
+          str(wraps(obj), 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted'),
+          'Retain',
+          `${key}\n${context()}`,
+        );
       if (kindOf(obj) === 'Instance') {
         assert.equal(record(obj, 'spec', 'forProvider')?.['deletionProtection'], true, `${key}\n${context()}`);
         assert.equal(record(obj, 'spec', 'forProvider')?.['skipFinalSnapshot'], false, `${key}\n${context()}`);
@@ -418,13 +560,21 @@ interface Stats {
   transitions: Map<string, number>;
 }
 
-function runScenario(owner: Owner, first: Obj, steps: Step[], foreign: boolean, stats: Stats, strictness: Strictness = 'nothing-lost'): void {
+function runScenario(
+  owner: Owner,
+  first: Obj,
+  steps: Step[],
+  foreign: boolean,
+  stats: Stats,
+  strictness: Strictness = 'nothing-lost',
+): void {
   const world = new Map<string, Obj>();
   const mutate = owner.kind === 'Database' ? mutateDatabase : mutateWidget;
   let spec = first;
   let status: Obj | undefined;
   const history: string[] = [];
-  const context = () => `owner ${JSON.stringify(owner)}\nspecs:\n  ${history.join('\n  ')}\nobserved: ${[...world.keys()].sort().join(', ')}`;
+  const context = () =>
+    `owner ${JSON.stringify(owner)}\nspecs:\n  ${history.join('\n  ')}\nobserved: ${[...world.keys()].sort().join(', ')}`;
 
   steps.forEach((step, index) => {
     if (index > 0) spec = mutate(spec, step);
@@ -432,7 +582,11 @@ function runScenario(owner: Owner, first: Obj, steps: Step[], foreign: boolean, 
     const last = index === steps.length - 1;
     if (last && foreign) {
       // Something that holds data under a key no blueprint composes: it must never be dropped.
-      world.set('legacy-data', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'old-data', namespace: 'team-a', annotations: { [RESOURCE_NAME_ANNOTATION]: 'legacy-data' } } });
+      world.set('legacy-data', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'old-data', namespace: 'team-a', annotations: { [RESOURCE_NAME_ANNOTATION]: 'legacy-data' } },
+      });
     }
     const phase = step.phase === null ? status : { ...(status ?? {}), phase: step.phase };
     const xr = xrOf(owner, spec, phase);
@@ -455,7 +609,15 @@ function runScenario(owner: Owner, first: Obj, steps: Step[], foreign: boolean, 
     }
     apply(world, rsp, step);
     const s = record(rsp.desired?.composite?.resource, 'status');
-    status = s && { ...s, conditions: rsp.conditions.map((c) => ({ type: c.type, status: c.status === 2 ? 'True' : 'False', reason: c.reason, message: c.message })) };
+    status = s && {
+      ...s,
+      conditions: rsp.conditions.map((c) => ({
+        type: c.type,
+        status: c.status === 2 ? 'True' : 'False',
+        reason: c.reason,
+        message: c.message,
+      })),
+    };
   });
 }
 
@@ -471,7 +633,9 @@ const scenario = ownerArb.chain((owner) =>
 function property(strictness: Strictness): Stats {
   const stats: Stats = { calls: 0, fatal: 0, holdersSeen: 0, transitions: new Map() };
   fc.assert(
-    fc.property(scenario, ({ owner, first, steps, foreign }) => runScenario(owner, first, steps, foreign, stats, strictness)),
+    fc.property(scenario, ({ owner, first, steps, foreign }) =>
+      runScenario(owner, first, steps, foreign, stats, strictness),
+    ),
     { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
   );
   return stats;
@@ -482,7 +646,8 @@ describe('nothing is lost (property)', () => {
     const stats = property('nothing-lost');
     // The property is only worth something if it walked real transitions with data at stake.
     assert.ok(stats.holdersSeen > RUNS, `too few calls had data holders observed: ${stats.holdersSeen}`);
-    for (const m of ['backup', 'ha', 'policy', 'storage', 'engine', 'placement']) assert.ok((stats.transitions.get(m) ?? 0) > 0, `no ${m} transition with data at stake`);
+    for (const m of ['backup', 'ha', 'policy', 'storage', 'engine', 'placement'])
+      assert.ok((stats.transitions.get(m) ?? 0) > 0, `no ${m} transition with data at stake`);
     assert.ok(stats.fatal > 0 && stats.fatal < stats.calls, `fatal ${stats.fatal} of ${stats.calls}`);
   });
 
@@ -493,12 +658,61 @@ describe('nothing is lost (property)', () => {
   test('a hand-picked walk: backups off after the bucket exists, HA toggled, Retain ↔ Delete, a foreign volume', () => {
     const stats: Stats = { calls: 0, fatal: 0, holdersSeen: 0, transitions: new Map() };
     const strict: Strictness = 'kept-as-is';
-    const step = (mutation: string, n = 0, answer: Step['answer'] = 'found'): Step => ({ mutation, fresh: {}, n, statuses: Array(12).fill(2), missing: Array(12).fill(false), vanish: null, answer, phase: null });
+    const step = (mutation: string, n = 0, answer: Step['answer'] = 'found'): Step => ({
+      mutation,
+      fresh: {},
+      n,
+      statuses: Array(12).fill(2),
+      missing: Array(12).fill(false),
+      vanish: null,
+      answer,
+      phase: null,
+    });
     const aws = { placement: 'aws', aws: { region: 'eu-west-1' } };
-    runScenario({ kind: 'Database', name: 'orders', claim: false, uid: true }, aws, [step('same'), step('backup'), step('policy'), step('ha'), step('policy'), step('storage', 10), step('storage', -5), step('placement')], false, stats, strict);
-    runScenario({ kind: 'Database', name: 'orders', claim: true, uid: true }, { highAvailability: true }, [step('same'), step('backup'), step('ha'), step('ha', 0, 'empty'), step('policy')], true, stats, strict);
-    runScenario({ kind: 'Database', name: 'orders', claim: false, uid: true }, { highAvailability: true }, [step('same', 0, 'empty'), step('ha')], false, stats, strict);
-    runScenario({ kind: 'Widget', name: 'shop', claim: false, uid: true }, { color: 'blue', size: 2 }, [step('same'), step('color', 1), step('color', 1), step('autoscale')], true, stats, strict);
-    assert.ok(stats.fatal > 0, 'the refused steps (placement, HA on an existing StatefulSet, the foreign volume) were Fatal');
+    runScenario(
+      { kind: 'Database', name: 'orders', claim: false, uid: true },
+      aws,
+      [
+        step('same'),
+        step('backup'),
+        step('policy'),
+        step('ha'),
+        step('policy'),
+        step('storage', 10),
+        step('storage', -5),
+        step('placement'),
+      ],
+      false,
+      stats,
+      strict,
+    );
+    runScenario(
+      { kind: 'Database', name: 'orders', claim: true, uid: true },
+      { highAvailability: true },
+      [step('same'), step('backup'), step('ha'), step('ha', 0, 'empty'), step('policy')],
+      true,
+      stats,
+      strict,
+    );
+    runScenario(
+      { kind: 'Database', name: 'orders', claim: false, uid: true },
+      { highAvailability: true },
+      [step('same', 0, 'empty'), step('ha')],
+      false,
+      stats,
+      strict,
+    );
+    runScenario(
+      { kind: 'Widget', name: 'shop', claim: false, uid: true },
+      { color: 'blue', size: 2 },
+      [step('same'), step('color', 1), step('color', 1), step('autoscale')],
+      true,
+      stats,
+      strict,
+    );
+    assert.ok(
+      stats.fatal > 0,
+      'the refused steps (placement, HA on an existing StatefulSet, the foreign volume) were Fatal',
+    );
   });
 });

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { judge } from '../../src/kinds/index.js';
 
-const dep = (status: object, spec: object = { replicas: 3 }, generation = 2) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', generation }, spec, status });
+const dep = (status: object, spec: object = { replicas: 3 }, generation = 2) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'd', generation },
+  spec,
+  status,
+});
 
 describe('readiness per kind', () => {
   test('nothing observed is not ready', () => {
@@ -10,23 +16,61 @@ describe('readiness per kind', () => {
   });
 
   test('Deployment: available at full size, current generation, Available condition', () => {
-    const ok = { observedGeneration: 2, updatedReplicas: 3, availableReplicas: 3, conditions: [{ type: 'Available', status: 'True' }] };
+    const ok = {
+      observedGeneration: 2,
+      updatedReplicas: 3,
+      availableReplicas: 3,
+      conditions: [{ type: 'Available', status: 'True' }],
+    };
     assert.equal(judge(dep(ok)).ready, true);
-    assert.equal(judge(dep({ ...ok, observedGeneration: 1 })).ready, false, 'a stale observedGeneration speaks of an older spec');
+    assert.equal(
+      judge(dep({ ...ok, observedGeneration: 1 })).ready,
+      false,
+      'a stale observedGeneration speaks of an older spec',
+    );
     assert.match(judge(dep({ ...ok, observedGeneration: 1 })).detail, /rollout pending/);
     assert.equal(judge(dep({ ...ok, availableReplicas: 1 })).detail, '1/3 replicas available');
     assert.equal(judge(dep({ ...ok, updatedReplicas: 2 })).ready, false);
     assert.equal(judge(dep({ ...ok, conditions: [{ type: 'Available', status: 'False' }] })).ready, false);
-    const stuck = judge(dep({ ...ok, availableReplicas: 0, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "d-1" has timed out progressing.' }] }));
+    const stuck = judge(
+      dep({
+        ...ok,
+        availableReplicas: 0,
+        conditions: [
+          {
+            type: 'Progressing',
+            status: 'False',
+            reason: 'ProgressDeadlineExceeded',
+            message: 'ReplicaSet "d-1" has timed out progressing.',
+          },
+        ],
+      }),
+    );
     assert.equal(stuck.ready, false);
     assert.match(stuck.detail, /^rollout stuck \(0\/3 replicas available\)/);
-    assert.equal(judge(dep({ observedGeneration: 2, updatedReplicas: 1, availableReplicas: 1 }, {})).ready, true, 'replicas defaults to 1');
+    assert.equal(
+      judge(dep({ observedGeneration: 2, updatedReplicas: 1, availableReplicas: 1 }, {})).ready,
+      true,
+      'replicas defaults to 1',
+    );
   });
 
   test('StatefulSet: ready replicas and a finished rolling update', () => {
-    const sts = (status: object) => ({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { generation: 1 }, spec: { replicas: 2 }, status });
-    assert.equal(judge(sts({ observedGeneration: 1, readyReplicas: 2, currentRevision: 'a', updateRevision: 'a' })).ready, true);
-    assert.equal(judge(sts({ observedGeneration: 1, readyReplicas: 2, currentRevision: 'a', updateRevision: 'b' })).ready, false);
+    const sts = (status: object) => ({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { generation: 1 },
+      spec: { replicas: 2 },
+      status,
+    });
+    assert.equal(
+      judge(sts({ observedGeneration: 1, readyReplicas: 2, currentRevision: 'a', updateRevision: 'a' })).ready,
+      true,
+    );
+    assert.equal(
+      judge(sts({ observedGeneration: 1, readyReplicas: 2, currentRevision: 'a', updateRevision: 'b' })).ready,
+      false,
+    );
     assert.equal(judge(sts({ observedGeneration: 1, readyReplicas: 1 })).detail, '1/2 replicas ready');
   });
 
@@ -36,7 +80,10 @@ describe('readiness per kind', () => {
     assert.equal(judge({ apiVersion: 'v1', kind: 'Service', spec: {} }).ready, false);
     const lb = { apiVersion: 'v1', kind: 'Service', spec: { type: 'LoadBalancer', clusterIP: '10.0.0.2' } };
     assert.deepEqual(judge(lb), { state: 'progressing', ready: false, detail: 'waiting for a load-balancer address' });
-    assert.equal(judge({ ...lb, status: { loadBalancer: { ingress: [{ hostname: 'x.elb.amazonaws.com' }] } } }).ready, true);
+    assert.equal(
+      judge({ ...lb, status: { loadBalancer: { ingress: [{ hostname: 'x.elb.amazonaws.com' }] } } }).ready,
+      true,
+    );
   });
 
   test('Ingress with and without a load-balancer address', () => {
@@ -54,20 +101,31 @@ describe('readiness per kind', () => {
 
   test('PVC is ready when Bound', () => {
     assert.equal(judge({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', status: { phase: 'Bound' } }).ready, true);
-    assert.deepEqual(judge({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', status: { phase: 'Pending' } }), { state: 'progressing', ready: false, detail: 'volume Pending' });
+    assert.deepEqual(judge({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', status: { phase: 'Pending' } }), {
+      state: 'progressing',
+      ready: false,
+      detail: 'volume Pending',
+    });
   });
 
   test('Job: complete, failed, running; CronJob: scheduled unless suspended', () => {
     const job = (conditions: object[]) => ({ apiVersion: 'batch/v1', kind: 'Job', status: { conditions } });
     assert.equal(judge(job([{ type: 'Complete', status: 'True' }])).ready, true);
-    assert.match(judge(job([{ type: 'Failed', status: 'True', message: 'BackoffLimitExceeded' }])).detail, /failed: BackoffLimitExceeded/);
+    assert.match(
+      judge(job([{ type: 'Failed', status: 'True', message: 'BackoffLimitExceeded' }])).detail,
+      /failed: BackoffLimitExceeded/,
+    );
     assert.equal(judge(job([])).ready, false);
     assert.equal(judge({ apiVersion: 'batch/v1', kind: 'CronJob', spec: {} }).ready, true);
     assert.equal(judge({ apiVersion: 'batch/v1', kind: 'CronJob', spec: { suspend: true } }).ready, false);
   });
 
   test('HPA, PDB', () => {
-    const hpa = (conditions: object[]) => ({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', status: { conditions } });
+    const hpa = (conditions: object[]) => ({
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      status: { conditions },
+    });
     assert.equal(judge(hpa([{ type: 'AbleToScale', status: 'True' }])).ready, true);
     assert.equal(judge(hpa([{ type: 'AbleToScale', status: 'False', message: 'no scale' }])).ready, false);
     assert.equal(judge(hpa([])).ready, false);
@@ -78,48 +136,104 @@ describe('readiness per kind', () => {
   });
 
   test('managed resources by their Ready condition; CNPG by phase; provider-kubernetes Object by what it wraps', () => {
-    const mr = (status?: object) => ({ apiVersion: 'rds.aws.m.upbound.io/v1beta1', kind: 'Instance', ...(status ? { status } : {}) });
+    const mr = (status?: object) => ({
+      apiVersion: 'rds.aws.m.upbound.io/v1beta1',
+      kind: 'Instance',
+      ...(status ? { status } : {}),
+    });
     assert.equal(judge(mr()).ready, false);
     assert.equal(judge(mr({ conditions: [{ type: 'Ready', status: 'True' }] })).ready, true);
-    assert.match(judge(mr({ conditions: [{ type: 'Ready', status: 'False', reason: 'Creating' }] })).detail, /Creating/);
-    const cnpg = (phase?: string) => ({ apiVersion: 'postgresql.cnpg.io/v1', kind: 'Cluster', status: { phase, readyInstances: 2, instances: 2 } });
+    assert.match(
+      judge(mr({ conditions: [{ type: 'Ready', status: 'False', reason: 'Creating' }] })).detail,
+      /Creating/,
+    );
+    const cnpg = (phase?: string) => ({
+      apiVersion: 'postgresql.cnpg.io/v1',
+      kind: 'Cluster',
+      status: { phase, readyInstances: 2, instances: 2 },
+    });
     assert.equal(judge(cnpg('Cluster in healthy state')).ready, true);
-    assert.equal(judge(cnpg('Waiting for the instances to become active')).ready, false, 'ready counts do not decide, the phase does');
+    assert.equal(
+      judge(cnpg('Waiting for the instances to become active')).ready,
+      false,
+      'ready counts do not decide, the phase does',
+    );
     const object = (manifest: object | undefined, ready = 'True') => ({
       apiVersion: 'kubernetes.crossplane.io/v1alpha2',
       kind: 'Object',
       status: { conditions: [{ type: 'Ready', status: ready }], atProvider: manifest ? { manifest } : {} },
     });
-    assert.equal(judge(object(dep({ observedGeneration: 2, updatedReplicas: 3, availableReplicas: 1 }))).ready, false, 'the Object is Ready but its Deployment is not');
+    assert.equal(
+      judge(object(dep({ observedGeneration: 2, updatedReplicas: 3, availableReplicas: 1 }))).ready,
+      false,
+      'the Object is Ready but its Deployment is not',
+    );
     assert.equal(judge(object(dep({ observedGeneration: 2, updatedReplicas: 3, availableReplicas: 3 }))).ready, true);
     assert.equal(judge(object(undefined)).ready, false);
   });
 
   test('anything being deleted is not ready', () => {
-    assert.equal(judge({ apiVersion: 'v1', kind: 'Secret', metadata: { deletionTimestamp: '2026-01-01T00:00:00Z' } }).ready, false);
+    assert.equal(
+      judge({ apiVersion: 'v1', kind: 'Secret', metadata: { deletionTimestamp: '2026-01-01T00:00:00Z' } }).ready,
+      false,
+    );
   });
 });
 
 describe('verdict states: what code decides on, never read out of the detail', () => {
-  const dep = (status: object, generation = 2) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', generation }, spec: { replicas: 3 }, status });
-  const full = { observedGeneration: 2, updatedReplicas: 3, availableReplicas: 3, conditions: [{ type: 'Available', status: 'True' }] };
+  const dep = (status: object, generation = 2) => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'd', generation },
+    spec: { replicas: 3 },
+    status,
+  });
+  const full = {
+    observedGeneration: 2,
+    updatedReplicas: 3,
+    availableReplicas: 3,
+    conditions: [{ type: 'Available', status: 'True' }],
+  };
   test('a Deployment: ready, updating (new spec), progressing (pods coming back), stuck (deadline)', () => {
     assert.equal(judge(dep(full)).state, 'ready');
     assert.equal(judge(dep({ ...full, observedGeneration: 1 })).state, 'updating');
     assert.equal(judge(dep({ ...full, updatedReplicas: 1 })).state, 'updating');
     assert.equal(judge(dep({ ...full, availableReplicas: 1 })).state, 'progressing');
-    assert.equal(judge(dep({ ...full, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }] })).state, 'stuck');
+    assert.equal(
+      judge(
+        dep({ ...full, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }] }),
+      ).state,
+      'stuck',
+    );
   });
   test('a Job that failed is failed; an RDS instance says from AWS whether it is changing or failed', () => {
-    assert.equal(judge({ apiVersion: 'batch/v1', kind: 'Job', status: { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] } }).state, 'failed');
-    const rds = (status: string) => ({ apiVersion: 'rds.aws.m.upbound.io/v1beta1', kind: 'Instance', status: { atProvider: { status }, conditions: [{ type: 'Ready', status: 'False', reason: 'Unavailable' }] } });
+    assert.equal(
+      judge({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        status: { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] },
+      }).state,
+      'failed',
+    );
+    const rds = (status: string) => ({
+      apiVersion: 'rds.aws.m.upbound.io/v1beta1',
+      kind: 'Instance',
+      status: { atProvider: { status }, conditions: [{ type: 'Ready', status: 'False', reason: 'Unavailable' }] },
+    });
     assert.equal(judge(rds('modifying')).state, 'updating');
     assert.equal(judge(rds('configuring-log-exports')).state, 'updating');
     assert.equal(judge(rds('storage-full')).state, 'failed');
     assert.equal(judge(rds('creating')).state, 'progressing');
   });
   test('a provider-kubernetes Object carries the state of what it wraps', () => {
-    const obj = { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Object', status: { conditions: [{ type: 'Ready', status: 'True' }], atProvider: { manifest: dep({ ...full, observedGeneration: 1 }) } } };
+    const obj = {
+      apiVersion: 'kubernetes.crossplane.io/v1alpha2',
+      kind: 'Object',
+      status: {
+        conditions: [{ type: 'Ready', status: 'True' }],
+        atProvider: { manifest: dep({ ...full, observedGeneration: 1 }) },
+      },
+    };
     assert.equal(judge(obj).state, 'updating');
   });
 });

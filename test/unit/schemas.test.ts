@@ -114,7 +114,9 @@ test('an rds.aws.m.upbound.io/v1beta1 Instance validates', () => {
 test('an unknown forProvider field on the RDS Instance is reported', () => {
   const db = rdsInstance();
   db.spec.forProvider.storageSize = 20;
-  assert.deepEqual(validateObject(db), [{ path: 'spec.forProvider.storageSize', message: 'unknown field "storageSize"' }]);
+  assert.deepEqual(validateObject(db), [
+    { path: 'spec.forProvider.storageSize', message: 'unknown field "storageSize"' },
+  ]);
 });
 
 test('the RDS Instance requires forProvider.region', () => {
@@ -131,7 +133,9 @@ test('a postgresql.cnpg.io/v1 Cluster passes, and its minimum is enforced', () =
     spec: { instances: 2, storage: { size: '20Gi' } },
   };
   assert.deepEqual(validateObject(cluster), []);
-  assert.ok(has(validateObject({ ...cluster, spec: { instances: 0, storage: { size: '20Gi' } } }), 'spec.instances', />= 1/));
+  assert.ok(
+    has(validateObject({ ...cluster, spec: { instances: 0, storage: { size: '20Gi' } } }), 'spec.instances', />= 1/),
+  );
 });
 
 test('a kubernetes.crossplane.io/v1alpha2 Object with an arbitrary embedded manifest passes', () => {

@@ -20,21 +20,41 @@ function fatalOf(xr: Obj | undefined, input?: Obj): string | undefined {
   return fatal?.message;
 }
 
-const xr = (spec: unknown, kind = 'Widget'): Obj => ({ apiVersion: 'example.com/v1', kind, metadata: { name: 'w', namespace: 'ns' }, ...(spec === undefined ? {} : { spec }) });
+const xr = (spec: unknown, kind = 'Widget'): Obj => ({
+  apiVersion: 'example.com/v1',
+  kind,
+  metadata: { name: 'w', namespace: 'ns' },
+  ...(spec === undefined ? {} : { spec }),
+});
 
 /** A Widget's spec as phase one leaves it, for a composite that has nothing composed yet. */
 const specOf = (raw: unknown) =>
-  widget.resolve(raw, { owner: { kind: 'Widget', name: 'w', uid: 'u', namespace: 'default' }, xr: {}, observed: new Map(), required: new Map(), newPassword: () => 'unused' }).input.spec;
+  widget.resolve(raw, {
+    owner: { kind: 'Widget', name: 'w', uid: 'u', namespace: 'default' },
+    xr: {},
+    observed: new Map(),
+    required: new Map(),
+    newPassword: () => 'unused',
+  }).input.spec;
 
 describe('spec handling', () => {
   test('generated types and schema match the XRD (npm run generate is up to date)', () => {
-    const out = execFileSync(process.execPath, ['scripts/generate-schemas.mjs', '--check'], { cwd: repoRoot, encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['scripts/generate-schemas.mjs', '--check'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    });
     assert.match(out, /up to date/);
   });
 
   test('schema defaults are applied by the function', () => {
     const spec = specOf({});
-    assert.deepEqual(spec, { color: 'blue', size: 1, image: 'traefik/whoami:v1.11.0', port: 8080, resources: { cpu: '100m', memory: '128Mi' } });
+    assert.deepEqual(spec, {
+      color: 'blue',
+      size: 1,
+      image: 'traefik/whoami:v1.11.0',
+      port: 8080,
+      resources: { cpu: '100m', memory: '128Mi' },
+    });
     assert.equal(specOf({ autoscale: { maxSize: 3 } }).autoscale?.targetCPUPercent, 80);
   });
 
@@ -53,9 +73,17 @@ describe('spec handling', () => {
     ['color not a DNS label', { color: 'Blue_1' }, /spec\.color is "Blue_1"; it must match .*DNS label/],
     ['color empty', { color: '' }, /spec\.color is ""; it must be at least 1 characters/],
     ['port out of range', { port: 70000 }, /spec\.port is 70000; it must be from 1 to 65535/],
-    ['env value not a string (and not echoed: env holds secrets)', { env: { A: 1 } }, /spec\.env\.A is a number; it must be a string/],
+    [
+      'env value not a string (and not echoed: env holds secrets)',
+      { env: { A: 1 } },
+      /spec\.env\.A is a number; it must be a string/,
+    ],
     ['env name invalid', { env: { '1A': 'x' } }, /spec\.env\["1A"\]: env names must be/],
-    ['autoscale below size', { size: 5, autoscale: { maxSize: 2 } }, /spec\.autoscale\.maxSize must be at least spec\.size \(5\)/],
+    [
+      'autoscale below size',
+      { size: 5, autoscale: { maxSize: 2 } },
+      /spec\.autoscale\.maxSize must be at least spec\.size \(5\)/,
+    ],
     ['autoscale without maxSize', { autoscale: {} }, /spec\.autoscale\.maxSize is required/],
     ['bad memory quantity', { resources: { memory: 'lots' } }, /spec\.resources\.memory is "lots"/],
     ['spec not an object', 'big', /spec is "big"; it must be a object/],
@@ -75,11 +103,17 @@ describe('spec handling', () => {
   });
 
   test('an unknown kind is Fatal and lists the known ones', () => {
-    assert.match(fatalOf(xr({}, 'Gadget'))!, /no blueprint composes kind "Gadget"; known kinds: widget \(Widget, XWidget\)/);
+    assert.match(
+      fatalOf(xr({}, 'Gadget'))!,
+      /no blueprint composes kind "Gadget"; known kinds: widget \(Widget, XWidget\)/,
+    );
   });
 
   test('the step input picks the blueprint; an unknown one is Fatal', () => {
-    assert.equal(fatalOf(xr({}, 'Gadget'), { apiVersion: 'fn.example.com/v1', kind: 'Input', blueprint: 'widget' }), undefined);
+    assert.equal(
+      fatalOf(xr({}, 'Gadget'), { apiVersion: 'fn.example.com/v1', kind: 'Input', blueprint: 'widget' }),
+      undefined,
+    );
     assert.match(fatalOf(xr({}), { blueprint: 'nope' })!, /names blueprint "nope", which does not exist/);
   });
 
@@ -88,7 +122,15 @@ describe('spec handling', () => {
   });
 
   test('XWidget from a claim composes into the claim namespace', () => {
-    const claimXr = { apiVersion: 'example.com/v1', kind: 'XWidget', metadata: { name: 'w-x7k2p', labels: { 'crossplane.io/claim-name': 'w', 'crossplane.io/claim-namespace': 'team-b' } }, spec: {} };
+    const claimXr = {
+      apiVersion: 'example.com/v1',
+      kind: 'XWidget',
+      metadata: {
+        name: 'w-x7k2p',
+        labels: { 'crossplane.io/claim-name': 'w', 'crossplane.io/claim-namespace': 'team-b' },
+      },
+      spec: {},
+    };
     const rsp = runFunction(buildRequest(claimXr));
     const svc = ((rsp.desired!.resources['service']!.resource as Obj)['spec'] as Obj)['forProvider'] as Obj;
     const manifest = svc['manifest'] as Obj;
@@ -122,15 +164,32 @@ describe('spec handling', () => {
 });
 
 describe('the step input, validated against the Input CRD', () => {
-  const seed = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { color: 'blue', size: 1 } };
+  const seed = {
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'w' },
+    spec: { color: 'blue', size: 1 },
+  };
   test('an awsEndpoint that is not a string is a Fatal result naming the field', () => {
-    const rsp = runFunction(buildRequest(seed, [], [], { apiVersion: 'platform.fn.example.com/v1beta1', kind: 'Input', awsEndpoint: 7 }));
+    const rsp = runFunction(
+      buildRequest(seed, [], [], { apiVersion: 'platform.fn.example.com/v1beta1', kind: 'Input', awsEndpoint: 7 }),
+    );
     const fatal = rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL);
     assert.equal(fatal?.reason, 'InvalidInput');
     assert.match(fatal?.message ?? '', /^invalid step input: input\.awsEndpoint is 7; it must be a string/);
   });
   test('an input as Crossplane sends it (apiVersion, kind, a blueprint, an endpoint) is accepted', () => {
-    const rsp = runFunction(buildRequest(seed, [], [], { apiVersion: 'platform.fn.example.com/v1beta1', kind: 'Input', blueprint: 'widget', awsEndpoint: 'http://127.0.0.1:5000' }));
-    assert.equal(rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL), undefined);
+    const rsp = runFunction(
+      buildRequest(seed, [], [], {
+        apiVersion: 'platform.fn.example.com/v1beta1',
+        kind: 'Input',
+        blueprint: 'widget',
+        awsEndpoint: 'http://127.0.0.1:5000',
+      }),
+    );
+    assert.equal(
+      rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL),
+      undefined,
+    );
   });
 });

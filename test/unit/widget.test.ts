@@ -6,13 +6,19 @@ import type { Obj } from '../../src/kube.js';
 import { buildRequest } from '../../src/render.js';
 import { Loop } from '../support/loop.js';
 
-const seed: Obj = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'my-widget', namespace: 'team-a' }, spec: { color: 'blue', size: 42 } };
+const seed: Obj = {
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  metadata: { name: 'my-widget', namespace: 'team-a' },
+  spec: { color: 'blue', size: 42 },
+};
 
 function widget(spec: Obj, name = 'my-widget'): Obj {
   return { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace: 'team-a' }, spec };
 }
 
-const selectorColor = (svc: Obj | undefined) => ((svc?.['spec'] as Obj)['selector'] as Obj)['function-platform.dev/color'];
+const selectorColor = (svc: Obj | undefined) =>
+  ((svc!['spec'] as Obj)['selector'] as Obj)['function-platform.dev/color'];
 
 describe('Widget blueprint', () => {
   test('the seed composes a 42-replica Deployment, a Service and a PDB, none ready yet', () => {
@@ -37,15 +43,29 @@ describe('Widget blueprint', () => {
     const loop = new Loop(widget({}));
     loop.call();
     assert.deepEqual(loop.desiredKeys(), ['deployment-blue', 'service']);
-    const container = (((loop.desired('deployment-blue')!['spec'] as Obj)['template'] as Obj)['spec'] as Obj)['containers'] as Obj[];
+    const container = (((loop.desired('deployment-blue')!['spec'] as Obj)['template'] as Obj)['spec'] as Obj)[
+      'containers'
+    ] as Obj[];
     assert.equal(container[0]!['image'], 'traefik/whoami:v1.11.0');
-    assert.deepEqual(container[0]!['resources'], { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '128Mi' } });
+    assert.deepEqual(container[0]!['resources'], {
+      requests: { cpu: '100m', memory: '128Mi' },
+      limits: { memory: '128Mi' },
+    });
     assert.deepEqual(container[0]!['ports'], [{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
   });
 
   test('every field: HPA, Ingress, env, resources, port', () => {
     const loop = new Loop(
-      widget({ color: 'green', size: 3, image: 'ghcr.io/x/shop:1', port: 9090, env: { B: '2', A: '1' }, resources: { cpu: '250m', memory: '256Mi' }, host: 'shop.example.org', autoscale: { maxSize: 10 } }),
+      widget({
+        color: 'green',
+        size: 3,
+        image: 'ghcr.io/x/shop:1',
+        port: 9090,
+        env: { B: '2', A: '1' },
+        resources: { cpu: '250m', memory: '256Mi' },
+        host: 'shop.example.org',
+        autoscale: { maxSize: 10 },
+      }),
     );
     loop.call();
     assert.deepEqual(loop.desiredKeys(), ['deployment-green', 'hpa', 'ingress', 'pdb', 'service']);
@@ -53,10 +73,16 @@ describe('Widget blueprint', () => {
     assert.equal(hpa['minReplicas'], 3);
     assert.equal(hpa['maxReplicas'], 10);
     assert.deepEqual(hpa['scaleTargetRef'], { apiVersion: 'apps/v1', kind: 'Deployment', name: 'my-widget-green' });
-    assert.equal(JSON.stringify(hpa['metrics']).includes('"averageUtilization":80'), true, 'targetCPUPercent defaults to 80');
+    assert.equal(
+      JSON.stringify(hpa['metrics']).includes('"averageUtilization":80'),
+      true,
+      'targetCPUPercent defaults to 80',
+    );
     const ing = loop.desired('ingress')!['spec'] as Obj;
-    assert.equal(((ing['rules'] as Obj[])[0]!)['host'], 'shop.example.org');
-    const c = ((((loop.desired('deployment-green')!['spec'] as Obj)['template'] as Obj)['spec'] as Obj)['containers'] as Obj[])[0]!;
+    assert.equal((ing['rules'] as Obj[])[0]!['host'], 'shop.example.org');
+    const c = (
+      (((loop.desired('deployment-green')!['spec'] as Obj)['template'] as Obj)['spec'] as Obj)['containers'] as Obj[]
+    )[0]!;
     assert.deepEqual(c['env'], [
       { name: 'A', value: '1' },
       { name: 'B', value: '2' },
@@ -100,7 +126,10 @@ describe('Widget blueprint', () => {
     loop.rollOut('deployment-blue');
     loop.settle();
     loop.apply(loop.call());
-    assert.deepEqual(loop.last!.results.map((r) => r.reason), ['Available']);
+    assert.deepEqual(
+      loop.last!.results.map((r) => r.reason),
+      ['Available'],
+    );
   });
 
   test('a full blue/green cutover, each step read from observed state', () => {
@@ -188,11 +217,19 @@ describe('Widget blueprint', () => {
   test('with an autoscaler the live Deployment leaves replicas to it', () => {
     const loop = new Loop(widget({ color: 'blue', size: 2, autoscale: { maxSize: 5 } }));
     loop.apply(loop.call());
-    assert.equal((loop.desired('deployment-blue')!['spec'] as Obj)['replicas'], 2, 'before anything is live, start at size');
+    assert.equal(
+      (loop.desired('deployment-blue')!['spec'] as Obj)['replicas'],
+      2,
+      'before anything is live, start at size',
+    );
     loop.rollOut('deployment-blue');
     loop.settle();
     loop.apply(loop.call());
-    assert.equal((loop.desired('deployment-blue')!['spec'] as Obj)['replicas'], undefined, 'live: the HPA owns replicas');
+    assert.equal(
+      (loop.desired('deployment-blue')!['spec'] as Obj)['replicas'],
+      undefined,
+      'live: the HPA owns replicas',
+    );
   });
 
   test('names too long for a Service are shortened with a hash, stably', () => {

@@ -18,7 +18,15 @@ import type { DatabaseSpec } from '../../generated/schemas.js';
 /** Environment of the dump step: HOST, PORT, DB_USER, DB_PASSWORD, DB_NAME, and OUT, the file to write. */
 export const DUMP_ENV = ['HOST', 'PORT', 'DB_USER', 'DB_PASSWORD', 'DB_NAME', 'OUT'] as const;
 /** Environment of the upload step: the file IN, BUCKET, KEY, and for the client AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, S3_ENDPOINT (optional). */
-export const UPLOAD_ENV = ['IN', 'BUCKET', 'KEY', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_REGION', 'S3_ENDPOINT'] as const;
+export const UPLOAD_ENV = [
+  'IN',
+  'BUCKET',
+  'KEY',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_REGION',
+  'S3_ENDPOINT',
+] as const;
 
 /** The dump tool of each engine, writing one file a restore reads back. */
 export function dumpScript(engine: DatabaseSpec['engine']): string {
@@ -35,18 +43,25 @@ export function dumpScript(engine: DatabaseSpec['engine']): string {
 export function uploadScript(): string {
   return [
     'set -eu',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     'ep=""; if [ -n "${S3_ENDPOINT:-}" ]; then ep="--endpoint-url $S3_ENDPOINT"; fi',
     'size=$(wc -c < "$IN" | tr -d " ")',
     'aws $ep s3 cp --only-show-errors "$IN" "s3://$BUCKET/$KEY.partial"',
     'aws $ep s3 cp --only-show-errors "s3://$BUCKET/$KEY.partial" "s3://$BUCKET/$KEY"',
     'aws $ep s3 rm --only-show-errors "s3://$BUCKET/$KEY.partial"',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     'printf \'{"key":"%s","sizeBytes":%s}\' "$KEY" "$size" > "${TERMINATION_LOG:-/dev/termination-log}"',
     'echo "uploaded $size bytes to s3://$BUCKET/$KEY"',
   ].join('\n');
 }
 
 /** The object key of a backup: the prefix, the Database, the backup's name and the engine's extension. */
-export function backupKey(prefix: string | undefined, database: string, backup: string, engine: DatabaseSpec['engine']): string {
+export function backupKey(
+  prefix: string | undefined,
+  database: string,
+  backup: string,
+  engine: DatabaseSpec['engine'],
+): string {
   const p = (prefix ?? '').replace(/^\/+|\/+$/g, '');
   return `${p ? `${p}/` : ''}${database}/${backup}.${engine === 'postgres' ? 'dump' : 'sql'}`;
 }

@@ -16,7 +16,17 @@ import type { Blueprint, BlueprintInput, Desired, Plan, Summary } from '../bluep
 import { rdsIdentifierOf } from '../database/aws.js';
 import { baseName } from '../database/common.js';
 import { entry } from '../manifest.js';
-import { attemptKey, describeFailure, dumpJob, dumpLocation, JOB_NAME_LABEL, jobName, MAX_ATTEMPTS, memoryFor, podOutcome } from './job.js';
+import {
+  attemptKey,
+  describeFailure,
+  dumpJob,
+  dumpLocation,
+  JOB_NAME_LABEL,
+  jobName,
+  MAX_ATTEMPTS,
+  memoryFor,
+  podOutcome,
+} from './job.js';
 import { DATABASE, databaseRequirement, type Lookup, lookUp } from './target.js';
 
 const validate = specValidator<DatabaseBackupSpec>(validators.databasebackup as ValidateFunction);
@@ -59,7 +69,9 @@ function resolve(raw: unknown, ctx: BlueprintInput<unknown>): ResolvedBackup {
 function compose(r: ResolvedBackup): Plan {
   const { input, lookup, previous, attempt } = r;
   const owner = input.owner;
-  const requirements: NonNullable<Plan['requirements']> = { [DATABASE]: databaseRequirement(input.spec.databaseRef.name, owner.namespace) };
+  const requirements: NonNullable<Plan['requirements']> = {
+    [DATABASE]: databaseRequirement(input.spec.databaseRef.name, owner.namespace),
+  };
   const resources: Desired[] = [];
   if (lookup.state !== 'found') return { resources, requirements };
   const { target } = lookup;
@@ -68,7 +80,12 @@ function compose(r: ResolvedBackup): Plan {
       // Recorded as finished: the Job has done its part.
       if (TERMINAL.has(str(previous, 'phase') ?? '')) break;
       resources.push({ key: attemptKey(attempt), object: dumpJob(owner, target, attempt) });
-      requirements[POD] = { apiVersion: 'v1', kind: 'Pod', matchLabels: { [JOB_NAME_LABEL]: jobName(owner, attempt) }, namespace: owner.namespace };
+      requirements[POD] = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        matchLabels: { [JOB_NAME_LABEL]: jobName(owner, attempt) },
+        namespace: owner.namespace,
+      };
       break;
     }
     case 'cnpg':
@@ -78,7 +95,11 @@ function compose(r: ResolvedBackup): Plan {
           apiVersion: 'postgresql.cnpg.io/v1',
           kind: 'Backup',
           metadata: { name: owner.name, namespace: owner.namespace },
-          spec: { cluster: { name: baseName(target.owner) }, method: 'plugin', pluginConfiguration: { name: CNPG_PLUGIN } },
+          spec: {
+            cluster: { name: baseName(target.owner) },
+            method: 'plugin',
+            pluginConfiguration: { name: CNPG_PLUGIN },
+          },
         },
       });
       break;
@@ -107,15 +128,27 @@ type Phase = 'Pending' | 'Running' | 'Completed' | 'Failed';
 
 function summary(phase: Phase, message: string, fields: Obj, warnings: Summary['warnings'] = []): Summary {
   const ready = phase === 'Completed';
-  return { ready, message, reason: phase === 'Failed' ? 'BackupFailed' : phase, status: { phase, ...fields }, warnings };
+  return {
+    ready,
+    message,
+    reason: phase === 'Failed' ? 'BackupFailed' : phase,
+    status: { phase, ...fields },
+    warnings,
+  };
 }
 
 function status(r: ResolvedBackup): Summary {
   const { input, lookup, previous, attempt } = r;
   const ref = input.spec.databaseRef.name;
   if (lookup.state === 'unknown') return summary('Pending', `looking up Database ${ref}`, {});
-  if (lookup.state === 'missing') return summary('Pending', `Database ${ref} does not exist in namespace ${input.owner.namespace}; nothing was composed`, {});
-  if (lookup.state === 'refused') return summary('Pending', `Database ${ref} cannot be backed up: ${lookup.why}; nothing was composed`, {});
+  if (lookup.state === 'missing')
+    return summary(
+      'Pending',
+      `Database ${ref} does not exist in namespace ${input.owner.namespace}; nothing was composed`,
+      {},
+    );
+  if (lookup.state === 'refused')
+    return summary('Pending', `Database ${ref} cannot be backed up: ${lookup.why}; nothing was composed`, {});
   const { target } = lookup;
   const base = { method: target.method, engine: target.spec.engine, version: target.spec.version };
   const phase = str(previous, 'phase');
@@ -140,42 +173,86 @@ function dumpStatus(r: ResolvedBackup, base: Obj): Summary {
   const job = input.observed.get(attemptKey(attempt));
   const location = dumpLocation(input.owner, target).url;
   const fields = { ...base, attempts: attempt, location, restorable: false };
-  if (!job) return summary('Pending', `starting the dump of Database ${input.spec.databaseRef.name} (attempt ${attempt} of ${MAX_ATTEMPTS}, ${memoryFor(attempt)})`, fields);
+  if (!job)
+    return summary(
+      'Pending',
+      `starting the dump of Database ${input.spec.databaseRef.name} (attempt ${attempt} of ${MAX_ATTEMPTS}, ${memoryFor(attempt)})`,
+      fields,
+    );
   const startedAt = str(job, 'status', 'startTime');
   const outcome = podOutcome(input.required.get(POD)?.[0]);
   if (condition(job, 'Complete')?.status === 'True') {
     const size = outcome.report?.sizeBytes;
-    return summary('Completed', `dumped Database ${input.spec.databaseRef.name} to ${location}${size !== undefined ? ` (${size} bytes)` : ''}`, {
-      ...fields,
-      ...(startedAt ? { startedAt } : {}),
-      completedAt: str(job, 'status', 'completionTime') ?? condition(job, 'Complete')?.lastTransitionTime ?? startedAt,
-      ...(size !== undefined ? { sizeBytes: size } : {}),
-      restorable: true,
-    });
+    return summary(
+      'Completed',
+      `dumped Database ${input.spec.databaseRef.name} to ${location}${size !== undefined ? ` (${size} bytes)` : ''}`,
+      {
+        ...fields,
+        ...(startedAt ? { startedAt } : {}),
+        completedAt:
+          str(job, 'status', 'completionTime') ?? condition(job, 'Complete')?.lastTransitionTime ?? startedAt,
+        ...(size !== undefined ? { sizeBytes: size } : {}),
+        restorable: true,
+      },
+    );
   }
   if (condition(job, 'Failed')?.status === 'True') {
-    const why = outcome.failed ? describeFailure(outcome.failed, memoryFor(attempt)) : `the Job failed: ${condition(job, 'Failed')?.message ?? condition(job, 'Failed')?.reason ?? 'no reason given'}`;
+    const why = outcome.failed
+      ? describeFailure(outcome.failed, memoryFor(attempt))
+      : `the Job failed: ${condition(job, 'Failed')?.message ?? condition(job, 'Failed')?.reason ?? 'no reason given'}`;
     const message = `attempt ${attempt} of ${MAX_ATTEMPTS}: ${why}`;
-    return summary('Failed', message, { ...fields, ...(startedAt ? { startedAt } : {}), completedAt: condition(job, 'Failed')?.lastTransitionTime ?? startedAt, failureReason: why }, [{ reason: 'BackupFailed', message }]);
+    return summary(
+      'Failed',
+      message,
+      {
+        ...fields,
+        ...(startedAt ? { startedAt } : {}),
+        completedAt: condition(job, 'Failed')?.lastTransitionTime ?? startedAt,
+        failureReason: why,
+      },
+      [{ reason: 'BackupFailed', message }],
+    );
   }
-  const retry = attempt > 1 ? ` (attempt ${attempt} of ${MAX_ATTEMPTS}, with ${memoryFor(attempt)} after the last was killed for memory)` : '';
-  return summary('Running', `dumping Database ${input.spec.databaseRef.name} to ${location}${retry}`, { ...fields, ...(startedAt ? { startedAt } : {}) });
+  const retry =
+    attempt > 1
+      ? ` (attempt ${attempt} of ${MAX_ATTEMPTS}, with ${memoryFor(attempt)} after the last was killed for memory)`
+      : '';
+  return summary('Running', `dumping Database ${input.spec.databaseRef.name} to ${location}${retry}`, {
+    ...fields,
+    ...(startedAt ? { startedAt } : {}),
+  });
 }
 
 function cnpgStatus(backup: Obj | undefined, base: Obj): Summary {
   const name = str(backup, 'metadata', 'name');
   const phase = str(backup, 'status', 'phase');
-  const fields = { ...base, attempts: 1, restorable: false, ...(str(backup, 'status', 'startedAt') ? { startedAt: str(backup, 'status', 'startedAt') } : {}) };
+  const fields = {
+    ...base,
+    attempts: 1,
+    restorable: false,
+    ...(str(backup, 'status', 'startedAt') ? { startedAt: str(backup, 'status', 'startedAt') } : {}),
+  };
   const location = str(backup, 'status', 'destinationPath');
   if (phase === 'completed') {
-    return summary('Completed', `CloudNativePG backup ${name} completed`, { ...fields, completedAt: str(backup, 'status', 'stoppedAt'), restorable: true, ...(location ? { location } : {}) });
+    return summary('Completed', `CloudNativePG backup ${name} completed`, {
+      ...fields,
+      completedAt: str(backup, 'status', 'stoppedAt'),
+      restorable: true,
+      ...(location ? { location } : {}),
+    });
   }
   if (phase === 'failed') {
     const why = str(backup, 'status', 'error') ?? 'no reason given';
-    return summary('Failed', `CloudNativePG backup ${name} failed: ${why}`, { ...fields, failureReason: why }, [{ reason: 'BackupFailed', message: `CloudNativePG backup ${name} failed: ${why}` }]);
+    return summary('Failed', `CloudNativePG backup ${name} failed: ${why}`, { ...fields, failureReason: why }, [
+      { reason: 'BackupFailed', message: `CloudNativePG backup ${name} failed: ${why}` },
+    ]);
   }
   if (!backup) return summary('Pending', 'creating the CloudNativePG Backup', fields);
-  return summary(phase ? 'Running' : 'Pending', `CloudNativePG backup ${name}: ${phase ?? 'waiting for the operator'}`, fields);
+  return summary(
+    phase ? 'Running' : 'Pending',
+    `CloudNativePG backup ${name}: ${phase ?? 'waiting for the operator'}`,
+    fields,
+  );
 }
 
 function snapshotStatus(snapshot: Obj | undefined, base: Obj, attempt: number): Summary {
@@ -187,11 +264,19 @@ function snapshotStatus(snapshot: Obj | undefined, base: Obj, attempt: number): 
   const location = `rds-snapshot:${str(snapshot, 'metadata', 'annotations', 'crossplane.io/external-name') ?? name}`;
   if (ready?.status === 'True' && (aws === undefined || aws === 'available')) {
     const size = num(snapshot, 'status', 'atProvider', 'allocatedStorage');
-    return summary('Completed', `RDS snapshot ${name} is available`, { ...fields, location, completedAt: ready.lastTransitionTime, restorable: true, ...(size !== undefined ? { sizeBytes: size * 2 ** 30 } : {}) });
+    return summary('Completed', `RDS snapshot ${name} is available`, {
+      ...fields,
+      location,
+      completedAt: ready.lastTransitionTime,
+      restorable: true,
+      ...(size !== undefined ? { sizeBytes: size * 2 ** 30 } : {}),
+    });
   }
   if (aws === 'failed' || (ready?.status === 'False' && ready.reason === 'ReconcileError')) {
     const why = ready?.message ?? `AWS status ${aws}`;
-    return summary('Failed', `RDS snapshot ${name} failed: ${why}`, { ...fields, failureReason: why }, [{ reason: 'BackupFailed', message: `RDS snapshot ${name} failed: ${why}` }]);
+    return summary('Failed', `RDS snapshot ${name} failed: ${why}`, { ...fields, failureReason: why }, [
+      { reason: 'BackupFailed', message: `RDS snapshot ${name} failed: ${why}` },
+    ]);
   }
   return summary('Running', `RDS snapshot ${name}: ${aws ?? 'being created'}`, { ...fields, location });
 }
@@ -203,4 +288,3 @@ export const databaseBackup: Blueprint<ResolvedBackup> = {
   compose: (resolved) => compose(resolved),
   status: (resolved) => status(resolved),
 };
-

@@ -40,11 +40,18 @@ export function dumpJob(backup: Owner, target: Target, attempt: number): Obj {
   const { bucket, key } = dumpLocation(backup, target);
   const file = `${WORK}/${key.split('/').pop()}`;
   const credentials = names.credentials(target.owner);
-  const secretEnv = (name: string, secret: string, k: string): V1EnvVar => ({ name, valueFrom: { secretKeyRef: { name: secret, key: k } } });
+  const secretEnv = (name: string, secret: string, k: string): V1EnvVar => ({
+    name,
+    valueFrom: { secretKeyRef: { name: secret, key: k } },
+  });
   const memory = memoryFor(attempt);
   const resources = { requests: { cpu: '100m', memory }, limits: { memory } };
   const name = jobName(backup, attempt);
-  const labels = { 'app.kubernetes.io/name': 'database-backup', 'app.kubernetes.io/instance': backup.name, 'app.kubernetes.io/managed-by': 'function-platform' };
+  const labels = {
+    'app.kubernetes.io/name': 'database-backup',
+    'app.kubernetes.io/instance': backup.name,
+    'app.kubernetes.io/managed-by': 'function-platform',
+  };
   const job: V1Job = {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -58,7 +65,13 @@ export function dumpJob(backup: Owner, target: Target, attempt: number): Obj {
         spec: {
           restartPolicy: 'Never',
           // The official images' unprivileged user; the dump needs no root.
-          securityContext: { runAsNonRoot: true, runAsUser: 999, runAsGroup: 999, fsGroup: 999, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 999,
+            runAsGroup: 999,
+            fsGroup: 999,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           volumes: [{ name: 'work', emptyDir: {} }],
           initContainers: [
             {
@@ -132,7 +145,8 @@ export function podOutcome(pod: Obj | undefined): { failed?: Ended; report?: { k
     if (name === 'upload') {
       try {
         const report = JSON.parse(message) as { key?: unknown; sizeBytes?: unknown };
-        if (typeof report.key === 'string' && typeof report.sizeBytes === 'number') return { report: { key: report.key, sizeBytes: report.sizeBytes } };
+        if (typeof report.key === 'string' && typeof report.sizeBytes === 'number')
+          return { report: { key: report.key, sizeBytes: report.sizeBytes } };
       } catch {
         // Not the report: the upload said something else.
       }

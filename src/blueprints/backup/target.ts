@@ -25,7 +25,11 @@ export interface Target {
 }
 
 /** What the lookup of the Database found: not answered yet, nothing, a Database that cannot be backed up, or one. */
-export type Lookup = { state: 'unknown' } | { state: 'missing' } | { state: 'refused'; why: string } | { state: 'found'; target: Target };
+export type Lookup =
+  | { state: 'unknown' }
+  | { state: 'missing' }
+  | { state: 'refused'; why: string }
+  | { state: 'found'; target: Target };
 
 export function databaseRequirement(name: string, namespace: string): Requirement {
   return { apiVersion: 'example.com/v1', kind: 'Database', matchName: name, namespace };

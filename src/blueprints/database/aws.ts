@@ -3,7 +3,19 @@
 import { num, str, type Obj } from '../../kube.js';
 import { dnsLabel } from '../../names.js';
 import type { Desired, Owner, Plan } from '../blueprint.js';
-import { APP_USER, baseName, compareVersions, connectionSecret, type DatabaseInput, dbname, identity, majorVersion, meta, type ResolvedSpec, secretValue } from './common.js';
+import {
+  APP_USER,
+  baseName,
+  compareVersions,
+  connectionSecret,
+  type DatabaseInput,
+  dbname,
+  identity,
+  majorVersion,
+  meta,
+  type ResolvedSpec,
+  secretValue,
+} from './common.js';
 import { backupWindow, INSTANCE_CLASSES } from './engine.js';
 
 export const AWS_KEYS = {
@@ -88,7 +100,11 @@ function instance(input: DatabaseInput, spec: ResolvedSpec): Obj {
     autoMinorVersionUpgrade: true,
     deletionProtection: retain,
     skipFinalSnapshot: !retain,
-    ...(retain ? { finalSnapshotIdentifier: `${rdsIdentifier(input).slice(0, 48).replace(/-+$/, '')}-final-${identity(input.owner, 6)}` } : {}),
+    ...(retain
+      ? {
+          finalSnapshotIdentifier: `${rdsIdentifier(input).slice(0, 48).replace(/-+$/, '')}-final-${identity(input.owner, 6)}`,
+        }
+      : {}),
     deleteAutomatedBackups: !retain,
     ...(aws.subnetIds?.length ? { dbSubnetGroupNameRef: { name: dnsLabel(baseName(input.owner), 'subnets') } } : {}),
     ...(aws.securityGroupIds?.length ? { vpcSecurityGroupIds: aws.securityGroupIds } : {}),
@@ -108,12 +124,18 @@ function instance(input: DatabaseInput, spec: ResolvedSpec): Obj {
 }
 
 function upgrading(input: DatabaseInput, spec: ResolvedSpec): boolean {
-  const running = majorVersion(spec.engine, str(input.observed.get(AWS_KEYS.instance), 'spec', 'forProvider', 'engineVersion'));
+  const running = majorVersion(
+    spec.engine,
+    str(input.observed.get(AWS_KEYS.instance), 'spec', 'forProvider', 'engineVersion'),
+  );
   return running !== undefined && compareVersions(spec.version, running) > 0;
 }
 
 function tags(input: DatabaseInput): Record<string, string> {
-  return { 'managed-by': 'function-platform', 'function-platform/database': `${input.owner.namespace}/${input.owner.claim?.name ?? input.owner.name}` };
+  return {
+    'managed-by': 'function-platform',
+    'function-platform/database': `${input.owner.namespace}/${input.owner.claim?.name ?? input.owner.name}`,
+  };
 }
 
 function subnetGroup(input: DatabaseInput, spec: ResolvedSpec): Obj {
@@ -124,7 +146,12 @@ function subnetGroup(input: DatabaseInput, spec: ResolvedSpec): Obj {
     spec: {
       managementPolicies: managementPolicies(spec),
       providerConfigRef: providerConfigRef(spec),
-      forProvider: { region: spec.aws!.region, description: `Subnets of Database ${input.owner.namespace}/${input.owner.name}`, subnetIds: spec.aws!.subnetIds, tags: tags(input) },
+      forProvider: {
+        region: spec.aws!.region,
+        description: `Subnets of Database ${input.owner.namespace}/${input.owner.name}`,
+        subnetIds: spec.aws!.subnetIds,
+        tags: tags(input),
+      },
     },
   };
 }
@@ -134,7 +161,11 @@ function s3(input: DatabaseInput, spec: ResolvedSpec, kind: string, name: string
     apiVersion: 's3.aws.m.upbound.io/v1beta1',
     kind,
     metadata: meta(input.owner, spec, name),
-    spec: { managementPolicies: managementPolicies(spec), providerConfigRef: providerConfigRef(spec), forProvider: { region: spec.aws!.region, ...forProvider } },
+    spec: {
+      managementPolicies: managementPolicies(spec),
+      providerConfigRef: providerConfigRef(spec),
+      forProvider: { region: spec.aws!.region, ...forProvider },
+    },
   };
 }
 
@@ -143,12 +174,21 @@ function bucketResources(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
   const ref = { bucketRef: { name: bucket } };
   const days = spec.backup.retentionDays;
   // Delete was asked for explicitly: a bucket AWS refuses to delete while it holds backups would never go.
-  const bucketObj = s3(input, spec, 'Bucket', bucket, { forceDestroy: spec.deletionPolicy === 'Delete', tags: tags(input) });
+  const bucketObj = s3(input, spec, 'Bucket', bucket, {
+    forceDestroy: spec.deletionPolicy === 'Delete',
+    tags: tags(input),
+  });
   // The bucket's name in AWS is its object name, said outright so a default never changes it.
   (bucketObj['metadata'] as Obj)['annotations'] = { 'crossplane.io/external-name': bucket };
   return [
     { key: AWS_KEYS.bucket, object: bucketObj },
-    { key: AWS_KEYS.versioning, object: s3(input, spec, 'BucketVersioning', `${bucket}-versioning`, { ...ref, versioningConfiguration: { status: 'Enabled' } }) },
+    {
+      key: AWS_KEYS.versioning,
+      object: s3(input, spec, 'BucketVersioning', `${bucket}-versioning`, {
+        ...ref,
+        versioningConfiguration: { status: 'Enabled' },
+      }),
+    },
     {
       key: AWS_KEYS.encryption,
       object: s3(input, spec, 'BucketServerSideEncryptionConfiguration', `${bucket}-encryption`, {
@@ -201,7 +241,12 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec): Plan {
 
   // Our connection Secret is built from the provider's, which holds the generated password.
   const requirements: Plan['requirements'] = {
-    [RDS_CONNECTION]: { apiVersion: 'v1', kind: 'Secret', matchName: rdsSecretName(input), namespace: input.owner.namespace },
+    [RDS_CONNECTION]: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      matchName: rdsSecretName(input),
+      namespace: input.owner.namespace,
+    },
   };
   const providerSecret = input.required.get(RDS_CONNECTION)?.[0];
   const observedOwn = input.observed.get(AWS_KEYS.connection);
@@ -212,7 +257,13 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec): Plan {
   if (password && host && port !== undefined) {
     resources.push({
       key: AWS_KEYS.connection,
-      object: connectionSecret(input, spec, { host, port, username: secretValue(providerSecret, 'username') ?? APP_USER, password, dbname: dbname(input.owner) }),
+      object: connectionSecret(input, spec, {
+        host,
+        port,
+        username: secretValue(providerSecret, 'username') ?? APP_USER,
+        password,
+        dbname: dbname(input.owner),
+      }),
     });
   } else if (observedOwn) {
     // Never drop it: keep what exists until the provider's Secret can be read again.
@@ -230,7 +281,11 @@ function keepSecret(observed: Obj): Obj {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: str(observed, 'metadata', 'name'), namespace: str(observed, 'metadata', 'namespace'), labels: observed['metadata'] ? ((observed['metadata'] as Obj)['labels'] ?? {}) : {} },
+    metadata: {
+      name: str(observed, 'metadata', 'name'),
+      namespace: str(observed, 'metadata', 'namespace'),
+      labels: observed['metadata'] ? ((observed['metadata'] as Obj)['labels'] ?? {}) : {},
+    },
     type: str(observed, 'type') ?? 'Opaque',
     data: (observed['data'] as Obj | undefined) ?? {},
   };
@@ -240,4 +295,3 @@ export function awsBackupStatus(input: DatabaseInput, spec: ResolvedSpec): Obj |
   if (!spec.backup.enabled && !input.observed.has(AWS_KEYS.bucket)) return undefined;
   return { location: `s3://${bucketName(input)}` };
 }
-

@@ -79,7 +79,13 @@ export function clusterHost(input: DatabaseInput, spec: ResolvedSpec): string {
 const gi = (gb: number) => `${gb}Gi`;
 
 function podSecurity(): V1PodSecurityContext {
-  return { runAsNonRoot: true, runAsUser: DB_UID, runAsGroup: DB_UID, fsGroup: DB_UID, seccompProfile: { type: 'RuntimeDefault' } };
+  return {
+    runAsNonRoot: true,
+    runAsUser: DB_UID,
+    runAsGroup: DB_UID,
+    fsGroup: DB_UID,
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
 }
 
 const containerSecurity = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
@@ -113,16 +119,22 @@ export function observedBackupVolumeGB(input: Pick<Context, 'observed'>): number
   return gigabytes(str(input.observed.get(CLUSTER_KEYS.backupVolume), 'spec', 'resources', 'requests', 'storage'));
 }
 
-
 function statefulSet(input: DatabaseInput, spec: ResolvedSpec): Obj {
   const { owner } = input;
   const engine = ENGINES[spec.engine];
   const base = baseName(owner);
-  const selector = { 'app.kubernetes.io/instance': labels(owner, spec)['app.kubernetes.io/instance']!, 'app.kubernetes.io/name': 'database', [ROLE_LABEL]: 'server' };
+  const selector = {
+    'app.kubernetes.io/instance': labels(owner, spec)['app.kubernetes.io/instance']!,
+    'app.kubernetes.io/name': 'database',
+    [ROLE_LABEL]: 'server',
+  };
   const probe = { exec: { command: engine.readyCommand }, timeoutSeconds: 5 };
   // Claim templates cannot change once the StatefulSet exists: keep what runs.
   const observedTemplates = list(input.observed.get(CLUSTER_KEYS.statefulset), 'spec', 'volumeClaimTemplates');
-  const templates = observedTemplates.length > 0 ? observedTemplates : [claimTemplate(input, spec, 'data'), claimTemplate(input, spec, 'backup')];
+  const templates =
+    observedTemplates.length > 0
+      ? observedTemplates
+      : [claimTemplate(input, spec, 'data'), claimTemplate(input, spec, 'backup')];
   const sts: V1StatefulSet = {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
@@ -165,10 +177,22 @@ function services(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
   const { owner } = input;
   const base = baseName(owner);
   const port = ENGINES[spec.engine].port;
-  const selector = { 'app.kubernetes.io/instance': labels(owner, spec)['app.kubernetes.io/instance']!, 'app.kubernetes.io/name': 'database', [ROLE_LABEL]: 'server' };
+  const selector = {
+    'app.kubernetes.io/instance': labels(owner, spec)['app.kubernetes.io/instance']!,
+    'app.kubernetes.io/name': 'database',
+    [ROLE_LABEL]: 'server',
+  };
   const ports = [{ name: 'db', port, targetPort: 'db', protocol: 'TCP' }];
   return [
-    { key: CLUSTER_KEYS.service, object: { apiVersion: 'v1', kind: 'Service', metadata: meta(owner, spec, base), spec: { type: 'ClusterIP', selector, ports } } },
+    {
+      key: CLUSTER_KEYS.service,
+      object: {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: meta(owner, spec, base),
+        spec: { type: 'ClusterIP', selector, ports },
+      },
+    },
     {
       key: CLUSTER_KEYS.headless,
       object: {
@@ -253,7 +277,12 @@ function backupCronJob(input: DatabaseInput, spec: ResolvedSpec): Obj {
         podAffinity: {
           requiredDuringSchedulingIgnoredDuringExecution: [
             {
-              labelSelector: { matchLabels: { 'app.kubernetes.io/instance': labels(owner, spec)['app.kubernetes.io/instance']!, [ROLE_LABEL]: 'server' } },
+              labelSelector: {
+                matchLabels: {
+                  'app.kubernetes.io/instance': labels(owner, spec)['app.kubernetes.io/instance']!,
+                  [ROLE_LABEL]: 'server',
+                },
+              },
               topologyKey: 'kubernetes.io/hostname',
             },
           ],
@@ -312,9 +341,14 @@ export function composeCluster(input: DatabaseInput, spec: ResolvedSpec): Plan {
   const resources: Desired[] = [];
   const requirements: Plan['requirements'] = {};
   if (usesCnpg(spec)) {
-    requirements[CNPG_CRD] = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', matchName: CNPG_CRD_NAME };
+    requirements[CNPG_CRD] = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      matchName: CNPG_CRD_NAME,
+    };
     // Without the operator its Cluster kind does not exist: composing one would only fail to apply.
-    if (cnpgOperator(input) === 'installed') resources.push({ key: CLUSTER_KEYS.cnpg, object: cnpgCluster(input, spec) });
+    if (cnpgOperator(input) === 'installed')
+      resources.push({ key: CLUSTER_KEYS.cnpg, object: cnpgCluster(input, spec) });
     if (spec.backup.enabled || input.observed.has(CLUSTER_KEYS.backupVolume)) {
       resources.push({ key: CLUSTER_KEYS.backupVolume, object: backupVolume(input, spec) });
     }
@@ -324,23 +358,51 @@ export function composeCluster(input: DatabaseInput, spec: ResolvedSpec): Plan {
   const ns = owner.namespace;
   // Claims mode wraps the Secret in an Object whose deletion policy keeps it; a namespaced Database asks.
   if (!owner.claim && !input.observed.has(CLUSTER_KEYS.credentials)) {
-    requirements[KEPT_CREDENTIALS] = { apiVersion: 'v1', kind: 'Secret', matchName: names.credentials(owner), namespace: ns };
+    requirements[KEPT_CREDENTIALS] = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      matchName: names.credentials(owner),
+      namespace: ns,
+    };
   }
   const keepWithData = !owner.claim && !usesCnpg(spec) && spec.deletionPolicy === 'Retain';
-  if (keepWithData) requirements[DATA_CLAIM] = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', matchName: dataClaimName(input), namespace: ns };
+  if (keepWithData)
+    requirements[DATA_CLAIM] = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      matchName: dataClaimName(input),
+      namespace: ns,
+    };
   const kept = input.required.get(KEPT_CREDENTIALS)?.[0];
-  const password = stablePassword(input, CLUSTER_KEYS.credentials, CLUSTER_KEYS.connection) ?? secretValue(kept, 'password') ?? input.newPassword();
+  const password =
+    stablePassword(input, CLUSTER_KEYS.credentials, CLUSTER_KEYS.connection) ??
+    secretValue(kept, 'password') ??
+    input.newPassword();
   // basic-auth, the type CloudNativePG's initdb wants; the StatefulSet reads the same keys.
-  const credentials = secret(owner, spec, names.credentials(owner), { username: APP_USER, password }, 'kubernetes.io/basic-auth');
+  const credentials = secret(
+    owner,
+    spec,
+    names.credentials(owner),
+    { username: APP_USER, password },
+    'kubernetes.io/basic-auth',
+  );
   const claim = keepWithData ? input.required.get(DATA_CLAIM)?.[0] : undefined;
   const claimUid = str(claim, 'metadata', 'uid');
   if (claimUid) {
-    (credentials['metadata'] as Obj)['ownerReferences'] = [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: dataClaimName(input), uid: claimUid }];
+    (credentials['metadata'] as Obj)['ownerReferences'] = [
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: dataClaimName(input), uid: claimUid },
+    ];
   }
   resources.push({ key: CLUSTER_KEYS.credentials, object: credentials });
   resources.push({
     key: CLUSTER_KEYS.connection,
-    object: connectionSecret(input, spec, { host: clusterHost(input, spec), port: ENGINES[spec.engine].port, username: APP_USER, password, dbname: dbname(owner) }),
+    object: connectionSecret(input, spec, {
+      host: clusterHost(input, spec),
+      port: ENGINES[spec.engine].port,
+      username: APP_USER,
+      password,
+      dbname: dbname(owner),
+    }),
   });
   if (spec.backup.enabled) resources.push({ key: CLUSTER_KEYS.backup, object: backupCronJob(input, spec) });
   return { resources, requirements };
@@ -351,6 +413,8 @@ export function clusterBackupStatus(input: DatabaseInput, spec: ResolvedSpec): O
   if (!spec.backup.enabled) return undefined;
   const cron = input.observed.get(CLUSTER_KEYS.backup);
   const last = str(cron, 'status', 'lastSuccessfulTime');
-  return { ...(last ? { lastSuccessfulTime: last } : {}), location: `persistentvolumeclaim/${backupClaim(input, spec)}` };
+  return {
+    ...(last ? { lastSuccessfulTime: last } : {}),
+    location: `persistentvolumeclaim/${backupClaim(input, spec)}`,
+  };
 }
-

@@ -92,7 +92,13 @@ export function secretValue(secret: Obj | undefined, key: string): string | unde
 }
 
 /** An Opaque Secret whose values are written as data (base64), as the API server stores them. */
-export function secret(owner: Owner, spec: DatabaseSpec, name: string, values: Record<string, string>, type = 'Opaque'): Obj {
+export function secret(
+  owner: Owner,
+  spec: DatabaseSpec,
+  name: string,
+  values: Record<string, string>,
+  type = 'Opaque',
+): Obj {
   const data: Record<string, string> = {};
   for (const key of Object.keys(values).sort()) data[key] = Buffer.from(values[key]!, 'utf8').toString('base64');
   return { apiVersion: 'v1', kind: 'Secret', metadata: meta(owner, spec, name), type, data };

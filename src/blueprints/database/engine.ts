@@ -24,7 +24,10 @@ export interface EngineFacts {
   jdbc(host: string, port: number, db: string): string;
 }
 
-const secretEnv = (name: string, secret: string, key: string) => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
+const secretEnv = (name: string, secret: string, key: string) => ({
+  name,
+  valueFrom: { secretKeyRef: { name: secret, key } },
+});
 
 export const ENGINES: Record<Engine, EngineFacts> = {
   postgres: {
@@ -40,7 +43,8 @@ export const ENGINES: Record<Engine, EngineFacts> = {
       { name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' },
     ],
     readyCommand: ['sh', '-c', 'exec pg_isready -h 127.0.0.1 -p 5432 -U "$POSTGRES_USER" -d "$POSTGRES_DB"'],
-    dumpScript: 'PGPASSWORD="$DB_PASSWORD" pg_dump -h "$HOST" -U "$DB_USER" -d "$DB_NAME" -Fc -f "/backup/$DB_NAME-$STAMP.dump"',
+    dumpScript:
+      'PGPASSWORD="$DB_PASSWORD" pg_dump -h "$HOST" -U "$DB_USER" -d "$DB_NAME" -Fc -f "/backup/$DB_NAME-$STAMP.dump"',
     dumpGlob: '*.dump',
     uri: (u, p, h, port, db) => `postgresql://${encodeURIComponent(u)}:${encodeURIComponent(p)}@${h}:${port}/${db}`,
     jdbc: (h, port, db) => `jdbc:postgresql://${h}:${port}/${db}`,
@@ -86,7 +90,10 @@ export const INSTANCE_CLASSES: Record<Size, string> = {
 
 /** A database name both engines accept: letters, digits and underscores, starting with a letter. */
 export function databaseName(app: string): string {
-  const name = app.toLowerCase().replace(/[^a-z0-9_]/g, '_').replace(/^[^a-z]+/, '');
+  const name = app
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .replace(/^[^a-z]+/, '');
   return (name || 'app').slice(0, 63);
 }
 

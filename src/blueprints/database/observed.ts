@@ -19,13 +19,19 @@ export function observedEngine(o: Context): string | undefined {
 
 export function observedPlacement(o: Context): 'cluster' | 'aws' | undefined {
   if (o.observed.has(AWS_KEYS.instance) || o.observed.has(AWS_KEYS.bucket)) return 'aws';
-  if (o.observed.has(CLUSTER_KEYS.statefulset) || o.observed.has(CLUSTER_KEYS.cnpg) || o.observed.has(CLUSTER_KEYS.credentials)) return 'cluster';
+  if (
+    o.observed.has(CLUSTER_KEYS.statefulset) ||
+    o.observed.has(CLUSTER_KEYS.cnpg) ||
+    o.observed.has(CLUSTER_KEYS.credentials)
+  )
+    return 'cluster';
   return undefined;
 }
 
 /** The major version the database runs, read from what was composed. */
 export function runningVersion(engine: DatabaseSpec['engine'], o: Context): string | undefined {
-  const tagOf = (image: string | undefined) => (image?.includes(':') ? image.slice(image.lastIndexOf(':') + 1) : undefined);
+  const tagOf = (image: string | undefined) =>
+    image?.includes(':') ? image.slice(image.lastIndexOf(':') + 1) : undefined;
   const sts = o.observed.get(CLUSTER_KEYS.statefulset);
   const container = list(sts, 'spec', 'template', 'spec', 'containers').find((c) => str(c, 'name') === 'db');
   const candidates = [
@@ -51,4 +57,3 @@ export function observedStorageGB(o: Context): number | undefined {
   ].filter((n): n is number => n !== undefined);
   return sizes.length > 0 ? Math.max(...sizes) : undefined;
 }
-

@@ -18,6 +18,8 @@ export function awsQuestion(input: DatabaseInput & { spec: ResolvedSpec }): AwsQ
     engine: spec.engine,
     version: spec.version,
     instanceClass: spec.aws.instanceClass ?? INSTANCE_CLASSES[spec.size],
-    instanceClassField: spec.aws.instanceClass ? 'spec.aws.instanceClass' : `spec.size (${spec.size} is ${INSTANCE_CLASSES[spec.size]})`,
+    instanceClassField: spec.aws.instanceClass
+      ? 'spec.aws.instanceClass'
+      : `spec.size (${spec.size} is ${INSTANCE_CLASSES[spec.size]})`,
   };
 }

@@ -5,7 +5,14 @@ import type { Verdict } from '../../kinds/index.js';
 import { condition, field, record, str, type Obj } from '../../kube.js';
 import { firstBlocking, type Plan, type Summary } from '../blueprint.js';
 import { AWS_KEYS, awsBackupStatus, instanceAddress, rdsIdentifier } from './aws.js';
-import { clusterBackupStatus, clusterHost, CLUSTER_KEYS, cnpgOperator, observedStatefulSetGB, usesCnpg } from './cluster.js';
+import {
+  clusterBackupStatus,
+  clusterHost,
+  CLUSTER_KEYS,
+  cnpgOperator,
+  observedStatefulSetGB,
+  usesCnpg,
+} from './cluster.js';
 import { type DatabaseInput, names, type ResolvedSpec } from './common.js';
 import { ENGINES } from './engine.js';
 
@@ -43,11 +50,17 @@ function rdsBlocker(input: DatabaseInput, verdicts: ReadonlyMap<string, Verdict>
 }
 
 /** The summary of a call; `input.spec` is the resolved spec. */
-export function databaseStatus(input: DatabaseInput & { spec: ResolvedSpec }, facts: ExternalFacts | undefined, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary {
+export function databaseStatus(
+  input: DatabaseInput & { spec: ResolvedSpec },
+  facts: ExternalFacts | undefined,
+  plan: Plan,
+  verdicts: ReadonlyMap<string, Verdict>,
+): Summary {
   const spec = input.spec;
   const warnings: Summary['warnings'] = [];
   const status: Obj = { ...endpointStatus(input, spec) };
-  if (plan.resources.some((r) => r.key === CLUSTER_KEYS.connection)) status['connectionSecret'] = names.connection(input.owner);
+  if (plan.resources.some((r) => r.key === CLUSTER_KEYS.connection))
+    status['connectionSecret'] = names.connection(input.owner);
   const backup = spec.placement === 'aws' ? awsBackupStatus(input, spec) : clusterBackupStatus(input, spec);
   if (backup) status['backup'] = backup;
   // What AWS said on this call, or the last known facts (with the time they were read) when it said nothing.
@@ -55,7 +68,9 @@ export function databaseStatus(input: DatabaseInput & { spec: ResolvedSpec }, fa
   const aws = said?.instance ? { ...said.instance, observedAt: said.observedAt } : record(input.xr, 'status', 'aws');
   if (aws) status['aws'] = aws;
   // On AWS the newest backup is only known from reading the bucket: keep the last time read until a newer one is.
-  const newest = said?.newestBackup ?? (spec.placement === 'aws' ? str(input.xr, 'status', 'backup', 'lastSuccessfulTime') : undefined);
+  const newest =
+    said?.newestBackup ??
+    (spec.placement === 'aws' ? str(input.xr, 'status', 'backup', 'lastSuccessfulTime') : undefined);
   if (newest && status['backup']) status['backup'] = { ...(status['backup'] as Obj), lastSuccessfulTime: newest };
   const kept = input.observed.has(AWS_KEYS.instance) ? '; status.aws keeps the facts last read' : '';
   for (const message of said?.warnings ?? []) warnings.push({ reason: 'AwsUnavailable', message: `${message}${kept}` });
@@ -67,7 +82,8 @@ export function databaseStatus(input: DatabaseInput & { spec: ResolvedSpec }, fa
   if (spec.placement === 'cluster' && usesCnpg(spec)) {
     const operator = cnpgOperator(input);
     if (operator === 'missing') {
-      blocker = 'CloudNativePG is not installed in this cluster: highAvailability needs its operator (clusters.postgresql.cnpg.io); install it, or set highAvailability: false';
+      blocker =
+        'CloudNativePG is not installed in this cluster: highAvailability needs its operator (clusters.postgresql.cnpg.io); install it, or set highAvailability: false';
       reason = 'OperatorMissing';
       warnings.push({ reason, message: blocker });
     } else if (operator === 'unknown') {
@@ -99,9 +115,14 @@ export function databaseStatus(input: DatabaseInput & { spec: ResolvedSpec }, fa
   const phase = phaseOf(ready, input.xr, blocking);
   status['phase'] = phase;
   if (ready) {
-    return { ready, reason: 'Available', message: `${spec.engine} ${spec.version} accepts connections at ${String(status['endpoint'])}`, status, warnings };
+    return {
+      ready,
+      reason: 'Available',
+      message: `${spec.engine} ${spec.version} accepts connections at ${String(status['endpoint'])}`,
+      status,
+      warnings,
+    };
   }
   if (reason === 'Provisioning') reason = phase === 'Provisioning' ? 'Provisioning' : phase;
   return { ready, reason, message: blocker!, status, warnings };
 }
-
