@@ -37,6 +37,31 @@ export function databasesMissing(): string | undefined {
   return missing.length ? `${missing.join(', ')} missing: run \`bash scripts/install-databases.sh\`` : undefined;
 }
 
+/** A client command, its password in the environment (never on the command line), answering its output. */
+function client(bin: string, args: string[], env: Record<string, string>): string {
+  return execFileSync(bin, args, { env: { ...process.env, ...env }, encoding: 'utf8', stdio: 'pipe' });
+}
+
+/** Waits until `probe` stops throwing; if the server never gets there, stops it and removes its directory. */
+async function whenReady(
+  what: string,
+  proc: Proc,
+  dir: string,
+  timeoutMs: number,
+  probe: () => unknown,
+): Promise<void> {
+  try {
+    await waitFor(what, proc, timeoutMs, async () => {
+      probe();
+      return true;
+    });
+  } catch (err) {
+    await proc.stop(5000);
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
 function ownedTempDir(prefix: string, owner: { uid: number; gid: number }): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   chownSync(dir, owner.uid, owner.gid);
@@ -85,42 +110,11 @@ export async function startPostgres(): Promise<DatabaseServer> {
     join(dir, 'postgres.log'),
     { ...owner },
   );
+  const args = (database: string) =>
+    `-h 127.0.0.1 -p ${port} -U postgres -d ${database} -v ON_ERROR_STOP=1 -tA`.split(' ');
   const psql = (database: string, statement: string) =>
-    execFileSync(
-      'psql',
-      [
-        '-h',
-        '127.0.0.1',
-        '-p',
-        String(port),
-        '-U',
-        'postgres',
-        '-d',
-        database,
-        '-v',
-        'ON_ERROR_STOP=1',
-        '-tA',
-        '-F',
-        '\t',
-        '-c',
-        statement,
-      ],
-      {
-        env: { ...process.env, PGPASSWORD: password },
-        encoding: 'utf8',
-        stdio: 'pipe',
-      },
-    );
-  try {
-    await waitFor('postgres', proc, 30_000, async () => {
-      psql('postgres', 'SELECT 1');
-      return true;
-    });
-  } catch (err) {
-    await proc.stop(5000);
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
+    client('psql', [...args(database), '-F', '\t', '-c', statement], { PGPASSWORD: password });
+  await whenReady('postgres', proc, dir, 30_000, () => psql('postgres', 'SELECT 1'));
   return {
     engine: 'postgres',
     host: '127.0.0.1',
@@ -172,41 +166,13 @@ export async function startMariadb(): Promise<DatabaseServer> {
       encoding: 'utf8',
       stdio: 'pipe',
     });
-  try {
-    await waitFor('mariadbd', proc, 60_000, async () => {
-      viaSocket('SELECT 1');
-      return true;
-    });
-    viaSocket(
-      `CREATE USER IF NOT EXISTS 'root'@'127.0.0.1'; ALTER USER 'root'@'127.0.0.1' IDENTIFIED BY '${password}'; GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;`,
-    );
-  } catch (err) {
-    await proc.stop(5000);
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
+  await whenReady('mariadbd', proc, dir, 60_000, () => viaSocket('SELECT 1'));
+  viaSocket(
+    `CREATE USER IF NOT EXISTS 'root'@'127.0.0.1'; ALTER USER 'root'@'127.0.0.1' IDENTIFIED BY '${password}'; GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;`,
+  );
+  const args = `--no-defaults -h 127.0.0.1 -P ${port} -uroot --batch --skip-column-names`.split(' ');
   const sql = (database: string, statement: string) =>
-    execFileSync(
-      'mariadb',
-      [
-        '--no-defaults',
-        '-h',
-        '127.0.0.1',
-        '-P',
-        String(port),
-        '-uroot',
-        '--batch',
-        '--skip-column-names',
-        ...(database ? [database] : []),
-        '-e',
-        statement,
-      ],
-      {
-        env: { ...process.env, MYSQL_PWD: password },
-        encoding: 'utf8',
-        stdio: 'pipe',
-      },
-    );
+    client('mariadb', [...args, ...(database ? [database] : []), '-e', statement], { MYSQL_PWD: password });
   return {
     engine: 'mysql',
     host: '127.0.0.1',

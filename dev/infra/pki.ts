@@ -24,49 +24,39 @@ export interface Pki {
 /** A CA in `dir` (a new temp dir when not given), ready to sign leaves. */
 export function newPki(dir = mkdtempSync(join(tmpdir(), 'fp-pki-')), caSubject = '/CN=fp-test-ca'): Pki {
   mkdirSync(dir, { recursive: true });
-  const key = (name: string) =>
-    openssl(dir, 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', `${name}.key`);
-  key('ca');
-  openssl(
-    dir,
-    'req',
-    '-x509',
-    '-new',
-    '-key',
-    'ca.key',
-    '-subj',
+  const run = (command: string, ...args: string[]) => openssl(dir, ...command.split(' '), ...args);
+  const paths = (name: string) => ({ cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) });
+  /** NAME.key, and NAME.crt signed by its own key. */
+  const selfSigned = (name: string, subject: string, ...extensions: string[]) => {
+    run('genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out', `${name}.key`);
+    run(
+      'req -x509 -new -days 2 -key',
+      `${name}.key`,
+      '-subj',
+      subject,
+      '-out',
+      `${name}.crt`,
+      ...extensions.flatMap((e) => ['-addext', e]),
+    );
+    return paths(name);
+  };
+  selfSigned(
+    'ca',
     caSubject,
-    '-days',
-    '2',
-    '-out',
-    'ca.crt',
-    '-addext',
     'basicConstraints=critical,CA:TRUE',
-    '-addext',
     'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
   );
-  const paths = (name: string) => ({ cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) });
   return {
     dir,
     ca: join(dir, 'ca.crt'),
     caKey: join(dir, 'ca.key'),
     sign(name, subject, extensions) {
-      key(name);
-      openssl(dir, 'req', '-new', '-key', `${name}.key`, '-subj', subject, '-out', `${name}.csr`);
+      run('genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out', `${name}.key`);
+      run('req -new -key', `${name}.key`, '-subj', subject, '-out', `${name}.csr`);
       writeFileSync(join(dir, `${name}.ext`), extensions);
-      openssl(
-        dir,
-        'x509',
-        '-req',
-        '-in',
+      run(
+        'x509 -req -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -in',
         `${name}.csr`,
-        '-CA',
-        'ca.crt',
-        '-CAkey',
-        'ca.key',
-        '-CAcreateserial',
-        '-days',
-        '2',
         '-extfile',
         `${name}.ext`,
         '-out',
@@ -74,24 +64,7 @@ export function newPki(dir = mkdtempSync(join(tmpdir(), 'fp-pki-')), caSubject =
       );
       return paths(name);
     },
-    selfSigned(name, subject) {
-      key(name);
-      openssl(
-        dir,
-        'req',
-        '-x509',
-        '-new',
-        '-key',
-        `${name}.key`,
-        '-subj',
-        subject,
-        '-days',
-        '2',
-        '-out',
-        `${name}.crt`,
-      );
-      return paths(name);
-    },
+    selfSigned: (name, subject) => selfSigned(name, subject),
   };
 }
 

@@ -45,7 +45,9 @@ export const KEYS = {
   ingress: 'ingress',
 } as const;
 
-const validate = specValidator<WidgetSpec>(validators.widget as ValidateFunction);
+const validate = specValidator<WidgetSpec>(validators.widget as ValidateFunction, 'spec', (spec) =>
+  checkWidgetRules(spec),
+);
 
 /** The rules the XRD states in CEL, which a JSON Schema validator cannot evaluate. */
 export function checkWidgetRules(spec: WidgetSpec): void {
@@ -104,7 +106,7 @@ function containerEnv(spec: WidgetSpec): Array<{ name: string; value: string }> 
 const plain = (obj: object): Obj => obj as Obj;
 
 function deployment(owner: Owner, spec: WidgetSpec, color: string, replicas: number | undefined): Obj {
-  const selector = { [INSTANCE_LABEL]: appName(owner), [COLOR_LABEL]: color };
+  const selector = colorSelector(owner, color);
   const podSecurity: V1PodSecurityContext = { seccompProfile: { type: 'RuntimeDefault' } };
   // The default image needs no root; a user's image may, so only ours is pinned to a uid.
   if (spec.image === DEFAULT_IMAGE)
@@ -175,25 +177,31 @@ function keepAsObserved(observed: Obj): Obj {
 
 function service(owner: Owner, spec: WidgetSpec, color: string): Obj {
   return plain({
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: meta(owner, serviceName(owner)),
+    ...shared(owner, 'v1', 'Service'),
     spec: {
       type: 'ClusterIP',
-      selector: { [INSTANCE_LABEL]: appName(owner), [COLOR_LABEL]: color },
+      selector: colorSelector(owner, color),
       ports: [{ name: 'http', port: spec.port, targetPort: 'http', protocol: 'TCP' }],
     },
   } satisfies V1Service);
 }
 
+/** The head of the objects a Widget has one of, all named after it. */
+function shared<A extends string, K extends string>(owner: Owner, apiVersion: A, kind: K) {
+  return { apiVersion, kind, metadata: meta(owner, serviceName(owner)) };
+}
+
+/** The pods of one color. */
+function colorSelector(owner: Owner, color: string): Record<string, string> {
+  return { [INSTANCE_LABEL]: appName(owner), [COLOR_LABEL]: color };
+}
+
 function pdb(owner: Owner, color: string): Obj {
   return plain({
-    apiVersion: 'policy/v1',
-    kind: 'PodDisruptionBudget',
-    metadata: meta(owner, serviceName(owner)),
+    ...shared(owner, 'policy/v1', 'PodDisruptionBudget'),
     spec: {
       maxUnavailable: 1,
-      selector: { matchLabels: { [INSTANCE_LABEL]: appName(owner), [COLOR_LABEL]: color } },
+      selector: { matchLabels: colorSelector(owner, color) },
     },
   } satisfies V1PodDisruptionBudget);
 }
@@ -201,9 +209,7 @@ function pdb(owner: Owner, color: string): Obj {
 function hpa(owner: Owner, spec: WidgetSpec, color: string): Obj {
   const autoscale = spec.autoscale!;
   return plain({
-    apiVersion: 'autoscaling/v2',
-    kind: 'HorizontalPodAutoscaler',
-    metadata: meta(owner, serviceName(owner)),
+    ...shared(owner, 'autoscaling/v2', 'HorizontalPodAutoscaler'),
     spec: {
       scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: deploymentName(owner, color) },
       minReplicas: spec.size,
@@ -220,9 +226,7 @@ function hpa(owner: Owner, spec: WidgetSpec, color: string): Obj {
 
 function ingress(owner: Owner, host: string): Obj {
   return plain({
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'Ingress',
-    metadata: meta(owner, serviceName(owner)),
+    ...shared(owner, 'networking.k8s.io/v1', 'Ingress'),
     spec: {
       tls: [{ hosts: [host], secretName: dnsLabel(appName(owner), 'tls') }],
       rules: [
@@ -369,7 +373,6 @@ export const widget: Blueprint<ResolvedWidget> = {
   specSchema: widgetSpecSchema,
   resolve(raw, ctx) {
     const spec = validate(raw);
-    checkWidgetRules(spec);
     return { input: { ...ctx, spec }, release: release(spec, ctx.observed) };
   },
   compose: (resolved) => compose(resolved),

@@ -113,13 +113,24 @@ function copyJson(value: unknown): unknown {
 }
 
 /** Wraps a generated validator; it copies its input before defaulting it. */
-export function specValidator<T>(validate: ValidateFunction, prefix = 'spec'): SpecValidator<T> {
+/**
+ * The validator of one schema; `rules` are the checks the schema cannot
+ * state (the XRD's CEL rules), run on the defaulted spec and throwing SpecError.
+ */
+export function specValidator<T>(
+  validate: ValidateFunction,
+  prefix = 'spec',
+  rules?: (spec: T) => void,
+): SpecValidator<T> {
   return (spec: unknown): T => {
     if (spec === undefined || spec === null) {
       throw new SpecError([`${prefix} is missing; the object needs a ${prefix} (an empty one takes every default)`]);
     }
     const copy = copyJson(spec);
-    if (validate(copy)) return copy as T;
+    if (validate(copy)) {
+      rules?.(copy as T);
+      return copy as T;
+    }
     const problems = [...new Set((validate.errors ?? []).map((e) => describeError(prefix, copy, e)))];
     throw new SpecError(problems);
   };

@@ -29,44 +29,60 @@ const secretEnv = (name: string, secret: string, key: string) => ({
   valueFrom: { secretKeyRef: { name: secret, key } },
 });
 
+/** What the official image reads its account and database from, and what else it needs. */
+interface ImageEnv {
+  user: string;
+  password: string;
+  database: string;
+  extra: V1EnvVar[];
+}
+
+/** The official images' naming: <PREFIX>_USER, <PREFIX>_PASSWORD and <PREFIX>_<database word>. */
+function imageEnv(prefix: string, databaseWord: string, extra: V1EnvVar[]): ImageEnv {
+  return { user: `${prefix}_USER`, password: `${prefix}_PASSWORD`, database: `${prefix}_${databaseWord}`, extra };
+}
+
+function facts(f: Omit<EngineFacts, 'serverEnv' | 'uri' | 'jdbc'> & { env: ImageEnv; scheme: string }): EngineFacts {
+  const { env, scheme, ...rest } = f;
+  return {
+    ...rest,
+    serverEnv: (credentials, dbname) => [
+      secretEnv(env.user, credentials, 'username'),
+      secretEnv(env.password, credentials, 'password'),
+      { name: env.database, value: dbname },
+      ...env.extra,
+    ],
+    uri: (u, p, h, port, db) => `${scheme}://${encodeURIComponent(u)}:${encodeURIComponent(p)}@${h}:${port}/${db}`,
+    jdbc: (h, port, db) => `jdbc:${scheme}://${h}:${port}/${db}`,
+  };
+}
+
 export const ENGINES: Record<Engine, EngineFacts> = {
-  postgres: {
+  postgres: facts({
     versions: ['14', '15', '16', '17'],
     port: 5432,
     image: (v) => `postgres:${v}`,
     dataPath: '/var/lib/postgresql/data',
-    serverEnv: (credentials, dbname) => [
-      secretEnv('POSTGRES_USER', credentials, 'username'),
-      secretEnv('POSTGRES_PASSWORD', credentials, 'password'),
-      { name: 'POSTGRES_DB', value: dbname },
-      // A subdirectory, so a volume's lost+found does not upset initdb.
-      { name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' },
-    ],
+    // A subdirectory, so a volume's lost+found does not upset initdb.
+    env: imageEnv('POSTGRES', 'DB', [{ name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' }]),
+    scheme: 'postgresql',
     readyCommand: ['sh', '-c', 'exec pg_isready -h 127.0.0.1 -p 5432 -U "$POSTGRES_USER" -d "$POSTGRES_DB"'],
     dumpScript:
       'PGPASSWORD="$DB_PASSWORD" pg_dump -h "$HOST" -U "$DB_USER" -d "$DB_NAME" -Fc -f "/backup/$DB_NAME-$STAMP.dump"',
     dumpGlob: '*.dump',
-    uri: (u, p, h, port, db) => `postgresql://${encodeURIComponent(u)}:${encodeURIComponent(p)}@${h}:${port}/${db}`,
-    jdbc: (h, port, db) => `jdbc:postgresql://${h}:${port}/${db}`,
-  },
-  mysql: {
+  }),
+  mysql: facts({
     versions: ['8.0', '8.4'],
     port: 3306,
     image: (v) => `mysql:${v}`,
     dataPath: '/var/lib/mysql',
-    serverEnv: (credentials, dbname) => [
-      secretEnv('MYSQL_USER', credentials, 'username'),
-      secretEnv('MYSQL_PASSWORD', credentials, 'password'),
-      { name: 'MYSQL_DATABASE', value: dbname },
-      { name: 'MYSQL_RANDOM_ROOT_PASSWORD', value: 'yes' },
-    ],
+    env: imageEnv('MYSQL', 'DATABASE', [{ name: 'MYSQL_RANDOM_ROOT_PASSWORD', value: 'yes' }]),
+    scheme: 'mysql',
     readyCommand: ['sh', '-c', 'MYSQL_PWD="$MYSQL_PASSWORD" exec mysql -h 127.0.0.1 -u "$MYSQL_USER" -e "SELECT 1"'],
     dumpScript:
       'MYSQL_PWD="$DB_PASSWORD" mysqldump --single-transaction -h "$HOST" -u "$DB_USER" "$DB_NAME" | gzip > "/backup/$DB_NAME-$STAMP.sql.gz.part" && mv "/backup/$DB_NAME-$STAMP.sql.gz.part" "/backup/$DB_NAME-$STAMP.sql.gz"',
     dumpGlob: '*.sql.gz',
-    uri: (u, p, h, port, db) => `mysql://${encodeURIComponent(u)}:${encodeURIComponent(p)}@${h}:${port}/${db}`,
-    jdbc: (h, port, db) => `jdbc:mysql://${h}:${port}/${db}`,
-  },
+  }),
 };
 
 export function newestVersion(engine: Engine): string {

@@ -17,7 +17,7 @@ import { awsQuestion } from './query.js';
 import { checkAgainstObserved, checkDatabaseRules, checkFacts } from './rules.js';
 import { databaseStatus } from './status.js';
 
-const validate = specValidator<DatabaseSpec>(validators.database as ValidateFunction);
+const validate = specValidator<DatabaseSpec>(validators.database as ValidateFunction, 'spec', checkDatabaseRules);
 
 /** A Database's call after phase one: the spec with every default (the version from what runs). */
 export interface ResolvedDatabase {
@@ -29,7 +29,6 @@ export const database: Blueprint<ResolvedDatabase> = {
   specSchema: databaseSpecSchema,
   resolve(raw, ctx) {
     const parsed = validate(raw);
-    checkDatabaseRules(parsed);
     // The version defaults to the newest only at creation: an existing database keeps what it runs.
     const spec = resolve(parsed, runningVersion(parsed.engine, ctx));
     checkAgainstObserved(spec, ctx);
