@@ -4,27 +4,25 @@
 // examples/database/required/ (passed with -e, as Crossplane answers the
 // function's requirements), and the inputs the function must refuse.
 //
-// Table-driven like render-widget.test.ts: a case is an XR, optional observed
-// state and required resources, and a check.
-import { after, before, describe, it } from 'node:test';
+// Table-driven like render-widget.test.ts (test/support/render-cases.ts runs
+// both): a case is an XR, optional observed state and required resources,
+// and a check.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type FunctionProcess, repoRoot, startFunction } from '../support/function-process.js';
 import {
-  type Doc,
-  type RenderResult,
-  type YamlInput,
   composedOf,
   conditionOf,
-  crankSkipReason,
-  exampleXRs,
+  type Doc,
   findComposed,
+  type RenderResult,
   readYamlDocs,
-  render,
   resultsOf,
+  type YamlInput,
   xrOf,
 } from '../support/crank.js';
+import { repoRoot } from '../support/function-process.js';
+import { describeRenders, type RenderCase } from '../support/render-cases.js';
 
 const DIR = 'examples/database';
 const observed = (name: string) => `${DIR}/observed/${name}.yaml`;
@@ -52,18 +50,6 @@ const S3_SETTINGS = [
   'BucketLifecycleConfiguration',
 ];
 
-interface RenderCase {
-  name: string;
-  xr: YamlInput;
-  /** Observed composed resources (-o); omitted means no -o at all. */
-  observed?: YamlInput;
-  /** Required resources (-e), answering the function's requirements. */
-  required?: string;
-  /** The render must fail (crank exits non-zero on a Fatal result). */
-  fails?: boolean;
-  check(r: RenderResult, again: () => Promise<RenderResult>): void | Promise<void>;
-}
-
 // Accessors whose failures say what was rendered instead.
 function keys(r: RenderResult): string {
   return [...composedOf(r).keys()].join(', ');
@@ -86,6 +72,15 @@ function status(r: RenderResult): Doc {
 function readyCondition(r: RenderResult): string | undefined {
   return conditionOf(xrOf(r), 'Ready')?.['status'];
 }
+/** The XR's status, once its phase is `phase` and status.ready and the Ready condition agree with it. */
+function inPhase(r: RenderResult, phase: string): Doc {
+  const s = status(r);
+  const ready = phase === 'Ready';
+  assert.equal(s['ready'], ready, `ready is ${s['ready']}: ${s['message']}`);
+  assert.equal(s['phase'], phase);
+  assert.equal(readyCondition(r), ready ? 'True' : 'False');
+  return s;
+}
 /** A Secret's data, base64-decoded. */
 function secretData(secret: Doc): Record<string, string> {
   const out: Record<string, string> = {};
@@ -93,6 +88,10 @@ function secretData(secret: Doc): Record<string, string> {
     out[k] = Buffer.from(v, 'base64').toString('utf8');
   for (const [k, v] of Object.entries((secret['stringData'] ?? {}) as Record<string, string>)) out[k] = v;
   return out;
+}
+/** The password of the credentials Secret of an observed fixture. */
+function observedPassword(name: string): string | undefined {
+  return secretData(fixture(observed(name), 'Secret', 'credentials'))['password'];
 }
 /** A document of a fixture file by kind and key. */
 function fixture(path: string, kind: string, key?: string): Doc {
@@ -187,11 +186,8 @@ const cases: RenderCase[] = [
       assert.equal(cron['kind'], 'CronJob');
       assert.equal(cron['spec']['schedule'], '0 3 * * *');
 
-      const s = status(r);
-      assert.equal(s['ready'], false);
-      assert.equal(s['phase'], 'Provisioning');
+      const s = inPhase(r, 'Provisioning');
       assert.equal(s['connectionSecret'], 'orders-db-connection');
-      assert.equal(readyCondition(r), 'False');
     },
   },
   {
@@ -199,14 +195,9 @@ const cases: RenderCase[] = [
     xr: `${DIR}/cluster.yaml`,
     observed: observed('cluster-provisioning'),
     check(r) {
-      const s = status(r);
-      assert.equal(s['ready'], false);
-      assert.equal(s['phase'], 'Provisioning');
+      const s = inPhase(r, 'Provisioning');
       assert.match(String(s['message']), /StatefulSet orders-db/);
-      const fixturePassword = secretData(fixture(observed('cluster-provisioning'), 'Secret', 'credentials'))[
-        'password'
-      ];
-      assert.equal(secretData(byKey(r, 'credentials'))['password'], fixturePassword);
+      assert.equal(secretData(byKey(r, 'credentials'))['password'], observedPassword('cluster-provisioning'));
     },
   },
   {
@@ -214,14 +205,11 @@ const cases: RenderCase[] = [
     xr: `${DIR}/cluster.yaml`,
     observed: observed('cluster-ready'),
     check(r) {
-      const s = status(r);
-      assert.equal(s['ready'], true);
-      assert.equal(s['phase'], 'Ready');
+      const s = inPhase(r, 'Ready');
       assert.equal(s['endpoint'], 'orders-db.team-a.svc.cluster.local:5432');
-      assert.equal(readyCondition(r), 'True');
       const cron = fixture(observed('cluster-ready'), 'CronJob');
       assert.equal(s['backup']?.['lastSuccessfulTime'], cron['status']['lastSuccessfulTime']);
-      const fixturePassword = secretData(fixture(observed('cluster-ready'), 'Secret', 'credentials'))['password'];
+      const fixturePassword = observedPassword('cluster-ready');
       assert.ok(fixturePassword);
       assert.equal(secretData(byKey(r, 'credentials'))['password'], fixturePassword);
       assert.equal(secretData(byKey(r, 'connection'))['password'], fixturePassword);
@@ -294,13 +282,9 @@ const cases: RenderCase[] = [
     required: required('cnpg-installed'),
     observed: observed('cluster-ha-ready'),
     check(r) {
-      const s = status(r);
-      assert.equal(s['ready'], true, `not ready: ${s['message']}`);
-      assert.equal(s['phase'], 'Ready');
+      const s = inPhase(r, 'Ready');
       assert.equal(s['endpoint'], 'catalog-db-rw.team-a.svc.cluster.local:5432');
-      assert.equal(readyCondition(r), 'True');
-      const fixturePassword = secretData(fixture(observed('cluster-ha-ready'), 'Secret', 'credentials'))['password'];
-      assert.equal(secretData(byKey(r, 'credentials'))['password'], fixturePassword);
+      assert.equal(secretData(byKey(r, 'credentials'))['password'], observedPassword('cluster-ha-ready'));
     },
   },
 
@@ -369,10 +353,7 @@ const cases: RenderCase[] = [
         `no default encryption: ${JSON.stringify(encryption)}`,
       );
 
-      const s = status(r);
-      assert.equal(s['ready'], false);
-      assert.equal(s['phase'], 'Provisioning');
-      assert.equal(readyCondition(r), 'False');
+      inPhase(r, 'Provisioning');
 
       // Bucket names are global and the bucket holds the backups: the name must not move.
       const second = await again();
@@ -388,12 +369,9 @@ const cases: RenderCase[] = [
     xr: `${DIR}/aws.yaml`,
     observed: observed('aws-provisioning'),
     check(r) {
-      const s = status(r);
-      assert.equal(s['ready'], false);
-      assert.equal(s['phase'], 'Provisioning');
+      const s = inPhase(r, 'Provisioning');
       assert.match(String(s['message']), /being created/);
       assert.match(String(s['message']), /creating/);
-      assert.equal(readyCondition(r), 'False');
     },
   },
   {
@@ -403,15 +381,12 @@ const cases: RenderCase[] = [
     required: required('rds-connection'),
     check(r) {
       const atProvider = fixture(observed('aws-ready'), 'Instance', 'rds-instance')['status']['atProvider'];
-      const s = status(r);
-      assert.equal(s['ready'], true, `not ready: ${s['message']}`);
-      assert.equal(s['phase'], 'Ready');
+      const s = inPhase(r, 'Ready');
       assert.equal(s['endpoint'], `${atProvider['address']}:${atProvider['port']}`);
       assert.equal(s['endpoint'], atProvider['endpoint']);
       assert.equal(s['host'], atProvider['address']);
       assert.equal(s['port'], 5432);
       assert.equal(s['connectionSecret'], 'orders-db-connection');
-      assert.equal(readyCondition(r), 'True');
 
       const conn = secretData(byKey(r, 'connection'));
       assert.deepEqual(Object.keys(conn).sort(), CONNECTION_KEYS);
@@ -435,11 +410,8 @@ const cases: RenderCase[] = [
     observed: observed('aws-degraded'),
     required: required('rds-connection'),
     check(r) {
-      const s = status(r);
-      assert.equal(s['ready'], false);
-      assert.equal(s['phase'], 'Degraded');
+      const s = inPhase(r, 'Degraded');
       assert.match(String(s['message']), /storage-full/);
-      assert.equal(readyCondition(r), 'False');
       // The connection Secret stays while the instance is degraded.
       assert.deepEqual(Object.keys(secretData(byKey(r, 'connection'))).sort(), CONNECTION_KEYS);
     },
@@ -520,80 +492,20 @@ const cases: RenderCase[] = [
   },
 ];
 
-// Skipped per test rather than per suite, so the summary counts every skipped render.
-const skip = crankSkipReason('crank render tests for examples/database');
-
-describe('crank render: examples/database', () => {
-  let fn: FunctionProcess | undefined;
-
-  before(async () => {
-    if (!skip) fn = await startFunction();
-  });
-
-  after(async () => {
-    if (fn) assert.equal(await fn.stop(), 0, `function did not stop cleanly\n${fn.logs()}`);
-  });
-
-  const run = (c: Pick<RenderCase, 'xr' | 'observed' | 'required'>) => {
-    assert.ok(fn, 'function not started');
-    return render({
-      xr: c.xr,
-      observed: c.observed,
-      composition: COMPOSITION,
-      functionsTarget: fn.target,
-      extraArgs: c.required ? ['-e', join(repoRoot, c.required)] : [],
-    });
-  };
-  const explain = (r: RenderResult) =>
-    `${r.command}\nexit ${r.code}\n--- stderr ---\n${r.stderr}\n--- stdout ---\n${r.stdout}\n--- function logs ---\n${fn?.logs() ?? ''}`;
-
-  for (const c of cases) {
-    it(c.name, { skip }, async () => {
-      const r = await run(c);
-      if (c.fails) {
-        assert.notEqual(r.code, 0, `expected the render to fail\n${explain(r)}`);
-      } else {
-        assert.equal(r.code, 0, `render failed\n${explain(r)}`);
-        assert.equal(xrOf(r)['kind'], 'Database');
-        assert.deepEqual(
-          resultsOf(r).filter((x) => x['severity'] === 'SEVERITY_FATAL'),
-          [],
-        );
-      }
-      try {
-        await c.check(r, async () => {
-          const again = await run(c);
-          assert.equal(again.code, 0, `second render failed\n${explain(again)}`);
-          return again;
-        });
-      } catch (err) {
-        if (err instanceof Error) err.message += `\n${explain(r)}`;
-        throw err;
-      }
-    });
-  }
-
-  // Every example Database must render, so a new example is caught even without a case of its own.
-  const examples = exampleXRs(DIR, 'Database');
-  it('finds the Database examples', { skip }, () => {
-    for (const f of [
-      'cluster.yaml',
-      'cluster-mysql.yaml',
-      'cluster-ha.yaml',
-      'aws.yaml',
-      'aws-ha-delete.yaml',
-      'aws-was-ready.yaml',
-    ]) {
-      assert.ok(examples.includes(`${DIR}/${f}`), `${DIR}/${f} not among ${examples.join(', ')}`);
-    }
-  });
-  for (const xr of examples) {
-    it(`${xr} renders with nothing observed yet`, { skip }, async () => {
-      const r = await run({ xr });
-      assert.equal(r.code, 0, `render failed\n${explain(r)}`);
-      assert.equal(xrOf(r)['kind'], 'Database');
-      assert.ok(composedOf(r).size > 0, `nothing composed\n${explain(r)}`);
-      assert.equal(typeof xrOf(r)['status']?.['message'], 'string', `no status.message\n${explain(r)}`);
-    });
-  }
+describeRenders({
+  dir: DIR,
+  kind: 'Database',
+  composition: COMPOSITION,
+  cases,
+  expectedExamples: [
+    'cluster.yaml',
+    'cluster-mysql.yaml',
+    'cluster-ha.yaml',
+    'aws.yaml',
+    'aws-ha-delete.yaml',
+    'aws-was-ready.yaml',
+  ],
+  checkExample(r, explain) {
+    assert.equal(typeof xrOf(r)['status']?.['message'], 'string', `no status.message\n${explain}`);
+  },
 });

@@ -2,40 +2,24 @@
 // against the built function, walking the blue/green cutover through the
 // observed fixtures in examples/widget/observed/.
 //
-// Table-driven: a case is an XR, optional observed state and a check. Other
-// example folders (examples/database/...) can copy this file's shape.
-import { after, before, describe, it } from 'node:test';
+// Table-driven: a case is an XR, optional observed state and a check;
+// test/support/render-cases.ts renders them, and every example Widget.
 import assert from 'node:assert/strict';
-import { type FunctionProcess, startFunction } from '../support/function-process.js';
 import {
-  type Doc,
-  type RenderResult,
-  type YamlInput,
   composedOf,
   conditionOf,
-  crankSkipReason,
-  exampleXRs,
+  type Doc,
   findComposed,
+  type RenderResult,
   readYamlDocs,
-  render,
-  resultsOf,
   xrOf,
 } from '../support/crank.js';
+import { describeRenders, type RenderCase } from '../support/render-cases.js';
 
 const DIR = 'examples/widget';
 const COMPOSITION = `${DIR}/composition.yaml`;
 const observed = (name: string) => `${DIR}/observed/${name}.yaml`;
 const COLOR_LABEL = 'function-platform.dev/color';
-
-interface RenderCase {
-  name: string;
-  xr: YamlInput;
-  /** Observed composed resources; omitted means crank gets no -o at all. */
-  observed?: YamlInput;
-  /** The render must fail (crank exits non-zero, e.g. on a Fatal result). */
-  fails?: boolean;
-  check(r: RenderResult): void;
-}
 
 // Small accessors so assertion failures name what was missing.
 function deployment(r: RenderResult, name: string): Doc {
@@ -48,8 +32,12 @@ function service(r: RenderResult): Doc {
   assert.ok(s, `no Service rendered; got ${[...composedOf(r).keys()].join(', ')}`);
   return s;
 }
-function readyCondition(r: RenderResult): string | undefined {
-  return conditionOf(xrOf(r), 'Ready')?.['status'];
+/** The XR's status, once status.ready and the Ready condition both say `ready`. */
+function readyIs(r: RenderResult, ready: boolean): Doc {
+  const status = xrOf(r)['status'];
+  assert.equal(status?.['ready'], ready);
+  assert.equal(conditionOf(xrOf(r), 'Ready')?.['status'], ready ? 'True' : 'False');
+  return status;
 }
 
 const seedTooBig = (() => {
@@ -65,8 +53,7 @@ const cases: RenderCase[] = [
     check(r) {
       const xr = xrOf(r);
       assert.equal(xr['kind'], 'Widget');
-      assert.equal(xr['status']?.['ready'], false);
-      assert.equal(readyCondition(r), 'False');
+      readyIs(r, false);
       assert.equal(deployment(r, 'my-widget-blue')['spec']['replicas'], 42);
       assert.equal(findComposed(r, 'Deployment', 'my-widget-green'), undefined);
       const svc = service(r);
@@ -80,11 +67,9 @@ const cases: RenderCase[] = [
     xr: `${DIR}/seed.yaml`,
     observed: observed('ready'),
     check(r) {
-      const status = xrOf(r)['status'];
-      assert.equal(status?.['ready'], true);
-      assert.equal(status?.['activeColor'], 'blue');
-      assert.equal(status?.['availableReplicas'], 42);
-      assert.equal(readyCondition(r), 'True');
+      const status = readyIs(r, true);
+      assert.equal(status['activeColor'], 'blue');
+      assert.equal(status['availableReplicas'], 42);
       assert.equal(conditionOf(xrOf(r), 'WidgetReady')?.['status'], 'True');
     },
   },
@@ -93,10 +78,8 @@ const cases: RenderCase[] = [
     xr: `${DIR}/seed.yaml`,
     observed: observed('rolling-out'),
     check(r) {
-      const status = xrOf(r)['status'];
-      assert.equal(status?.['ready'], false);
-      assert.match(String(status?.['message']), /12\/42/);
-      assert.equal(readyCondition(r), 'False');
+      const status = readyIs(r, false);
+      assert.match(String(status['message']), /12\/42/);
     },
   },
   {
@@ -107,10 +90,9 @@ const cases: RenderCase[] = [
       deployment(r, 'my-widget-blue');
       assert.equal(deployment(r, 'my-widget-green')['spec']['replicas'], 42);
       assert.equal(service(r)['spec']['selector'][COLOR_LABEL], 'blue');
-      const status = xrOf(r)['status'];
-      assert.match(String(status?.['message']), /switching/i);
-      assert.equal(status?.['activeColor'], 'blue');
-      assert.equal(status?.['ready'], false);
+      const status = readyIs(r, false);
+      assert.match(String(status['message']), /switching/i);
+      assert.equal(status['activeColor'], 'blue');
     },
   },
   {
@@ -135,10 +117,8 @@ const cases: RenderCase[] = [
       );
       deployment(r, 'my-widget-green');
       assert.equal(service(r)['spec']['selector'][COLOR_LABEL], 'green');
-      const status = xrOf(r)['status'];
-      assert.equal(status?.['ready'], true);
-      assert.equal(status?.['activeColor'], 'green');
-      assert.equal(readyCondition(r), 'True');
+      const status = readyIs(r, true);
+      assert.equal(status['activeColor'], 'green');
     },
   },
   {
@@ -165,58 +145,10 @@ const cases: RenderCase[] = [
   },
 ];
 
-// Skipped per test rather than per suite, so the summary counts every
-// skipped render ("skipped 11") instead of hiding them inside one suite.
-const skip = crankSkipReason('crank render tests for examples/widget');
-
-describe('crank render: examples/widget', () => {
-  let fn: FunctionProcess | undefined;
-
-  before(async () => {
-    if (!skip) fn = await startFunction();
-  });
-
-  after(async () => {
-    // A clean exit on SIGTERM is part of the contract with the kubelet.
-    if (fn) assert.equal(await fn.stop(), 0, `function did not stop cleanly\n${fn.logs()}`);
-  });
-
-  const run = (c: Pick<RenderCase, 'xr' | 'observed'>) => {
-    assert.ok(fn, 'function not started');
-    return render({ xr: c.xr, observed: c.observed, composition: COMPOSITION, functionsTarget: fn.target });
-  };
-  // Everything needed to debug a failed render in one message.
-  const explain = (r: RenderResult) =>
-    `${r.command}\nexit ${r.code}\n--- stderr ---\n${r.stderr}\n--- stdout ---\n${r.stdout}\n--- function logs ---\n${fn?.logs() ?? ''}`;
-
-  for (const c of cases) {
-    it(c.name, { skip }, async () => {
-      const r = await run(c);
-      if (c.fails) {
-        assert.notEqual(r.code, 0, `expected the render to fail\n${explain(r)}`);
-      } else {
-        assert.equal(r.code, 0, `render failed\n${explain(r)}`);
-        assert.deepEqual(
-          resultsOf(r).filter((x) => x['severity'] === 'SEVERITY_FATAL'),
-          [],
-        );
-      }
-      try {
-        c.check(r);
-      } catch (err) {
-        if (err instanceof Error) err.message += `\n${explain(r)}`;
-        throw err;
-      }
-    });
-  }
-
-  // Every example Widget must render, so a broken example is caught even without a case of its own.
-  for (const xr of exampleXRs(DIR, 'Widget')) {
-    it(`${xr} renders with nothing observed yet`, { skip }, async () => {
-      const r = await run({ xr, observed: observed('nothing-yet') });
-      assert.equal(r.code, 0, `render failed\n${explain(r)}`);
-      assert.equal(xrOf(r)['kind'], 'Widget');
-      assert.ok(composedOf(r).size > 0, `nothing composed\n${explain(r)}`);
-    });
-  }
+describeRenders({
+  dir: DIR,
+  kind: 'Widget',
+  composition: COMPOSITION,
+  cases,
+  examplesObserved: observed('nothing-yet'),
 });

@@ -16,8 +16,9 @@ import {
   Status,
 } from '@crossplane-org/function-sdk-typescript';
 import { runFunction } from '../../src/function.js';
-import { isObj, kindOf, num, record, str, type Obj } from '../../src/kube.js';
-import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
+import { isObj, num, record, type Obj } from '../../src/kube.js';
+import { buildRequest } from '../../src/render.js';
+import { applyDesired, healthyStatus } from './observed-state.js';
 
 export interface FuzzCase {
   /** What kind of case this is, for counts and failure messages. */
@@ -328,37 +329,7 @@ function evolveSpec(kind: Owner['kind'], spec: Obj, n: number): Obj {
 function statusFor(obj: Obj, pick: number): Obj | undefined {
   const generation = num(obj, 'metadata', 'generation') ?? 1;
   const replicas = num(obj, 'spec', 'replicas') ?? 1;
-  const manifest = record(obj, 'spec', 'forProvider', 'manifest');
-  const healthy: Obj = {
-    observedGeneration: generation,
-    replicas,
-    readyReplicas: replicas,
-    availableReplicas: replicas,
-    updatedReplicas: replicas,
-    currentRevision: 'r1',
-    updateRevision: 'r1',
-    phase: 'Bound',
-    loadBalancer: { ingress: [{ ip: '192.0.2.10' }] },
-    conditions: [
-      { type: 'Ready', status: 'True', reason: 'Available' },
-      { type: 'Available', status: 'True' },
-      { type: 'AbleToScale', status: 'True' },
-    ],
-    atProvider: {
-      address: 'db.abc.eu-west-1.rds.amazonaws.com',
-      port: 5432,
-      status: 'available',
-      allocatedStorage: num(obj, 'spec', 'forProvider', 'allocatedStorage'),
-      ...(manifest
-        ? {
-            manifest: {
-              ...manifest,
-              status: { phase: kindOf(manifest) === 'Cluster' ? 'Cluster in healthy state' : 'Bound' },
-            },
-          }
-        : {}),
-    },
-  };
+  const healthy = healthyStatus(obj);
   switch (pick % 8) {
     case 0:
       return undefined;
@@ -400,31 +371,21 @@ function statusFor(obj: Obj, pick: number): Obj | undefined {
   }
 }
 
-/** Crossplane's side of a call: what is not desired is deleted, what is desired is applied and reported on. */
+/** Crossplane's side of a call, each desired object reported on as `picks` says (in turn, by sorted key). */
 function apply(world: Map<string, Obj>, rsp: RunFunctionResponse, picks: readonly number[]): void {
-  const desired = rsp.desired?.resources ?? {};
-  for (const key of [...world.keys()]) if (!(key in desired)) world.delete(key);
-  Object.keys(desired)
-    .sort()
-    .forEach((key, i) => {
-      const before = world.get(key);
-      const obj = structuredClone(desired[key]!.resource ?? {}) as Obj;
-      const meta = (record(obj, 'metadata') ?? {}) as Obj;
-      const pick = picks[i % picks.length]!;
-      if (pick === 13 && !before) return; // creation failed: not observed yet
-      obj['metadata'] = {
-        ...meta,
-        uid: `uid-${key}`,
-        generation: (num(before, 'metadata', 'generation') ?? 0) + 1,
-        annotations: { ...(record(meta, 'annotations') ?? {}), [RESOURCE_NAME_ANNOTATION]: key },
-        ...(pick === 12 ? { deletionTimestamp: '2025-01-02T00:00:00Z' } : {}),
-      };
-      if (kindOf(obj) === 'Service' && str(obj, 'spec', 'clusterIP') === undefined)
-        obj['spec'] = { ...(record(obj, 'spec') ?? {}), clusterIP: '10.0.0.1' };
-      const status = statusFor(obj, pick);
-      if (status) obj['status'] = status;
-      world.set(key, obj);
-    });
+  applyDesired(world, rsp, (obj, before, key, i) => {
+    const pick = picks[i % picks.length]!;
+    if (pick === 13 && !before) return false; // creation failed: not observed yet
+    obj['metadata'] = {
+      ...(obj['metadata'] as Obj),
+      uid: `uid-${key}`,
+      generation: (num(before, 'metadata', 'generation') ?? 0) + 1,
+      ...(pick === 12 ? { deletionTimestamp: '2025-01-02T00:00:00Z' } : {}),
+    };
+    const status = statusFor(obj, pick);
+    if (status) obj['status'] = status;
+    return true;
+  });
 }
 
 type Answer = 'none' | 'empty' | 'found';

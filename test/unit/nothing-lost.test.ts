@@ -23,6 +23,7 @@ import { groupOf, kindOf, nameOf, num, record, str, type Obj } from '../../src/k
 import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
 import { holdsData } from '../../src/kinds/index.js';
 import { answered, CNPG_CRD_OBJECT, k8sSecret, type Required } from '../support/database.js';
+import { applyDesired, healthyStatus } from '../support/observed-state.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
@@ -199,14 +200,17 @@ function rarely(n: number): fc.Arbitrary<boolean> {
 
 const flip = <T>(v: unknown, a: T, b: T): T => (v === a ? b : a);
 
+/** The spec of a step: a fresh one, the same again, or the previous one changed as the step says. */
+function mutate(kind: Owner['kind'], prev: Obj, s: Step): Obj {
+  if (s.mutation === 'fresh') return structuredClone(s.fresh);
+  if (s.mutation === 'same') return structuredClone(prev);
+  return kind === 'Database' ? mutateDatabase(prev, s) : mutateWidget(prev, s);
+}
+
 function mutateDatabase(prev: Obj, s: Step): Obj {
   const spec = structuredClone(prev);
   const backup = (record(spec, 'backup') ?? {}) as Obj;
-  switch (s.mutation as DbMutation) {
-    case 'fresh':
-      return structuredClone(s.fresh);
-    case 'same':
-      return spec;
+  switch (s.mutation as Exclude<DbMutation, 'fresh' | 'same'>) {
     case 'backup':
       return { ...spec, backup: { ...backup, enabled: backup['enabled'] === false } };
     case 'ha':
@@ -251,11 +255,7 @@ function mutateDatabase(prev: Obj, s: Step): Obj {
 
 function mutateWidget(prev: Obj, s: Step): Obj {
   const spec = structuredClone(prev);
-  switch (s.mutation as WidgetMutation) {
-    case 'fresh':
-      return structuredClone(s.fresh);
-    case 'same':
-      return spec;
+  switch (s.mutation as Exclude<WidgetMutation, 'fresh' | 'same'>) {
     case 'color':
       return { ...spec, color: ['blue', 'green', 'red'][Math.abs(s.n) % 3] };
     case 'size':
@@ -298,37 +298,7 @@ function xrOf(o: Owner, spec: Obj, status: Obj | undefined): Obj {
 /** What controllers and providers report, one of a few shapes, whatever the kind. */
 function statusFor(obj: Obj, pick: number): Obj | undefined {
   const generation = num(obj, 'metadata', 'generation') ?? 1;
-  const replicas = num(obj, 'spec', 'replicas') ?? 1;
-  const allocated = num(obj, 'spec', 'forProvider', 'allocatedStorage');
   const manifest = record(obj, 'spec', 'forProvider', 'manifest');
-  const healthyManifest = manifest && {
-    ...manifest,
-    status: { phase: kindOf(manifest) === 'Cluster' ? 'Cluster in healthy state' : 'Bound' },
-  };
-  const healthy = (extraGB = 0): Obj => ({
-    observedGeneration: generation,
-    replicas,
-    readyReplicas: replicas,
-    availableReplicas: replicas,
-    updatedReplicas: replicas,
-    currentRevision: 'r1',
-    updateRevision: 'r1',
-    currentReplicas: replicas,
-    phase: 'Bound',
-    loadBalancer: { ingress: [{ ip: '192.0.2.10' }] },
-    conditions: [
-      { type: 'Ready', status: 'True', reason: 'Available' },
-      { type: 'Available', status: 'True' },
-      { type: 'AbleToScale', status: 'True' },
-    ],
-    atProvider: {
-      address: 'db.abc.eu-west-1.rds.amazonaws.com',
-      port: 5432,
-      status: 'available',
-      ...(allocated !== undefined ? { allocatedStorage: allocated + extraGB } : {}),
-      ...(healthyManifest ? { manifest: healthyManifest } : {}),
-    },
-  });
   switch (pick) {
     case 0:
     case 1:
@@ -336,9 +306,9 @@ function statusFor(obj: Obj, pick: number): Obj | undefined {
     case 2:
     case 3:
     case 4:
-      return healthy();
+      return healthyStatus(obj);
     case 5:
-      return healthy(10); // RDS storage autoscaling grew it
+      return healthyStatus(obj, 10); // RDS storage autoscaling grew it
     case 6:
       return {
         observedGeneration: generation - 1,
@@ -359,38 +329,27 @@ function statusFor(obj: Obj, pick: number): Obj | undefined {
     case 8:
       return { garbage: true, conditions: 'not a list', atProvider: 7 };
     default:
-      return healthy();
+      return healthyStatus(obj);
   }
 }
 
 /** Applies a response as Crossplane does: omitted resources deleted, desired ones written; controllers report statuses. */
 function apply(world: Map<string, Obj>, rsp: RunFunctionResponse, step: Step): void {
-  const desired = rsp.desired?.resources ?? {};
-  for (const key of [...world.keys()]) if (!(key in desired)) world.delete(key);
-  Object.keys(desired)
-    .sort()
-    .forEach((key, i) => {
-      const before = world.get(key);
-      const obj = structuredClone(desired[key]!.resource ?? {}) as Obj;
-      const meta = (record(obj, 'metadata') ?? {}) as Obj;
-      const generation = num(before, 'metadata', 'generation') ?? 0;
-      const changed = !before || JSON.stringify(before['spec']) !== JSON.stringify(obj['spec']);
-      obj['metadata'] = {
-        ...meta,
-        uid: str(before, 'metadata', 'uid') ?? `uid-${key}`,
-        creationTimestamp: '2025-01-01T00:00:00Z',
-        generation: changed ? generation + 1 : generation,
-        annotations: { ...(record(meta, 'annotations') ?? {}), [RESOURCE_NAME_ANNOTATION]: key },
-      };
-      if (kindOf(obj) === 'Service' && str(obj, 'spec', 'clusterIP') === undefined)
-        obj['spec'] = { ...(record(obj, 'spec') ?? {}), clusterIP: '10.0.0.1' };
-      const pick = step.statuses[i % step.statuses.length]!;
-      const status = statusFor(obj, pick);
-      if (status !== undefined) obj['status'] = status;
-      if (pick === 9) (obj['metadata'] as Obj)['deletionTimestamp'] = '2025-01-02T00:00:00Z';
-      if (step.missing[i % step.missing.length] && !before) return; // creation failed: not observed
-      world.set(key, obj);
-    });
+  applyDesired(world, rsp, (obj, before, key, i) => {
+    const generation = num(before, 'metadata', 'generation') ?? 0;
+    const changed = !before || JSON.stringify(before['spec']) !== JSON.stringify(obj['spec']);
+    obj['metadata'] = {
+      ...(obj['metadata'] as Obj),
+      uid: str(before, 'metadata', 'uid') ?? `uid-${key}`,
+      creationTimestamp: '2025-01-01T00:00:00Z',
+      generation: changed ? generation + 1 : generation,
+    };
+    const pick = step.statuses[i % step.statuses.length]!;
+    const status = statusFor(obj, pick);
+    if (status !== undefined) obj['status'] = status;
+    if (pick === 9) (obj['metadata'] as Obj)['deletionTimestamp'] = '2025-01-02T00:00:00Z';
+    return !(step.missing[i % step.missing.length] && !before); // creation failed: not observed
+  });
   // Deleted out of band (a user, a namespace cleanup): the next call sees it gone.
   const keys = [...world.keys()].sort();
   if (step.vanish !== null && keys.length > 0) world.delete(keys[step.vanish % keys.length]!);
@@ -569,7 +528,6 @@ function runScenario(
   strictness: Strictness = 'nothing-lost',
 ): void {
   const world = new Map<string, Obj>();
-  const mutate = owner.kind === 'Database' ? mutateDatabase : mutateWidget;
   let spec = first;
   let status: Obj | undefined;
   const history: string[] = [];
@@ -577,7 +535,7 @@ function runScenario(
     `owner ${JSON.stringify(owner)}\nspecs:\n  ${history.join('\n  ')}\nobserved: ${[...world.keys()].sort().join(', ')}`;
 
   steps.forEach((step, index) => {
-    if (index > 0) spec = mutate(spec, step);
+    if (index > 0) spec = mutate(owner.kind, spec, step);
     history.push(`${step.mutation}: ${JSON.stringify(spec)}`);
     const last = index === steps.length - 1;
     if (last && foreign) {
