@@ -373,14 +373,12 @@ function readList(r: Reader, end: number): unknown[] {
 }
 
 /**
- * Stores a decoded key. A "__proto__" key stays an own property: assigned, it
- * would replace the object's prototype and the key would be gone (the SDK's
- * decoder loses it that way).
+ * Stores a decoded "__proto__" key as an own property: assigned, it would
+ * replace the object's prototype and the key would be gone (the SDK's decoder
+ * loses it that way). Every other key is assigned where it is read.
  */
-function setKey(o: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__')
-    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
-  else o[key] = value;
+function ownKey(o: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function readStruct(r: Reader, end: number): Record<string, unknown> {
@@ -401,7 +399,10 @@ function readStruct(r: Reader, end: number): Record<string, unknown> {
         else r.skip(t & 7);
       }
       r.depth--;
-      if (value !== undefined) setKey(out, key, value);
+      if (value !== undefined) {
+        if (key !== '__proto__') out[key] = value;
+        else ownKey(out, key, value);
+      }
       continue;
     }
     if ((tag & 7) === 4 || tag === 0) break;
@@ -551,7 +552,13 @@ const map = (of: Message) =>
     wire: 2,
     of,
     zero: '{}',
-    read: { 2: (p) => entry(`${reader(of)}(r, r.end())`, `if (value !== undefined) setKey(${p}, key, value);`) },
+    read: {
+      2: (p) =>
+        entry(
+          `${reader(of)}(r, r.end())`,
+          `if (value !== undefined) { if (key !== '__proto__') ${p}[key] = value; else ownKey(${p}, key, value); }`,
+        ),
+    },
     write: (t) => entries(t, `if (value !== undefined) { const at = open(18); ${writer(of)}(value); close(at); }`),
   });
 /** A bytes value is read as a copy, as the SDK makes, and as empty when absent. */
@@ -559,7 +566,13 @@ const bytesMap = kind({
   proto: 'map<string, bytes>',
   wire: 2,
   zero: '{}',
-  read: { 2: (p) => entry('r.bytes()', `setKey(${p}, key, value ?? Buffer.alloc(0));`) },
+  read: {
+    2: (p) =>
+      entry(
+        'r.bytes()',
+        `if (key !== '__proto__') ${p}[key] = value ?? Buffer.alloc(0); else ownKey(${p}, key, value ?? Buffer.alloc(0));`,
+      ),
+  },
   write: (t) => entries(t, 'putBytes(18, value);'),
 });
 const stringMap = kind({
@@ -647,7 +660,7 @@ return {
   put: ${writer(written)},
   empty: { ${readers.map((m) => `${JSON.stringify(m.name)}: ${empty(m)}`).join(', ')} },
 };`;
-  const helpers = { Buffer, setKey, readStruct, putStruct, putString, putBytes, tagVarint, open, close };
+  const helpers = { Buffer, ownKey, readStruct, putStruct, putString, putBytes, tagVarint, open, close };
   return new Function(...Object.keys(helpers), src)(...Object.values(helpers)) as {
     read: (r: Reader, end: number) => RunFunctionRequest;
     put: (m: RunFunctionResponse) => void;
