@@ -1,9 +1,8 @@
 // moto's server, standing in for AWS in the database-aws-live case, with the
-// instance and bucket of examples/database/aws.yaml as the provider would
+// instance of examples/database/aws.yaml as the provider would
 // have made them. Optional: without moto (scripts/install-moto.sh) the case
 // is left out.
 import { CreateDBInstanceCommand, RDSClient } from '@aws-sdk/client-rds';
-import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { type Moto, motoServerPath, startMotoServer } from '../dev/infra/moto.js';
 
 export type { Moto };
@@ -18,7 +17,6 @@ export async function startAws(bin: string, logDir: string): Promise<Moto> {
   try {
     const credentials = { accessKeyId: 'AKIABENCHMARK0000000', secretAccessKey: 'benchmark-secret-key-not-real' };
     const rds = new RDSClient({ region: 'eu-west-1', endpoint, credentials });
-    const s3 = new S3Client({ region: 'eu-west-1', endpoint, credentials, forcePathStyle: true });
     await rds.send(
       new CreateDBInstanceCommand({
         DBInstanceIdentifier: 'team-a-orders-db',
@@ -30,15 +28,7 @@ export async function startAws(bin: string, logDir: string): Promise<Moto> {
         MasterUserPassword: 'benchmark-only-0',
       }),
     );
-    await s3.send(
-      new CreateBucketCommand({
-        Bucket: 'orders-db-backups-75c1a60b89',
-        CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' },
-      }),
-    );
-    await s3.send(new PutObjectCommand({ Bucket: 'orders-db-backups-75c1a60b89', Key: 'orders.dump', Body: 'x' }));
     rds.destroy();
-    s3.destroy();
     return moto;
   } catch (err) {
     await moto.stop();

@@ -3,7 +3,7 @@
 // (a query), the live edge (src/live.ts) finds out, and the pure pipeline
 // hands the answer back. Today the outside is AWS.
 
-/** What a Database on AWS wants to know about its RDS instance and backup bucket. */
+/** What a Database on AWS wants to know about its RDS instance. */
 export interface AwsQuestion {
   /** One cache entry per composite. */
   cacheKey: string;
@@ -11,7 +11,6 @@ export interface AwsQuestion {
   /** The instance does not exist yet: check that it can be ordered. */
   beforeCreation: boolean;
   identifier: string;
-  bucket?: string;
   engine: string;
   version: string;
   instanceClass: string;
@@ -23,8 +22,6 @@ export interface AwsAnswer {
   /** Set only on a definite answer from AWS that the instance cannot be ordered. */
   notOrderable?: { field: string; message: string };
   instance?: { dbInstanceStatus?: string; engineVersion?: string; latestRestorableTime?: string };
-  /** The newest object's time in the backup bucket. */
-  newestBackup?: string;
   /** When these facts were read from AWS (ISO 8601). */
   observedAt: string;
   /** Calls that failed, already free of any credential. */

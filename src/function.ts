@@ -97,11 +97,12 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
 
   const verdicts = new Map<string, Verdict>();
   const desired = rsp.desired!.resources;
-  for (const { key, object } of plan.resources) {
+  for (const { key, object, independent } of plan.resources) {
     const verdict = judge(observed.get(key));
     verdicts.set(key, verdict);
     const composed = owner.claim ? wrap(owner, object) : object;
-    desired[key] = { resource: composed, connectionDetails: {}, ready: toReady(verdict.ready) } satisfies Resource;
+    const ready = toReady(independent || verdict.ready);
+    desired[key] = { resource: composed, connectionDetails: {}, ready } satisfies Resource;
   }
 
   const summary = blueprint.status(resolved, facts, plan, verdicts);
@@ -114,6 +115,7 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
     ready: toReady(summary.ready),
   };
   rsp.conditions.push(conditionOf(blueprint.conditionType, summary.ready, summary.reason, summary.message));
+  for (const c of summary.conditions ?? []) rsp.conditions.push(conditionOf(c.type, c.ok, c.reason, c.message));
 
   // Events: one when the reason changes (the observed condition is the
   // memory; the server also remembers, src/events.ts), and the warnings.

@@ -4,6 +4,7 @@
 import { helpText, parseArgs } from '@crossplane-org/function-sdk-typescript';
 import { pino } from 'pino';
 import { AwsFactsSource } from './aws/facts.js';
+import { fileClock, setClock } from './clock.js';
 import { FunctionServer } from './server.js';
 
 const GRACE_MS = 10_000;
@@ -29,6 +30,12 @@ function main(): void {
   });
   // Each AWS call's limit; the default suits Crossplane's reconcile, an emulator may want more.
   const timeoutMs = Number(process.env['FUNCTION_PLATFORM_AWS_TIMEOUT_MS'] ?? '') || undefined;
+  // Tests move the clock: a file with an ISO 8601 time, read on every call (src/clock.ts).
+  const clockFile = process.env['FUNCTION_PLATFORM_CLOCK_FILE'];
+  if (clockFile) {
+    setClock(fileClock(clockFile));
+    log.warn({ clockFile }, 'the time of every call is read from FUNCTION_PLATFORM_CLOCK_FILE (a test setting)');
+  }
   const server = new FunctionServer(log, new AwsFactsSource(timeoutMs ? { timeoutMs } : {}));
   const opts = {
     address: args.address,

@@ -244,7 +244,12 @@ export function runWithRequirements(
     round: number,
   ): RunFunctionResponse | Promise<RunFunctionResponse> => {
     const now = JSON.stringify(rsp.requirements?.resources ?? {});
-    if (now === asked || round >= 5 || now === '{}') return rsp;
+    if (now === asked || now === '{}') return rsp;
+    // Crossplane gives up the same way, and the composite does not reconcile.
+    if (round >= 5)
+      throw new Error(
+        "cannot run Composition pipeline step: requirements didn't stabilize after the maximum number of iterations (5)",
+      );
     const next = call({ ...base, requiredResources: answer(rsp.requirements, required) });
     return next instanceof Promise ? next.then((r) => step(r, now, round + 1)) : step(next, now, round + 1);
   };

@@ -8,6 +8,7 @@ import { FatalError, SpecError } from './errors.js';
 import type { Input } from './generated/schemas.js';
 import * as validators from './generated/validators.js';
 import { isObj, str, type Obj } from './kube.js';
+import { now } from './clock.js';
 import { newPassword } from './passwords.js';
 import { specValidator } from './spec/validate.js';
 
@@ -85,5 +86,5 @@ export function stepInput(req: RunFunctionRequest): Input | undefined {
 /** What a blueprint gets besides its spec, from the request alone. Objects in provider-kubernetes Objects are unwrapped. */
 export function contextOf(xr: Obj, observed: ReadonlyMap<string, Obj>, req: RunFunctionRequest): Context {
   const seen = new Map([...observed].map(([key, obj]) => [key, unwrap(obj)]));
-  return { owner: ownerOf(xr), xr, observed: seen, required: requiredResources(req), newPassword };
+  return { owner: ownerOf(xr), xr, observed: seen, required: requiredResources(req), newPassword, now: now() };
 }

@@ -3,12 +3,20 @@
 // exists, must stay desired on every call. One check, for every blueprint.
 import type { Plan } from './blueprints/blueprint.js';
 import { FatalError } from './errors.js';
-import { holdsData } from './kinds/index.js';
-import { describe, type Obj } from './kube.js';
+import { holdsData, isProviderKubernetesObject, wrappedManifest } from './kinds/index.js';
+import { describe, groupOf, kindOf, type Obj } from './kube.js';
+
+/** A DatabaseBackup (a record of one stored backup), the only kind retention may let go. */
+function isBackupRecord(obj: Obj | undefined): boolean {
+  const inner = obj && isProviderKubernetesObject(obj) ? wrappedManifest(obj) : obj;
+  return inner !== undefined && groupOf(inner) === 'example.com' && kindOf(inner) === 'DatabaseBackup';
+}
 
 /** Throws (so the call answers Fatal) when the plan would drop an observed data holder. */
 export function guardNothingLost(plan: Plan, observed: ReadonlyMap<string, Obj>): void {
   const desired = new Set(plan.resources.map((r) => r.key));
+  // The one exception: retention lets an expired backup record go, after its stored object is removed.
+  for (const r of plan.retiring ?? []) if (isBackupRecord(observed.get(r.key))) desired.add(r.key);
   const lost = [...observed]
     .filter(([key, obj]) => !desired.has(key) && holdsData(obj))
     .map(([key, obj]) => describe(obj, key));

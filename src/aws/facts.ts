@@ -1,11 +1,10 @@
 // What AWS itself says about a Database: whether its instance can be ordered,
-// the instance's state, and the newest backup in its bucket. This is the one
+// the instance's state (and so the latest time it can be restored to). This is the one
 // place the function talks to AWS: every call has one short timeout and no
 // retries, answers are cached per composite for a bounded time (a reconcile
 // storm must not become an AWS storm), concurrent asks share one request, and
 // clients are reused. Failures become warnings, never errors.
 import type { RDSClient } from '@aws-sdk/client-rds';
-import type { S3Client } from '@aws-sdk/client-s3';
 import { LRUCache } from 'lru-cache';
 import type { AwsAnswer, AwsQuestion } from '../facts.js';
 import { type AwsCredentials, scrub } from './credentials.js';
@@ -29,22 +28,19 @@ export interface AwsFactsOptions {
 
 interface Clients {
   rds: RDSClient;
-  s3: S3Client;
 }
 
 type Sdk = {
   rds: typeof import('@aws-sdk/client-rds');
-  s3: typeof import('@aws-sdk/client-s3');
   http: typeof import('@smithy/node-http-handler');
 };
 let sdk: Promise<Sdk> | undefined;
 /** The SDK loads on first use: a function with no AWS credentials never pays for it. */
 function loadSdk(): Promise<Sdk> {
-  sdk ??= Promise.all([
-    import('@aws-sdk/client-rds'),
-    import('@aws-sdk/client-s3'),
-    import('@smithy/node-http-handler'),
-  ]).then(([rds, s3, http]) => ({ rds, s3, http }));
+  sdk ??= Promise.all([import('@aws-sdk/client-rds'), import('@smithy/node-http-handler')]).then(([rds, http]) => ({
+    rds,
+    http,
+  }));
   return sdk;
 }
 
@@ -90,7 +86,7 @@ export class AwsFactsSource {
     const key = `${q.region}|${q.endpoint ?? ''}|${q.credentials.accessKeyId}|${q.credentials.secretAccessKey.length}`;
     const known = this.clients.get(key);
     if (known) return known;
-    const { rds, s3, http } = await loadSdk();
+    const { rds, http } = await loadSdk();
     const { accessKeyId, secretAccessKey, sessionToken } = q.credentials;
     const common = {
       region: q.region,
@@ -101,10 +97,7 @@ export class AwsFactsSource {
       // The SDK's own logger stays silent: it could print requests.
       logger: { debug() {}, info() {}, warn() {}, error() {} },
     };
-    const made = {
-      rds: new rds.RDSClient(common),
-      s3: new s3.S3Client({ ...common, forcePathStyle: Boolean(q.endpoint) }),
-    };
+    const made = { rds: new rds.RDSClient(common) };
     this.clients.set(key, made);
     return made;
   }
@@ -118,7 +111,7 @@ export class AwsFactsSource {
       facts.warnings.push(`cannot set up AWS clients: ${errorText(err, q.credentials)}`);
       return facts;
     }
-    const { rds, s3 } = await loadSdk();
+    const { rds } = await loadSdk();
     const signal = () => AbortSignal.timeout(this.timeoutMs + 250);
     const attempt = async (what: string, call: () => Promise<void>) => {
       this.calls++;
@@ -196,24 +189,6 @@ export class AwsFactsSource {
           };
         }
       }),
-      q.bucket
-        ? attempt('ListObjectsV2', async () => {
-            let token: string | undefined;
-            let newest: Date | undefined;
-            // A bounded walk: backups expire after the retention, so the bucket stays small.
-            for (let page = 0; page < 5; page++) {
-              const out = await clients.s3.send(
-                new s3.ListObjectsV2Command({ Bucket: q.bucket, ContinuationToken: token, MaxKeys: 1000 }),
-                { abortSignal: signal() },
-              );
-              for (const o of out.Contents ?? [])
-                if (o.LastModified && (!newest || o.LastModified > newest)) newest = o.LastModified;
-              if (!out.IsTruncated || !out.NextContinuationToken) break;
-              token = out.NextContinuationToken;
-            }
-            if (newest) facts.newestBackup = newest.toISOString();
-          })
-        : Promise.resolve(),
     ]);
     return facts;
   }

@@ -31,6 +31,8 @@ export interface Context {
   required: ReadonlyMap<string, Obj[]>;
   /** A new random password: the only impure input, so tests can watch it. */
   newPassword: () => string;
+  /** The time of this call (src/clock.ts), read once. */
+  now: Date;
 }
 
 /** The context with the validated spec, and the facts once they are known: what a blueprint's helpers read. */
@@ -49,11 +51,23 @@ export type Requirement = { apiVersion: string; kind: string; namespace?: string
 export interface Desired {
   key: string;
   object: Obj;
+  /**
+   * Does not hold up the composite's readiness: a record or a side task of it
+   * (a Database's scheduled backups and their removal), whose health the
+   * blueprint reports itself.
+   */
+  independent?: boolean;
 }
 
 export interface Plan {
   resources: Desired[];
   requirements?: Record<string, Requirement>;
+  /**
+   * Observed data holders this plan lets go on purpose: retention's expired
+   * backups, whose stored object is already removed. The nothing-lost guard
+   * allows exactly these and nothing else.
+   */
+  retiring?: ReadonlyArray<{ key: string; why: string }>;
 }
 
 /** What the blueprint tells the user, from its plan and each resource's verdict. */
@@ -67,6 +81,8 @@ export interface Summary {
   status: Obj;
   /** Extra warnings for the user (events), each with a stable reason. */
   warnings: Array<{ reason: string; message: string }>;
+  /** Custom conditions besides the blueprint's own (a Database's BackupHealthy). */
+  conditions?: Array<{ type: string; ok: boolean; reason: string; message: string }>;
 }
 
 export interface Blueprint<Resolved = unknown> {
@@ -101,7 +117,8 @@ export function firstBlocking(
   plan: Plan,
   verdicts: ReadonlyMap<string, Verdict>,
 ): { key: string; verdict: Verdict; message: string } | undefined {
-  for (const { key, object } of plan.resources) {
+  for (const { key, object, independent } of plan.resources) {
+    if (independent) continue;
     const verdict = verdicts.get(key);
     if (verdict && !verdict.ready) return { key, verdict, message: `${describe(object, key)}: ${verdict.detail}` };
   }

@@ -462,6 +462,10 @@ export const databaseStatusSchema = {
         "nextScheduledTime": {
           "type": "string",
           "description": "When the next scheduled backup is due."
+        },
+        "missedSlot": {
+          "type": "string",
+          "description": "The newest scheduled time no backup was taken for (nothing reconciled the Database then); missed slots are reported, not taken late."
         }
       }
     },
@@ -574,6 +578,8 @@ export type DatabaseStatus = {
     "latestRestorableTime"?: string;
     /** When the next scheduled backup is due. */
     "nextScheduledTime"?: string;
+    /** The newest scheduled time no backup was taken for (nothing reconciled the Database then); missed slots are reported, not taken late. */
+    "missedSlot"?: string;
   };
   /** Live facts read from AWS when the Composition step has AWS credentials. */
   "aws"?: {

@@ -1,4 +1,5 @@
-// CloudNativePG: a Cluster is healthy by its phase (instance counts rise before recovery ends).
+// CloudNativePG: a Cluster is healthy by its phase (instance counts rise before recovery ends);
+// its Backups and the Barman Cloud plugin's ObjectStore.
 import { str, type Obj } from '../kube.js';
 import type { Family } from './kind.js';
 import { failed, progressing, ready, type Verdict } from './verdict.js';
@@ -22,4 +23,6 @@ function backup(obj: Obj): Verdict {
 export const CNPG: Family = [
   { group: 'postgresql.cnpg.io', kind: 'Cluster', judge: cluster, holdsData: true },
   { group: 'postgresql.cnpg.io', kind: 'Backup', judge: backup },
+  // The Barman Cloud plugin's ObjectStore is configuration: it reports no readiness of its own.
+  { group: 'barmancloud.cnpg.io', kind: 'ObjectStore', judge: () => ready('configured') },
 ];

@@ -11,6 +11,7 @@ import { byReadyCondition } from './conditions.js';
 import { CORE } from './core.js';
 import type { Kind } from './kind.js';
 import { NETWORKING } from './networking.js';
+import { PLATFORM } from './platform.js';
 import { POLICY } from './policy.js';
 import { isProviderKubernetesObject, providerKubernetesFamily, wrappedManifest } from './provider-kubernetes.js';
 import { NOT_CREATED, progressing, ready, type Verdict } from './verdict.js';
@@ -31,6 +32,7 @@ for (const k of [
   ...CNPG,
   ...AWS_RDS,
   ...AWS_S3,
+  ...PLATFORM,
   ...providerKubernetesFamily(judge),
 ]) {
   KINDS.set(key(k.group, k.kind), k);

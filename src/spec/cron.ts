@@ -58,3 +58,101 @@ export function cronProblem(schedule: string): string | undefined {
   }
   return undefined;
 }
+
+/** A valid schedule's allowed values per field, and whether day of month and day of week were both restricted. */
+interface Sets {
+  minute: Set<number>;
+  hour: Set<number>;
+  dom: Set<number>;
+  month: Set<number>;
+  dow: Set<number>;
+  /** Kubernetes (robfig/cron) matches a day when either day field matches if neither starts with '*'; else both must. */
+  eitherDay: boolean;
+}
+
+function expand(text: string, f: Field): Set<number> {
+  const out = new Set<number>();
+  for (const part of text.split(',')) {
+    const [range, step] = part.split('/');
+    const by = step === undefined ? 1 : Number(step);
+    let lo = f.min;
+    let hi = f.max;
+    if (range !== '*' && range !== '?') {
+      const [a, b] = range!.split('-');
+      lo = value(a!, f)!;
+      // "5/15" runs from 5 to the end, as in Kubernetes.
+      hi = b === undefined ? (step === undefined ? lo : f.max) : value(b, f)!;
+    }
+    for (let v = lo; v <= hi; v += by) out.add(v);
+  }
+  return out;
+}
+
+function setsOf(schedule: string): Sets {
+  const problem = cronProblem(schedule);
+  if (problem) throw new Error(`schedule ${JSON.stringify(schedule)}: ${problem}`);
+  const fields = schedule.trim().split(/[ \t]+/);
+  const [minute, hour, dom, month, dow] = fields.map((t, i) => expand(t, FIELDS[i]!));
+  const starred = (t: string) => t.startsWith('*') || t.startsWith('?');
+  return {
+    minute: minute!,
+    hour: hour!,
+    dom: dom!,
+    month: month!,
+    dow: dow!,
+    eitherDay: !starred(fields[2]!) && !starred(fields[4]!),
+  };
+}
+
+function dayMatches(s: Sets, day: Date): boolean {
+  if (!s.month.has(day.getUTCMonth() + 1)) return false;
+  const dom = s.dom.has(day.getUTCDate());
+  const dow = s.dow.has(day.getUTCDay());
+  return s.eitherDay ? dom || dow : dom && dow;
+}
+
+const MINUTE = 60_000;
+const DAY = 1440 * MINUTE;
+
+/**
+ * The newest times the schedule fired at or before `now` (UTC, whole
+ * minutes), newest first, at most `count`, looking back at most 400 days.
+ */
+export function firedAtOrBefore(schedule: string, now: Date, count: number): Date[] {
+  const s = setsOf(schedule);
+  const hours = [...s.hour].sort((a, b) => b - a);
+  const minutes = [...s.minute].sort((a, b) => b - a);
+  const out: Date[] = [];
+  const end = Math.floor(now.getTime() / MINUTE) * MINUTE;
+  const today = Math.floor(end / DAY) * DAY;
+  for (let day = today; day > today - 400 * DAY && out.length < count; day -= DAY) {
+    if (!dayMatches(s, new Date(day))) continue;
+    for (const h of hours) {
+      for (const m of minutes) {
+        const t = day + h * 3_600_000 + m * MINUTE;
+        if (t > end) continue;
+        out.push(new Date(t));
+        if (out.length === count) return out;
+      }
+    }
+  }
+  return out;
+}
+
+/** The first time the schedule fires after `now`, looking ahead at most 400 days. */
+export function nextFiring(schedule: string, now: Date): Date | undefined {
+  const s = setsOf(schedule);
+  const hours = [...s.hour].sort((a, b) => a - b);
+  const minutes = [...s.minute].sort((a, b) => a - b);
+  const after = Math.floor(now.getTime() / MINUTE) * MINUTE;
+  const today = Math.floor(after / DAY) * DAY;
+  for (let day = today; day < today + 400 * DAY; day += DAY) {
+    if (!dayMatches(s, new Date(day))) continue;
+    for (const h of hours)
+      for (const m of minutes) {
+        const t = day + h * 3_600_000 + m * MINUTE;
+        if (t > after) return new Date(t);
+      }
+  }
+  return undefined;
+}

@@ -293,14 +293,14 @@ describe('a real API server accepts everything the function composes', { skip },
       (err: ApiError) => /\.spec\.replica: field not declared in schema/.test(err.serverMessage),
     );
     // So does it on a CRD's kind: an apply is typed by the schema, unknown fields are not pruned.
-    const bucket = renderComposedMetadata(
+    const instance = renderComposedMetadata(
       xr,
-      'backup-bucket',
-      out.resources.find((r) => r['kind'] === 'Bucket') as Json,
+      'rds-instance',
+      out.resources.find((r) => r['kind'] === 'Instance') as Json,
     );
-    bucket['spec']['forProvider']['colour'] = 'blue';
+    instance['spec']['forProvider']['colour'] = 'blue';
     await assert.rejects(
-      api.client.applyObj(bucket, { fieldManager: composedFieldOwner(xr), force: true, dryRun: true }),
+      api.client.applyObj(instance, { fieldManager: composedFieldOwner(xr), force: true, dryRun: true }),
       (err: ApiError) => /\.spec\.forProvider\.colour: field not declared in schema/.test(err.serverMessage),
     );
   });

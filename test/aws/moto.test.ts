@@ -173,14 +173,13 @@ describe('AWS facts against moto', { skip }, () => {
     assertNoSecret(rsp);
   });
 
-  test('an instance created through the API shows its status in the XR; a bucket with objects gives the backup time', async () => {
+  test('an instance created through the API shows its status in the XR; no bucket is read (RDS keeps the backups)', async () => {
     await createInstance(moto.endpoint);
+    // An earlier version's bucket, with objects in it: nothing is read from it, and it is named nowhere.
     await clients.s3.send(
       new CreateBucketCommand({ Bucket: bucket, CreateBucketConfiguration: { LocationConstraint: region } }),
     );
     await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'orders-1.dump', Body: 'one' }));
-    await new Promise((r) => setTimeout(r, 1100));
-    await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'orders-2.dump', Body: 'two' }));
     const aws = new AwsFactsSource(PATIENT);
     for (const format of ['ini', 'keys'] as const) {
       const rsp = await runFunctionLive(buildRequest(xr, ready, [credentialsSecret(moto.endpoint, format)]), aws);
@@ -191,13 +190,7 @@ describe('AWS facts against moto', { skip }, () => {
       assert.equal(facts['engineVersion'], '17.2');
       assert.match(String(facts['latestRestorableTime']), /^\d{4}-\d\d-\d\dT/);
       assert.match(String(facts['observedAt']), /^\d{4}-\d\d-\d\dT/);
-      const backup = status['backup'] as Obj;
-      assert.equal(backup['location'], `s3://${bucket}`);
-      const newest = new Date(String(backup['lastSuccessfulTime'])).getTime();
-      assert.ok(
-        Date.now() - newest < 60_000 && Date.now() - newest >= 0,
-        `newest backup ${String(backup['lastSuccessfulTime'])}`,
-      );
+      assert.doesNotMatch(JSON.stringify(status['backup'] ?? {}), /s3:|lastSuccessfulTime/);
       assert.deepEqual(warnings(rsp), []);
       assertNoSecret(rsp);
     }
@@ -208,7 +201,7 @@ describe('AWS facts against moto', { skip }, () => {
     const req = buildRequest(xr, ready, [credentialsSecret(moto.endpoint)]);
     await Promise.all(Array.from({ length: 20 }, () => runFunctionLive(req, aws)));
     const afterStorm = aws.calls;
-    assert.equal(afterStorm, 2, 'DescribeDBInstances and ListObjectsV2, once for 20 concurrent calls');
+    assert.equal(afterStorm, 1, 'DescribeDBInstances, once for 20 concurrent calls');
     await runFunctionLive(req, aws);
     assert.equal(aws.calls, afterStorm, 'within the TTL nothing is asked again');
   });

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { backupKey, dumpScript, uploadScript } from '../../src/blueprints/backup/commands.js';
+import { backupKey, dumpScript, removeScript, uploadScript } from '../../src/blueprints/backup/commands.js';
 import { type DatabaseServer, databasesMissing, startMariadb, startPostgres } from '../../dev/infra/databases.js';
 import { type Moto, motoServerPath, startMotoServer } from '../../dev/infra/moto.js';
 import { repoRoot } from '../../dev/infra/paths.js';
@@ -203,6 +203,23 @@ for (const engine of [postgres, mysql]) {
       t.diagnostic(
         `${ROWS} rows; dump ${dump.ms} ms (${reported.sizeBytes} bytes), upload ${upload.ms} ms, restore ${restoreMs} ms; digest ${after.replace('\t', ' ')}`,
       );
+    });
+
+    test('retention’s removal: the stored backup is gone, its neighbour stays; removing it again succeeds', async () => {
+      const file = join(work, 'to-remove.dump');
+      writeFileSync(file, 'an old dump');
+      const old = backupKey('team-a', 'orders', 'orders-db-202611010300', engine.name);
+      const kept = backupKey('team-a', 'orders', 'orders-db-202611020300', engine.name);
+      for (const key of [old, kept]) assert.equal((await sh(uploadScript(), uploadEnv(file, key))).code, 0);
+      const removeEnv = { BUCKET: bucket, KEY: old, ...KEYS, S3_ENDPOINT: moto.endpoint };
+      const removal = await sh(removeScript(), removeEnv);
+      assert.equal(removal.code, 0, removal.output);
+      assert.match(removal.output, new RegExp(`removed s3://${bucket}/${old}`));
+      const left = keysIn(moto, bucket);
+      assert.ok(!left.includes(old), `${old} is still stored`);
+      assert.ok(left.includes(kept), 'the other backup stays');
+      // A retried removal Job (the first one's pod lost after the delete) must not fail.
+      assert.equal((await sh(removeScript(), removeEnv)).code, 0);
     });
 
     test('a bucket that does not exist: the upload fails saying so, and nothing is stored', async () => {

@@ -123,7 +123,7 @@ const providerSecret = secretData(fixture(required('rds-connection'), 'Secret'))
 const cases: RenderCase[] = [
   // ---- placement cluster --------------------------------------------------
   {
-    name: 'cluster, first reconcile: StatefulSet, Services, Secrets and backup CronJob; Provisioning',
+    name: 'cluster, first reconcile: StatefulSet, Services, Secrets, no CronJob (backups are DatabaseBackups); Provisioning',
     xr: `${DIR}/cluster.yaml`,
     check(r) {
       const sts = one(r, 'StatefulSet', 'orders-db');
@@ -182,12 +182,18 @@ const cases: RenderCase[] = [
       );
       assert.equal(conn['jdbc-uri'], 'jdbc:postgresql://orders-db.team-a.svc.cluster.local:5432/orders');
 
-      const cron = byKey(r, 'backup');
-      assert.equal(cron['kind'], 'CronJob');
-      assert.equal(cron['spec']['schedule'], '0 3 * * *');
+      assert.equal(findComposed(r, 'CronJob'), undefined, 'the function schedules backups itself');
+      assert.deepEqual(
+        (sts['spec']['volumeClaimTemplates'] as Doc[]).map((t) => t['metadata']['name']),
+        ['data'],
+        'no backup volume beside the data: backups go to the object store',
+      );
+      assert.equal(findComposed(r, 'DatabaseBackup'), undefined, 'no backup before the database has served');
 
       const s = inPhase(r, 'Provisioning');
       assert.equal(s['connectionSecret'], 'orders-db-connection');
+      assert.equal(s['backup']?.['nextScheduledTime'], '2026-12-03T03:00:00.000Z');
+      assert.equal(s['backup']?.['location'], undefined, 'no backup is stored yet: no location');
     },
   },
   {
@@ -207,12 +213,40 @@ const cases: RenderCase[] = [
     check(r) {
       const s = inPhase(r, 'Ready');
       assert.equal(s['endpoint'], 'orders-db.team-a.svc.cluster.local:5432');
-      const cron = fixture(observed('cluster-ready'), 'CronJob');
-      assert.equal(s['backup']?.['lastSuccessfulTime'], cron['status']['lastSuccessfulTime']);
+      assert.equal(s['backup']?.['lastSuccessfulTime'], undefined, 'no backup has completed');
+      assert.equal(conditionOf(xrOf(r), 'BackupHealthy')?.['reason'], 'NoBackupYet');
       const fixturePassword = observedPassword('cluster-ready');
       assert.ok(fixturePassword);
       assert.equal(secretData(byKey(r, 'credentials'))['password'], fixturePassword);
       assert.equal(secretData(byKey(r, 'connection'))['password'], fixturePassword);
+    },
+  },
+  {
+    name: 'cluster with backups taken: the last Completed one in status, the newer failure warned of and recorded',
+    xr: `${DIR}/cluster.yaml`,
+    observed: observed('cluster-backed-up'),
+    check(r) {
+      const s = inPhase(r, 'Ready');
+      assert.deepEqual(s['backup'], {
+        lastSuccessfulTime: '2026-12-01T03:01:12Z',
+        location: 's3://team-a-backups/databases/orders/',
+        lastFailure: 'orders-db-202612020300: dump was killed for memory (OOMKilled with 1024Mi)',
+        nextScheduledTime: '2026-12-03T03:00:00.000Z',
+      });
+      assert.equal(conditionOf(xrOf(r), 'BackupHealthy')?.['status'], 'False');
+      assert.equal(conditionOf(xrOf(r), 'BackupHealthy')?.['reason'], 'BackupFailed');
+      assert.ok(
+        resultsOf(r).some(
+          (x) =>
+            x['severity'] === 'SEVERITY_WARNING' && /DatabaseBackup orders-db-202612020300 failed/.test(x['message']),
+        ),
+        'a Warning event names the failed backup',
+      );
+      for (const key of ['scheduled-backup-202612010300', 'scheduled-backup-202612020300']) {
+        const b = byKey(r, key);
+        assert.equal(b['kind'], 'DatabaseBackup');
+        assert.deepEqual(b['spec'], { databaseRef: { name: 'orders' } });
+      }
     },
   },
   {
@@ -290,7 +324,7 @@ const cases: RenderCase[] = [
 
   // ---- placement aws ------------------------------------------------------
   {
-    name: 'aws, first reconcile: encrypted private RDS kept on delete, private versioned encrypted bucket',
+    name: 'aws, first reconcile: encrypted private RDS kept on delete, its automated backups the only ones',
     xr: `${DIR}/aws.yaml`,
     async check(r, again) {
       const inst = byKey(r, 'rds-instance');
@@ -329,35 +363,13 @@ const cases: RenderCase[] = [
       assert.ok(policies.includes('Create') && policies.includes('Observe'), policies.join(', '));
       assert.equal(findComposed(r, 'SubnetGroup'), undefined, 'no subnetIds, no SubnetGroup');
 
-      const bucket = one(r, 'Bucket');
-      const name: string = bucket['metadata']['name'];
-      assert.ok(name.length <= 63, `bucket name ${name} is ${name.length} characters`);
-      assert.match(name, /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/, 'not a valid S3 bucket name');
-      assert.equal(forProvider(bucket)['region'], 'eu-west-1');
-      for (const kind of S3_SETTINGS) {
-        const setting = one(r, kind);
-        assert.equal(forProvider(setting)['bucketRef']?.['name'], name, `${kind} does not point at the bucket`);
-        assert.equal(forProvider(setting)['region'], 'eu-west-1');
-      }
-      const pab = forProvider(one(r, 'BucketPublicAccessBlock'));
-      for (const f of ['blockPublicAcls', 'blockPublicPolicy', 'ignorePublicAcls', 'restrictPublicBuckets'])
-        assert.equal(pab[f], true, `${f} is ${pab[f]}`);
-      assert.equal(forProvider(one(r, 'BucketVersioning'))['versioningConfiguration']?.['status'], 'Enabled');
-      const lifecycle = forProvider(one(r, 'BucketLifecycleConfiguration'))['rule'];
-      assert.ok(Array.isArray(lifecycle) && lifecycle.length > 0, 'no lifecycle rule');
-      assert.equal(lifecycle[0]['status'], 'Enabled');
-      assert.equal(lifecycle[0]['expiration']?.[0]?.['days'], 7);
-      const encryption = forProvider(one(r, 'BucketServerSideEncryptionConfiguration'))['rule'];
-      assert.ok(
-        encryption?.[0]?.['applyServerSideEncryptionByDefault']?.['sseAlgorithm'],
-        `no default encryption: ${JSON.stringify(encryption)}`,
-      );
+      for (const kind of ['Bucket', ...S3_SETTINGS])
+        assert.equal(findComposed(r, kind), undefined, `${kind}: RDS keeps the backups, no bucket is composed`);
+      assert.equal(conditionOf(xrOf(r), 'BackupHealthy')?.['reason'], 'NoRestorableTime');
 
       inPhase(r, 'Provisioning');
 
-      // Bucket names are global and the bucket holds the backups: the name must not move.
       const second = await again();
-      assert.equal(one(second, 'Bucket')['metadata']['name'], name, 'the bucket name changed between two renders');
       assert.equal(
         forProvider(byKey(second, 'rds-instance'))['finalSnapshotIdentifier'],
         fp['finalSnapshotIdentifier'],
@@ -387,6 +399,11 @@ const cases: RenderCase[] = [
       assert.equal(s['host'], atProvider['address']);
       assert.equal(s['port'], 5432);
       assert.equal(s['connectionSecret'], 'orders-db-connection');
+      assert.deepEqual(s['backup'], {
+        latestRestorableTime: atProvider['latestRestorableTime'],
+        location: 'rds-automated-backups:team-a-orders-db',
+      });
+      assert.equal(conditionOf(xrOf(r), 'BackupHealthy')?.['reason'], 'AutomatedBackups');
 
       const conn = secretData(byKey(r, 'connection'));
       assert.deepEqual(Object.keys(conn).sort(), CONNECTION_KEYS);
@@ -412,6 +429,9 @@ const cases: RenderCase[] = [
     check(r) {
       const s = inPhase(r, 'Degraded');
       assert.match(String(s['message']), /storage-full/);
+      // An earlier version's bucket stays composed, and is not named as where backups are.
+      assert.equal(one(r, 'Bucket')['kind'], 'Bucket');
+      assert.doesNotMatch(JSON.stringify(s['backup'] ?? {}), /s3:/);
       // The connection Secret stays while the instance is degraded.
       assert.deepEqual(Object.keys(secretData(byKey(r, 'connection'))).sort(), CONNECTION_KEYS);
     },
@@ -449,7 +469,6 @@ const cases: RenderCase[] = [
         assert.equal(d['spec']['providerConfigRef']?.['name'], 'billing-account', `${key} uses another ProviderConfig`);
         assert.deepEqual(d['spec']['managementPolicies'], ['*'], `${key} is not deleted with the Database`);
       }
-      assert.equal(forProvider(one(r, 'BucketLifecycleConfiguration'))['rule'][0]['expiration'][0]['days'], 14);
     },
   },
 

@@ -168,7 +168,9 @@ describe('package metadata and APIs', () => {
     const uncovered = [...kinds].filter((k) => !covered(k));
     assert.deepEqual(uncovered, []);
     assert.ok(
-      kinds.has('apps/statefulsets') && kinds.has('batch/cronjobs') && kinds.has('policy/poddisruptionbudgets'),
+      kinds.has('apps/statefulsets') &&
+        kinds.has('barmancloud.cnpg.io/objectstores') &&
+        kinds.has('policy/poddisruptionbudgets'),
     );
   });
 });
@@ -262,7 +264,7 @@ describe('the real crossplane CLI on the packages', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fp-rendered-'));
     const file = join(dir, 'rendered.yaml');
     writeFileSync(file, docs.map((d) => `---\n${stringify(d)}`).join(''));
-    const crds = ['provider-upjet-aws', 'provider-kubernetes', 'cloudnative-pg'].map((d) =>
+    const crds = ['provider-upjet-aws', 'provider-kubernetes', 'cloudnative-pg', 'plugin-barman-cloud'].map((d) =>
       join(repoRoot, '..', 'shared', 'crds', d),
     );
     const { code, out } = validate([file], [...XRDS, ...crds]);

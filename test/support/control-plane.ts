@@ -75,6 +75,8 @@ export interface ControlPlaneOptions {
   nodes?: number;
   /** Start the function with --debug. */
   functionDebug?: boolean;
+  /** More environment for the function (FUNCTION_PLATFORM_CLOCK_FILE: a clock the test moves). */
+  functionEnv?: Record<string, string>;
   /** Progress lines (npm run cluster prints them). */
   say?: (line: string) => void;
   /** Leave what started running when the bring-up fails, to look at it (CLUSTER_KEEP_ON_FAILURE=1). */
@@ -474,7 +476,11 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     ];
     const fnLog = fileOf(logs, 'function.log');
     const startFn = async (append: boolean) => {
-      fn = spawnLogged('function', process.execPath, fnArgs, fnLog, { detached, append });
+      fn = spawnLogged('function', process.execPath, fnArgs, fnLog, {
+        detached,
+        append,
+        ...(opts.functionEnv ? { env: { ...process.env, ...opts.functionEnv } } : {}),
+      });
       await waitFor('the function', fn, 20_000, async () =>
         readFileSync(fnLog, 'utf8').includes(`"port":${functionPort}`),
       );

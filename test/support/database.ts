@@ -12,10 +12,29 @@ import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
 
 export const NAMESPACE = 'team-a';
 
-/** A namespaced Database XR. */
+/** The object store the tests' in-cluster Databases back up to. */
+export const OBJECT_STORE = {
+  bucket: 'team-a-backups',
+  region: 'eu-west-1',
+  credentialsSecretRef: { name: 'backup-store' },
+};
+
+/**
+ * An in-cluster spec with backups gets OBJECT_STORE unless it names one (an
+ * in-cluster Database without one is not Ready: its backups have nowhere to go).
+ */
+export function withObjectStore(spec: unknown): unknown {
+  if (!spec || typeof spec !== 'object') return spec;
+  const s = spec as Obj;
+  const backup = (s['backup'] ?? {}) as Obj;
+  if (s['placement'] === 'aws' || 'objectStore' in backup) return spec;
+  return { ...s, backup: { ...backup, objectStore: OBJECT_STORE } };
+}
+
+/** A namespaced Database XR (in the cluster: with OBJECT_STORE unless `bare`). */
 export function databaseXr(
   spec: unknown,
-  opts: { name?: string; namespace?: string; uid?: string; status?: Obj } = {},
+  opts: { name?: string; namespace?: string; uid?: string; status?: Obj; bare?: boolean } = {},
 ): Obj {
   return {
     apiVersion: 'example.com/v1',
@@ -25,7 +44,7 @@ export function databaseXr(
       namespace: opts.namespace ?? NAMESPACE,
       uid: opts.uid ?? `uid-${opts.name ?? 'orders'}`,
     },
-    spec,
+    spec: opts.bare ? spec : withObjectStore(spec),
     ...(opts.status ? { status: opts.status } : {}),
   };
 }
@@ -107,7 +126,7 @@ export function k8sSecret(name: string, namespace: string, values: Record<string
 }
 
 /** A cluster-scoped composite made from a Database claim (claims mode). */
-export function claimXr(spec: unknown, opts: { claim?: string; namespace?: string } = {}): Obj {
+export function claimXr(spec: unknown, opts: { claim?: string; namespace?: string; bare?: boolean } = {}): Obj {
   const claim = opts.claim ?? 'orders';
   return {
     apiVersion: 'example.com/v1',
@@ -117,7 +136,7 @@ export function claimXr(spec: unknown, opts: { claim?: string; namespace?: strin
       uid: `uid-x-${claim}`,
       labels: { 'crossplane.io/claim-name': claim, 'crossplane.io/claim-namespace': opts.namespace ?? NAMESPACE },
     },
-    spec,
+    spec: opts.bare ? spec : withObjectStore(spec),
   };
 }
 
@@ -137,5 +156,42 @@ export function observedObjectStatus(obj: Obj): Obj | undefined {
       { type: 'Synced', status: 'True' },
     ],
     atProvider: { manifest },
+  };
+}
+
+/** The S3 bucket an earlier version composed for a Database on AWS, as Crossplane observes it. */
+export function earlierVersionBucket(name = 'orders-db-backups-0a1b2c3d4e'): Obj {
+  return {
+    apiVersion: 's3.aws.m.upbound.io/v1beta1',
+    kind: 'Bucket',
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      annotations: { [RESOURCE_NAME_ANNOTATION]: 'backup-bucket', 'crossplane.io/external-name': name },
+    },
+    spec: { forProvider: { region: 'eu-west-1' } },
+  };
+}
+
+/** The dump volume an earlier version composed for a highly available Database, as Crossplane observes it. */
+export function earlierVersionBackupVolume(gb: number): Obj {
+  return {
+    apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+    kind: 'Object',
+    metadata: {
+      name: 'orders-db-backup',
+      namespace: NAMESPACE,
+      annotations: { [RESOURCE_NAME_ANNOTATION]: 'backup-volume' },
+    },
+    spec: {
+      forProvider: {
+        manifest: {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name: 'orders-db-backup', namespace: NAMESPACE },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: `${gb}Gi` } } },
+        },
+      },
+    },
   };
 }

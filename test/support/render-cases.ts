@@ -4,6 +4,8 @@
 // failure in one message, then every example XR of the folder rendered with
 // nothing of its own.
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -17,6 +19,9 @@ import {
   xrOf,
 } from './crank.js';
 import { type FunctionProcess, repoRoot, startFunction } from './function-process.js';
+
+/** The time the examples' observed states are as of (examples/database/observed/cluster-backed-up.yaml says so). */
+export const EXAMPLES_NOW = '2026-12-02T10:00:00Z';
 
 export interface RenderCase {
   name: string;
@@ -57,7 +62,11 @@ export function describeRenders(suite: RenderSuite): void {
     let fn: FunctionProcess | undefined;
 
     before(async () => {
-      if (!skip) fn = await startFunction();
+      if (skip) return;
+      // The examples' observed states are as of EXAMPLES_NOW: the function reads its clock from a file.
+      const clockFile = join(mkdtempSync(join(tmpdir(), 'render-clock-')), 'now');
+      writeFileSync(clockFile, EXAMPLES_NOW);
+      fn = await startFunction({ env: { FUNCTION_PLATFORM_CLOCK_FILE: clockFile } });
     });
 
     after(async () => {

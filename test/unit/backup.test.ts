@@ -32,14 +32,22 @@ const backupXr = (status?: Obj): Obj => ({
   ...(status ? { status } : {}),
 });
 const clusterDb = (backup: Obj = { objectStore: STORE }) =>
-  databaseXr({ engine: 'postgres', version: '16', storageGB: 20, backup });
+  databaseXr({ engine: 'postgres', version: '16', storageGB: 20, backup }, { bare: true });
 
 /** The attempt's pod as the kubelet leaves it: init container dump, container upload. */
 function pod(job: string, dump: Obj, upload?: Obj): Obj {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: `${job}-x1`, namespace: NAMESPACE, labels: { 'batch.kubernetes.io/job-name': job } },
+    metadata: {
+      name: `${job}-x1`,
+      namespace: NAMESPACE,
+      labels: {
+        'batch.kubernetes.io/job-name': job,
+        'app.kubernetes.io/name': 'database-backup',
+        'app.kubernetes.io/instance': job.replace(/-a\d$/, ''),
+      },
+    },
     status: {
       phase: upload ? 'Succeeded' : 'Failed',
       initContainerStatuses: [{ name: 'dump', state: { terminated: dump } }],
@@ -103,7 +111,13 @@ describe('a DatabaseBackup of an in-cluster Database: a dump Job to object stora
     assert.deepEqual(rsp.requirements?.resources?.['pod'], {
       apiVersion: 'v1',
       kind: 'Pod',
-      matchLabels: { labels: { 'batch.kubernetes.io/job-name': 'orders-before-migration-a1' } },
+      // Every attempt's pods, by labels no attempt changes: Crossplane wants requirements that settle.
+      matchLabels: {
+        labels: {
+          'app.kubernetes.io/name': 'database-backup',
+          'app.kubernetes.io/instance': 'orders-before-migration',
+        },
+      },
       namespace: NAMESPACE,
     });
     const status = statusOf(rsp);
@@ -157,11 +171,11 @@ describe('a DatabaseBackup of an in-cluster Database: a dump Job to object stora
     let status: Obj | undefined;
     let observed: Obj[] = [];
     const memories: string[] = [];
+    // The answer holds every attempt's pod so far, as the labels select them.
+    const pods: Obj[] = [];
     for (let attempt = 1; attempt <= 3; attempt++) {
-      const rsp = call(backupXr(status), observed, {
-        ...db,
-        ...answered({ pod: [pod(`orders-before-migration-a${attempt - 1}`, OOM)] }),
-      });
+      if (attempt > 1) pods.push(pod(`orders-before-migration-a${attempt - 1}`, OOM));
+      const rsp = call(backupXr(status), observed, { ...db, ...answered({ pod: [...pods] }) });
       const job = desiredOf(rsp, `dump-${attempt}`)!;
       assert.ok(job, `attempt ${attempt} composed`);
       assert.equal(desiredOf(rsp, `dump-${attempt - 1}`), undefined, 'the failed attempt leaves');
@@ -173,7 +187,7 @@ describe('a DatabaseBackup of an in-cluster Database: a dump Job to object stora
     assert.deepEqual(memories, ['256Mi', '512Mi', '1024Mi']);
     const last = call(backupXr(status), observed, {
       ...db,
-      ...answered({ pod: [pod('orders-before-migration-a3', OOM)] }),
+      ...answered({ pod: [...pods, pod('orders-before-migration-a3', OOM)] }),
     });
     const s = statusOf(last);
     assert.equal(s['phase'], 'Failed');
@@ -235,6 +249,19 @@ describe('a DatabaseBackup of a Database on AWS: an RDS Snapshot', () => {
     assert.equal(s['location'], 'rds-snapshot:orders-before-migration');
     assert.ok(desiredOf(done, 'rds-snapshot'), 'the Snapshot, which holds the data, stays');
   });
+
+  // Found under real Crossplane: the first call of a reconcile has no answer to the requirements yet.
+  test('before the Database is looked up, and when it is gone, the Snapshot stays composed as it is', () => {
+    const rsp = call(backupXr(), [], answered({ database: [awsDb] }));
+    const observed = asObserved(rsp, () => ({ conditions: [{ type: 'Ready', status: 'True' }] }));
+    for (const required of [{}, answered({ database: [] })]) {
+      const again = call(backupXr(statusOf(rsp)), observed, required);
+      assert.equal(fatalOf(again), undefined, fatalOf(again)?.message);
+      const kept = desiredOf(again, 'rds-snapshot')!;
+      assert.deepEqual(kept['spec'], desiredOf(rsp, 'rds-snapshot')!['spec']);
+      assert.equal(kept['status'], undefined, 'status is not desired');
+    }
+  });
 });
 
 describe('a DatabaseBackup of a CloudNativePG Database: a Backup through the Barman Cloud plugin', () => {
@@ -289,5 +316,31 @@ describe('bad input: not ready, a clear message, nothing composed, nothing delet
   test('a databaseRef without a name is refused naming the field', () => {
     const rsp = call({ ...backupXr(), spec: { databaseRef: {} } });
     assert.match(fatalOf(rsp)?.message ?? '', /spec\.databaseRef\.name/);
+  });
+});
+
+describe('DatabaseBackup: requirements that settle within one reconcile, as Crossplane needs', () => {
+  test('after an OOM kill, answering the requirements until they settle composes attempt 2 (no ping-pong between attempts)', async () => {
+    const { buildRequest, runWithRequirements } = await import('../../src/render.js');
+    const { runFunction } = await import('../../src/function.js');
+    const first = call(backupXr(), [], answered({ database: [clusterDb()] }));
+    const failedJob = asObserved(first, () => jobStatus('Failed'));
+    const rsp = runWithRequirements((r) => runFunction(r), buildRequest(backupXr(statusOf(first)), failedJob), [
+      { ...clusterDb(), metadata: { name: 'orders', namespace: NAMESPACE, uid: 'uid-orders' } },
+      {
+        ...pod('orders-before-migration-a1', OOM),
+        metadata: {
+          name: 'orders-before-migration-a1-x1',
+          namespace: NAMESPACE,
+          labels: {
+            'batch.kubernetes.io/job-name': 'orders-before-migration-a1',
+            'app.kubernetes.io/name': 'database-backup',
+            'app.kubernetes.io/instance': 'orders-before-migration',
+          },
+        },
+      },
+    ]);
+    assert.ok(desiredOf(rsp, 'dump-2'), 'attempt 2 composed');
+    assert.match(String(statusOf(rsp)['message']), /attempt 2 of 3/);
   });
 });

@@ -19,6 +19,9 @@ import {
   type Required,
   secretData,
   statusOf,
+  withObjectStore,
+  earlierVersionBackupVolume,
+  earlierVersionBucket,
 } from '../support/database.js';
 import { Loop } from '../support/loop.js';
 import { buildRequest, runWithRequirements } from '../../src/render.js';
@@ -153,7 +156,7 @@ describe('Database: generated passwords are stable', () => {
   test('the password is never written into the workload itself', () => {
     const rsp = call(databaseXr({ engine: 'mysql' }));
     const pw = secretData(desiredOf(rsp, 'credentials'))['password']!;
-    for (const key of ['statefulset', 'backup', 'service', 'headless']) {
+    for (const key of ['statefulset', 'service', 'headless']) {
       assert.equal(
         JSON.stringify(desiredOf(rsp, key)).includes(pw),
         false,
@@ -351,14 +354,18 @@ describe('Database: refusals are Fatal, name the field, and compose nothing', ()
     );
   });
 
-  // BUG (src/blueprints/database/index.ts observedStorageGB): the HA backup volume is sized by
-  // spec.storageGB but not counted as observed storage. With the operator missing (so no Cluster),
-  // shrinking storageGB is composed as a smaller PersistentVolumeClaim request, which the API server
-  // rejects, instead of being refused with a clear message.
-  test('storageGB shrink of the HA backup volume while CloudNativePG is not installed', () => {
+  // The HA dump volume of an earlier version is sized by spec.storageGB and counted as observed
+  // storage: with the operator missing (so no Cluster) a shrink is refused, not composed as a smaller
+  // PersistentVolumeClaim request the API server would reject.
+  test('storageGB shrink of an earlier version’s HA backup volume while CloudNativePG is not installed', () => {
     const missing = answered({ 'cnpg-crd': [] });
-    const ha = call(databaseXr({ highAvailability: true, storageGB: 20 }), [], missing);
+    const ha = call(databaseXr({ highAvailability: true, storageGB: 20 }), [earlierVersionBackupVolume(20)], missing);
     assert.ok(desiredOf(ha, 'backup-volume'));
+    assert.equal(
+      desiredOf(call(databaseXr({ highAvailability: true, storageGB: 20 }), [], missing), 'backup-volume'),
+      undefined,
+      'no new dump volume: backups go to the object store',
+    );
     assertRefused(
       call(databaseXr({ highAvailability: true, storageGB: 10 }), asObserved(ha), missing),
       'spec.storageGB',
@@ -462,7 +469,7 @@ describe('Database: refusals are Fatal, name the field, and compose nothing', ()
 
 describe('Database on AWS: safe defaults', () => {
   test('Retain (the default): encrypted, private, protected, final snapshot, no Delete in management policies', () => {
-    const rsp = call(databaseXr({ ...AWS, backup: { retentionDays: 12 } }));
+    const rsp = call(databaseXr({ ...AWS, backup: { retentionDays: 12 } }), [earlierVersionBucket()]);
     const fp = forProvider(rsp);
     assert.equal(fp['storageEncrypted'], true);
     assert.equal(fp['publiclyAccessible'], false);
@@ -499,8 +506,8 @@ describe('Database on AWS: safe defaults', () => {
       assert.deepEqual(((res.resource as Obj)['spec'] as Obj)['managementPolicies'], ['*']);
   });
 
-  test('the backup bucket is private, versioned, encrypted and expires after the retention', () => {
-    const rsp = call(databaseXr({ ...AWS, backup: { retentionDays: 9 } }));
+  test('an earlier version’s bucket stays private, versioned, encrypted and expiring; status names RDS backups, not it', () => {
+    const rsp = call(databaseXr({ ...AWS, backup: { retentionDays: 9 } }), [earlierVersionBucket()]);
     assert.equal(
       (specOf(rsp, 'backup-bucket-versioning')['forProvider'] as Obj)['versioningConfiguration'] instanceof Object,
       true,
@@ -517,8 +524,18 @@ describe('Database on AWS: safe defaults', () => {
     const bucket = desiredOf(rsp, 'backup-bucket')!;
     const name = String((bucket['metadata'] as Obj)['name']);
     assert.match(name, /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/);
-    assert.equal(statusOf(rsp)['backup'] instanceof Object, true);
-    assert.deepEqual(statusOf(rsp)['backup'], { location: `s3://${name}` });
+    assert.equal(statusOf(rsp)['backup'], undefined, 'nothing holds a backup yet: no location is named');
+    const restorable = '2026-12-02T01:05:00Z';
+    const instance = asObserved(rsp).find((o) => o['kind'] === 'Instance')!;
+    instance['status'] = { atProvider: { latestRestorableTime: restorable } };
+    const later = call(databaseXr({ ...AWS, backup: { retentionDays: 9 } }), [earlierVersionBucket(), instance]);
+    assert.deepEqual(statusOf(later)['backup'], {
+      latestRestorableTime: restorable,
+      location: 'rds-automated-backups:team-a-orders-db',
+    });
+    const health = later.conditions.find((c) => c.type === 'BackupHealthy')!;
+    assert.equal(health.reason, 'AutomatedBackups');
+    assert.match(health.message ?? '', /kept 9 days; restorable to 2026-12-02T01:05:00Z/);
   });
 
   test('multiAz follows highAvailability; instanceClass overrides size', () => {
@@ -532,13 +549,15 @@ describe('Database on AWS: safe defaults', () => {
     );
   });
 
-  test('the bucket outlives backup.enabled=false once it exists', () => {
-    const withBucket = call(databaseXr(AWS));
+  test('an earlier version’s bucket outlives backup.enabled=false; no bucket is created any more', () => {
+    const withBucket = call(databaseXr(AWS), [earlierVersionBucket()]);
     const off = call(databaseXr({ ...AWS, backup: { enabled: false } }), asObserved(withBucket));
     assert.equal(fatalOf(off), undefined);
     assert.ok(desiredOf(off, 'backup-bucket'));
-    const fresh = call(databaseXr({ ...AWS, backup: { enabled: false } }));
-    assert.equal(desiredOf(fresh, 'backup-bucket'), undefined, 'never created when backups were never on');
+    for (const backup of [{}, { enabled: false }]) {
+      const fresh = call(databaseXr({ ...AWS, backup }));
+      assert.equal(desiredOf(fresh, 'backup-bucket'), undefined, 'RDS keeps the backups itself');
+    }
   });
 });
 
@@ -549,7 +568,7 @@ describe('Database in the cluster: Retain keeps the volumes', () => {
       whenDeleted: 'Retain',
       whenScaled: 'Retain',
     });
-    const ha = call(databaseXr({ highAvailability: true }), [], cnpgInstalled);
+    const ha = call(databaseXr({ highAvailability: true }), [earlierVersionBackupVolume(20)], cnpgInstalled);
     for (const key of ['cnpg-cluster', 'backup-volume']) {
       const policies = specOf(ha, key)['managementPolicies'] as string[];
       assert.ok(!policies.includes('Delete') && !policies.includes('*'), `${key}: ${policies.join(',')}`);
@@ -644,7 +663,7 @@ describe('Database status: phase follows observed state and the previous status'
     assert.equal(loop.phase(), 'Ready');
 
     // A change the StatefulSet controller has not caught up with yet.
-    loop.xr = { ...loop.xr, spec: { size: 'medium' } };
+    loop.xr = { ...loop.xr, spec: withObjectStore({ size: 'medium' }) };
     loop.apply(loop.call());
     assert.equal(loop.phase(), 'Ready', 'the change is only applied at the end of this call');
     loop.apply(loop.call());

@@ -180,6 +180,28 @@ describe('readiness per kind', () => {
   });
 });
 
+describe('the platform’s own kinds and the Barman Cloud plugin', () => {
+  test('a DatabaseBackup by its phase; it holds data; an ObjectStore once it exists', async () => {
+    const { holdsData } = await import('../../src/kinds/index.js');
+    const backup = (status?: object) => ({
+      apiVersion: 'example.com/v1',
+      kind: 'DatabaseBackup',
+      metadata: { name: 'b' },
+      ...(status ? { status } : {}),
+    });
+    assert.equal(judge(backup({ phase: 'Completed' })).state, 'ready');
+    const failed = judge(backup({ phase: 'Failed', failureReason: 'dump was killed for memory' }));
+    assert.equal(failed.state, 'failed');
+    assert.equal(failed.detail, 'dump was killed for memory');
+    assert.equal(judge(backup({ phase: 'Running' })).state, 'progressing');
+    assert.equal(judge(backup()).detail, 'pending');
+    assert.equal(holdsData(backup()), true);
+    const store = { apiVersion: 'barmancloud.cnpg.io/v1', kind: 'ObjectStore', metadata: { name: 's' } };
+    assert.equal(judge(store).state, 'ready');
+    assert.equal(holdsData(store), false);
+  });
+});
+
 describe('verdict states: what code decides on, never read out of the detail', () => {
   const dep = (status: object, generation = 2) => ({
     apiVersion: 'apps/v1',

@@ -35,6 +35,7 @@ const specOf = (raw: unknown) =>
     observed: new Map(),
     required: new Map(),
     newPassword: () => 'unused',
+    now: new Date(),
   }).input.spec;
 
 describe('spec handling', () => {

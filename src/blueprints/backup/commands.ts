@@ -55,6 +55,17 @@ export function uploadScript(): string {
   ].join('\n');
 }
 
+/** Retention's removal of a stored backup (BUCKET, KEY and the client's variables, as the upload): gone, or never there. */
+export function removeScript(): string {
+  return [
+    'set -eu',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
+    'ep=""; if [ -n "${S3_ENDPOINT:-}" ]; then ep="--endpoint-url $S3_ENDPOINT"; fi',
+    'aws $ep s3 rm --only-show-errors "s3://$BUCKET/$KEY"',
+    'echo "removed s3://$BUCKET/$KEY"',
+  ].join('\n');
+}
+
 /** The object key of a backup: the prefix, the Database, the backup's name and the engine's extension. */
 export function backupKey(
   prefix: string | undefined,

@@ -23,6 +23,7 @@ import {
   dumpLocation,
   JOB_NAME_LABEL,
   jobName,
+  podLabels,
   MAX_ATTEMPTS,
   memoryFor,
   podOutcome,
@@ -32,8 +33,19 @@ import { DATABASE, databaseRequirement, type Lookup, lookUp } from './target.js'
 const validate = specValidator<DatabaseBackupSpec>(validators.databasebackup as ValidateFunction);
 
 export const BACKUP_KEYS = { snapshot: 'rds-snapshot', cnpg: 'cnpg-backup' } as const;
-/** The required resource that is the current attempt's pod. */
+/**
+ * The required resource that is the pods of this backup's Jobs: every
+ * attempt's, by labels that do not change between attempts. Crossplane asks
+ * again within one reconcile while the requirements change, so they must not
+ * depend on what their own answer decides (the attempt).
+ */
 export const POD = 'pod';
+
+/** The pod of one attempt's Job, among the backup's pods. */
+function podOf(input: BlueprintInput<DatabaseBackupSpec>, attempt: number): Obj | undefined {
+  const job = jobName(input.owner, attempt);
+  return input.required.get(POD)?.find((p) => str(p, 'metadata', 'labels', JOB_NAME_LABEL) === job);
+}
 const CNPG_PLUGIN = 'barman-cloud.cloudnative-pg.io';
 const TERMINAL = new Set(['Completed', 'Failed']);
 
@@ -52,7 +64,7 @@ function currentAttempt(input: BlueprintInput<DatabaseBackupSpec>, previous: Obj
   while (input.observed.has(attemptKey(attempt + 1))) attempt++;
   const job = input.observed.get(attemptKey(attempt));
   if (job && condition(job, 'Failed')?.status === 'True' && attempt < MAX_ATTEMPTS) {
-    const failed = podOutcome(input.required.get(POD)?.[0]).failed;
+    const failed = podOutcome(podOf(input, attempt)).failed;
     if (failed?.reason === 'OOMKilled') return attempt + 1;
   }
   return attempt;
@@ -73,7 +85,14 @@ function compose(r: ResolvedBackup): Plan {
     [DATABASE]: databaseRequirement(input.spec.databaseRef.name, owner.namespace),
   };
   const resources: Desired[] = [];
-  if (lookup.state !== 'found') return { resources, requirements };
+  // Until the Database is known (Crossplane answers requirements on the next
+  // call of the same reconcile), or when it cannot be backed up, what exists
+  // stays exactly as it is: a Fatal here would stop the reconcile, and an
+  // omission would delete a snapshot.
+  if (lookup.state !== 'found') {
+    for (const [key, obj] of input.observed) resources.push({ key, object: asDesired(obj) });
+    return { resources, requirements };
+  }
   const { target } = lookup;
   switch (target.method) {
     case 'dump': {
@@ -83,7 +102,7 @@ function compose(r: ResolvedBackup): Plan {
       requirements[POD] = {
         apiVersion: 'v1',
         kind: 'Pod',
-        matchLabels: { [JOB_NAME_LABEL]: jobName(owner, attempt) },
+        matchLabels: podLabels(owner),
         namespace: owner.namespace,
       };
       break;
@@ -122,6 +141,22 @@ function compose(r: ResolvedBackup): Plan {
     }
   }
   return { resources, requirements };
+}
+
+/** An observed object as desired again: what it is and its spec, none of what the server or controllers wrote. */
+function asDesired(obj: Obj): Obj {
+  const meta = (obj['metadata'] ?? {}) as Obj;
+  const {
+    resourceVersion: _v,
+    uid: _u,
+    generation: _g,
+    creationTimestamp: _c,
+    managedFields: _m,
+    ownerReferences: _o,
+    ...kept
+  } = meta;
+  const { status: _s, metadata: _meta, ...rest } = obj;
+  return { ...rest, metadata: kept };
 }
 
 type Phase = 'Pending' | 'Running' | 'Completed' | 'Failed';
@@ -180,7 +215,7 @@ function dumpStatus(r: ResolvedBackup, base: Obj): Summary {
       fields,
     );
   const startedAt = str(job, 'status', 'startTime');
-  const outcome = podOutcome(input.required.get(POD)?.[0]);
+  const outcome = podOutcome(podOf(input, attempt));
   if (condition(job, 'Complete')?.status === 'True') {
     const size = outcome.report?.sizeBytes;
     return summary(

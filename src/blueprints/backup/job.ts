@@ -1,12 +1,12 @@
 // The Job that dumps an in-cluster Database and ships the dump to object
 // storage (the commands are in commands.ts), and what its Pod says of it.
-import type { V1EnvVar, V1Job } from '@kubernetes/client-node';
+import type { V1EnvVar, V1Job, V1PodSpec } from '@kubernetes/client-node';
 import { list, record, str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import type { Owner } from '../blueprint.js';
 import { baseName, dbname, names } from '../database/common.js';
 import { ENGINES } from '../database/engine.js';
-import { backupKey, dumpScript, uploadScript } from './commands.js';
+import { backupKey, dumpScript, removeScript, uploadScript } from './commands.js';
 import type { Target } from './target.js';
 
 /** The S3 client of the upload step: the official image, pinned. */
@@ -18,12 +18,26 @@ export const MAX_ATTEMPTS = 3;
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 const WORK = '/work';
 
+/** The official images' unprivileged user: neither the dump nor the S3 client needs root. */
+const POD_SECURITY = {
+  runAsNonRoot: true,
+  runAsUser: 999,
+  runAsGroup: 999,
+  fsGroup: 999,
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
 export const attemptKey = (attempt: number) => `dump-${attempt}`;
 export const memoryFor = (attempt: number) => `${FIRST_ATTEMPT_MEMORY_MI * 2 ** (attempt - 1)}Mi`;
 
 /** The Job of one attempt: within 63 characters, as its pods' job-name label must be. */
 export function jobName(backup: Owner, attempt: number): string {
   return boundedLabel(63, backup.name, `a${attempt}`);
+}
+
+/** The labels every attempt's Job and pods carry: the same for all attempts of a backup. */
+export function podLabels(backup: Owner): Record<string, string> {
+  return { 'app.kubernetes.io/name': 'database-backup', 'app.kubernetes.io/instance': backup.name };
 }
 
 /** Where the dump of a backup goes: bucket and key. */
@@ -47,78 +61,120 @@ export function dumpJob(backup: Owner, target: Target, attempt: number): Obj {
   const memory = memoryFor(attempt);
   const resources = { requests: { cpu: '100m', memory }, limits: { memory } };
   const name = jobName(backup, attempt);
-  const labels = {
-    'app.kubernetes.io/name': 'database-backup',
-    'app.kubernetes.io/instance': backup.name,
-    'app.kubernetes.io/managed-by': 'function-platform',
+  const labels = { ...podLabels(backup), 'app.kubernetes.io/managed-by': 'function-platform' };
+  // Attempts are the function's: a new Job each (backoffLimit 0), with the memory the last one lacked.
+  return jobOf(
+    name,
+    backup.namespace,
+    labels,
+    { backoffLimit: 0, activeDeadlineSeconds: 6 * 3600 },
+    {
+      initContainers: [
+        {
+          name: 'dump',
+          image: engine.image(spec.version),
+          command: ['sh', '-c', dumpScript(spec.engine)],
+          env: [
+            { name: 'HOST', value: `${baseName(target.owner)}.${target.owner.namespace}.svc.cluster.local` },
+            { name: 'PORT', value: String(engine.port) },
+            secretEnv('DB_USER', credentials, 'username'),
+            secretEnv('DB_PASSWORD', credentials, 'password'),
+            { name: 'DB_NAME', value: dbname(target.owner) },
+            { name: 'OUT', value: file },
+          ],
+          resources,
+          volumeMounts: [{ name: 'work', mountPath: WORK }],
+          terminationMessagePolicy: 'FallbackToLogsOnError',
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+        },
+      ],
+      containers: [s3Container('upload', uploadScript(), store, bucket, key, [{ name: 'IN', value: file }])],
+    },
+  );
+}
+
+type ObjectStore = NonNullable<Target['spec']['backup']['objectStore']>;
+
+/** A container of the S3 client image running `script` against BUCKET and KEY of the object store. */
+function s3Container(name: string, script: string, store: ObjectStore, bucket: string, key: string, env: V1EnvVar[]) {
+  const secretEnv = (variable: string): V1EnvVar => ({
+    name: variable,
+    valueFrom: { secretKeyRef: { name: store.credentialsSecretRef.name, key: variable } },
+  });
+  return {
+    name,
+    image: AWS_CLI_IMAGE,
+    command: ['sh', '-c', script],
+    env: [
+      ...env,
+      { name: 'BUCKET', value: bucket },
+      { name: 'KEY', value: key },
+      { name: 'AWS_REGION', value: store.region },
+      ...(store.endpoint ? [{ name: 'S3_ENDPOINT', value: store.endpoint }] : []),
+      secretEnv('AWS_ACCESS_KEY_ID'),
+      secretEnv('AWS_SECRET_ACCESS_KEY'),
+      // The CLI wants a home; the image's is not writable by this user.
+      { name: 'HOME', value: WORK },
+    ],
+    resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '256Mi' } },
+    volumeMounts: [{ name: 'work', mountPath: WORK }],
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+    securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
   };
+}
+
+/** A Job of this module: its pods unprivileged, never restarted in place, with a scratch volume at /work. */
+function jobOf(
+  name: string,
+  namespace: string,
+  labels: Record<string, string>,
+  limits: { backoffLimit: number; activeDeadlineSeconds: number },
+  containers: Pick<V1PodSpec, 'initContainers' | 'containers'>,
+): Obj {
   const job: V1Job = {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: { name, namespace: backup.namespace, labels },
+    metadata: { name, namespace, labels },
     spec: {
-      // Attempts are the function's: a new Job each, with the memory the last one lacked.
-      backoffLimit: 0,
-      activeDeadlineSeconds: 6 * 3600,
+      ...limits,
       template: {
         metadata: { labels },
         spec: {
           restartPolicy: 'Never',
-          // The official images' unprivileged user; the dump needs no root.
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 999,
-            runAsGroup: 999,
-            fsGroup: 999,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: POD_SECURITY,
           volumes: [{ name: 'work', emptyDir: {} }],
-          initContainers: [
-            {
-              name: 'dump',
-              image: engine.image(spec.version),
-              command: ['sh', '-c', dumpScript(spec.engine)],
-              env: [
-                { name: 'HOST', value: `${baseName(target.owner)}.${target.owner.namespace}.svc.cluster.local` },
-                { name: 'PORT', value: String(engine.port) },
-                secretEnv('DB_USER', credentials, 'username'),
-                secretEnv('DB_PASSWORD', credentials, 'password'),
-                { name: 'DB_NAME', value: dbname(target.owner) },
-                { name: 'OUT', value: file },
-              ],
-              resources,
-              volumeMounts: [{ name: 'work', mountPath: WORK }],
-              terminationMessagePolicy: 'FallbackToLogsOnError',
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-            },
-          ],
-          containers: [
-            {
-              name: 'upload',
-              image: AWS_CLI_IMAGE,
-              command: ['sh', '-c', uploadScript()],
-              env: [
-                { name: 'IN', value: file },
-                { name: 'BUCKET', value: bucket },
-                { name: 'KEY', value: key },
-                { name: 'AWS_REGION', value: store.region },
-                ...(store.endpoint ? [{ name: 'S3_ENDPOINT', value: store.endpoint }] : []),
-                secretEnv('AWS_ACCESS_KEY_ID', store.credentialsSecretRef.name, 'AWS_ACCESS_KEY_ID'),
-                secretEnv('AWS_SECRET_ACCESS_KEY', store.credentialsSecretRef.name, 'AWS_SECRET_ACCESS_KEY'),
-                // The CLI wants a home; the image's is not writable by this user.
-                { name: 'HOME', value: WORK },
-              ],
-              resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '256Mi' } },
-              volumeMounts: [{ name: 'work', mountPath: WORK }],
-              terminationMessagePolicy: 'FallbackToLogsOnError',
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-            },
-          ],
+          ...(containers.initContainers ? { initContainers: containers.initContainers } : {}),
+          containers: containers.containers,
         },
       },
     },
   };
   return job as Obj;
+}
+
+/** Retention's Job: removes one stored backup from the object store. */
+export function removeJob(name: string, namespace: string, instance: string, store: ObjectStore, url: string): Obj {
+  const { bucket, key } = parseS3Url(url)!;
+  const labels = {
+    'app.kubernetes.io/name': 'database-backup-removal',
+    'app.kubernetes.io/instance': instance,
+    'app.kubernetes.io/managed-by': 'function-platform',
+  };
+  return jobOf(
+    name,
+    namespace,
+    labels,
+    { backoffLimit: 3, activeDeadlineSeconds: 3600 },
+    {
+      containers: [s3Container('remove', removeScript(), store, bucket, key, [])],
+    },
+  );
+}
+
+/** Bucket and key of an s3:// URL. */
+export function parseS3Url(url: string): { bucket: string; key: string } | undefined {
+  const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(url);
+  return m ? { bucket: m[1]!, key: m[2]! } : undefined;
 }
 
 /** How one container of the attempt's pod ended, if it has. */

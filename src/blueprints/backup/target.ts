@@ -55,7 +55,8 @@ export function lookUp(answer: Obj[] | undefined, name: string, namespace: strin
   // The version it runs when it names none: the newest at its creation, which the Database keeps.
   const spec = resolve(parsed);
   const method = methodFor(spec);
-  if (method === 'dump' && !spec.backup.objectStore) {
+  // A dump and CloudNativePG's plugin both write to the Database's object store.
+  if (method !== 'rds-snapshot' && !spec.backup.objectStore) {
     return {
       state: 'refused',
       why: spec.backup.enabled

@@ -1,5 +1,9 @@
-// A Database on AWS: an RDS instance and a private, versioned, encrypted S3
-// bucket for backups, as provider-upjet-aws v2 namespaced managed resources.
+// A Database on AWS: an RDS instance, as provider-upjet-aws v2 namespaced
+// managed resources. Its backups are RDS's own automated backups (retention
+// and window from spec.backup, point-in-time restore), mirrored into status;
+// a DatabaseBackup adds a snapshot on demand. An S3 bucket that an earlier
+// version composed stays composed (it may hold objects) but is not named as a
+// backup location: nothing ever wrote backups to it.
 import { num, str, type Obj } from '../../kube.js';
 import { dnsLabel } from '../../names.js';
 import type { Desired, Owner, Plan } from '../blueprint.js';
@@ -236,8 +240,8 @@ export function instanceAddress(input: DatabaseInput): { host: string; port: num
 export function composeAws(input: DatabaseInput, spec: ResolvedSpec): Plan {
   const resources: Desired[] = [{ key: AWS_KEYS.instance, object: instance(input, spec) }];
   if (spec.aws?.subnetIds?.length) resources.push({ key: AWS_KEYS.subnetGroup, object: subnetGroup(input, spec) });
-  // Once the bucket exists it stays, even if backups are turned off: it holds them.
-  if (spec.backup.enabled || input.observed.has(AWS_KEYS.bucket)) resources.push(...bucketResources(input, spec));
+  // An earlier version's bucket stays: whatever is in it is not ours to delete.
+  if (input.observed.has(AWS_KEYS.bucket)) resources.push(...bucketResources(input, spec));
 
   // Our connection Secret is built from the provider's, which holds the generated password.
   const requirements: Plan['requirements'] = {
@@ -291,7 +295,10 @@ function keepSecret(observed: Obj): Obj {
   };
 }
 
+/** RDS automated backups as the provider observes them: where a restore can start from, and since when. */
 export function awsBackupStatus(input: DatabaseInput, spec: ResolvedSpec): Obj | undefined {
-  if (!spec.backup.enabled && !input.observed.has(AWS_KEYS.bucket)) return undefined;
-  return { location: `s3://${bucketName(input)}` };
+  const latest = str(input.observed.get(AWS_KEYS.instance), 'status', 'atProvider', 'latestRestorableTime');
+  if (!spec.backup.enabled && !latest) return undefined;
+  // Named only once RDS can restore from its automated backups.
+  return latest ? { latestRestorableTime: latest, location: `rds-automated-backups:${rdsIdentifier(input)}` } : {};
 }

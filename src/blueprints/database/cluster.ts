@@ -1,12 +1,16 @@
 // A Database in the cluster: a StatefulSet of the official image, or a
-// CloudNativePG Cluster for high availability, with a dump CronJob.
-import type { V1CronJob, V1PersistentVolumeClaim, V1PodSecurityContext, V1StatefulSet } from '@kubernetes/client-node';
+// CloudNativePG Cluster for high availability (with the Barman Cloud
+// plugin's ObjectStore when backups have one). Its backups are DatabaseBackups
+// (backups.ts).
+import type { V1PersistentVolumeClaim, V1PodSecurityContext, V1StatefulSet } from '@kubernetes/client-node';
 import { list, str, type Obj } from '../../kube.js';
-import { boundedLabel, dnsLabel } from '../../names.js';
+import { dnsLabel } from '../../names.js';
 import { gigabytes } from '../../quantity.js';
 import type { Context, Desired, Plan } from '../blueprint.js';
+import { type BackupPlan, storePath } from './backups.js';
 import {
   APP_USER,
+  appName,
   baseName,
   connectionSecret,
   type DatabaseInput,
@@ -28,8 +32,9 @@ export const CLUSTER_KEYS = {
   service: 'service',
   headless: 'headless',
   cnpg: 'cnpg-cluster',
+  /** The dump volume of an earlier version's highly available Database: kept while it exists, never made. */
   backupVolume: 'backup-volume',
-  backup: 'backup',
+  objectStore: 'cnpg-object-store',
 } as const;
 
 /**
@@ -131,10 +136,8 @@ function statefulSet(input: DatabaseInput, spec: ResolvedSpec): Obj {
   const probe = { exec: { command: engine.readyCommand }, timeoutSeconds: 5 };
   // Claim templates cannot change once the StatefulSet exists: keep what runs.
   const observedTemplates = list(input.observed.get(CLUSTER_KEYS.statefulset), 'spec', 'volumeClaimTemplates');
-  const templates =
-    observedTemplates.length > 0
-      ? observedTemplates
-      : [claimTemplate(input, spec, 'data'), claimTemplate(input, spec, 'backup')];
+  // (An earlier version's StatefulSet also has a "backup" template; it stays, with its volume.)
+  const templates = observedTemplates.length > 0 ? observedTemplates : [claimTemplate(input, spec, 'data')];
   const sts: V1StatefulSet = {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
@@ -238,6 +241,13 @@ function cnpgCluster(input: DatabaseInput, spec: ResolvedSpec): Obj {
       resources: resources(spec),
       affinity: { enablePodAntiAffinity: true, topologyKey: 'kubernetes.io/hostname' },
       bootstrap: { initdb: { database: dbname(owner), owner: APP_USER, secret: { name: names.credentials(owner) } } },
+      ...(spec.backup.objectStore
+        ? {
+            plugins: [
+              { name: CNPG_PLUGIN, isWALArchiver: true, parameters: { barmanObjectName: objectStoreName(input) } },
+            ],
+          }
+        : {}),
     },
   });
 }
@@ -252,90 +262,37 @@ function backupVolume(input: DatabaseInput, spec: ResolvedSpec): Obj {
   });
 }
 
-/** The claim the dumps go to: the StatefulSet's own backup volume, or the HA backup volume. */
-export function backupClaim(input: DatabaseInput, spec: ResolvedSpec): string {
-  const base = baseName(input.owner);
-  return usesCnpg(spec) ? dnsLabel(base, 'backup') : `backup-${base}-0`;
+/** The Barman Cloud plugin's ObjectStore: where CloudNativePG archives WAL and writes base backups. */
+export const CNPG_PLUGIN = 'barman-cloud.cloudnative-pg.io';
+export function objectStoreName(input: Pick<DatabaseInput, 'owner'>): string {
+  return dnsLabel(baseName(input.owner), 'store');
 }
 
-function backupCronJob(input: DatabaseInput, spec: ResolvedSpec): Obj {
-  const { owner } = input;
-  const engine = ENGINES[spec.engine];
-  const credentials = names.credentials(owner);
-  // HA dumps read from a replica; a single server is read where it runs.
-  const host = usesCnpg(spec) ? `${baseName(owner)}-r` : baseName(owner);
-  const script = [
-    'set -eu',
-    'STAMP=$(date -u +%Y%m%dT%H%M%SZ)',
-    engine.dumpScript,
-    `find /backup -maxdepth 1 -type f -name '${engine.dumpGlob}' -mmin +$((RETENTION_DAYS * 1440)) -print -delete`,
-  ].join('\n');
-  // The StatefulSet's backup volume is ReadWriteOnce: run beside the server so both can mount it.
-  const affinity = usesCnpg(spec)
-    ? undefined
-    : {
-        podAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: [
-            {
-              labelSelector: {
-                matchLabels: {
-                  'app.kubernetes.io/instance': labels(owner, spec)['app.kubernetes.io/instance']!,
-                  [ROLE_LABEL]: 'server',
-                },
-              },
-              topologyKey: 'kubernetes.io/hostname',
-            },
-          ],
-        },
-      };
-  const cron: V1CronJob = {
-    apiVersion: 'batch/v1',
-    kind: 'CronJob',
-    // CronJob names are limited to 52 characters: their Jobs add a suffix.
-    metadata: meta(owner, spec, boundedLabel(52, baseName(owner), 'backup')),
+function cnpgObjectStore(input: DatabaseInput, spec: ResolvedSpec): Obj {
+  const store = spec.backup.objectStore!;
+  const secret = store.credentialsSecretRef.name;
+  return {
+    apiVersion: 'barmancloud.cnpg.io/v1',
+    kind: 'ObjectStore',
+    metadata: meta(input.owner, spec, objectStoreName(input)),
     spec: {
-      schedule: spec.backup.schedule,
-      timeZone: 'Etc/UTC',
-      concurrencyPolicy: 'Forbid',
-      startingDeadlineSeconds: 3600,
-      successfulJobsHistoryLimit: 3,
-      failedJobsHistoryLimit: 3,
-      jobTemplate: {
-        spec: {
-          backoffLimit: 2,
-          template: {
-            metadata: { labels: labels(owner, spec, { [ROLE_LABEL]: 'backup' }) },
-            spec: {
-              restartPolicy: 'OnFailure',
-              securityContext: podSecurity(),
-              ...(affinity ? { affinity } : {}),
-              containers: [
-                {
-                  name: 'backup',
-                  image: engine.image(spec.version),
-                  command: ['sh', '-c', script],
-                  env: [
-                    { name: 'HOST', value: host },
-                    { name: 'DB_NAME', value: dbname(owner) },
-                    { name: 'DB_USER', valueFrom: { secretKeyRef: { name: credentials, key: 'username' } } },
-                    { name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: credentials, key: 'password' } } },
-                    { name: 'RETENTION_DAYS', value: String(spec.backup.retentionDays) },
-                  ],
-                  volumeMounts: [{ name: 'backup', mountPath: '/backup' }],
-                  securityContext: containerSecurity,
-                },
-              ],
-              volumes: [{ name: 'backup', persistentVolumeClaim: { claimName: backupClaim(input, spec) } }],
-            },
-          },
+      // The plugin prunes base backups and WAL by the same retention the Database states.
+      retentionPolicy: `${spec.backup.retentionDays}d`,
+      configuration: {
+        destinationPath: storePath(store, appName(input.owner)),
+        ...(store.endpoint ? { endpointURL: store.endpoint } : {}),
+        s3Credentials: {
+          accessKeyId: { name: secret, key: 'AWS_ACCESS_KEY_ID' },
+          secretAccessKey: { name: secret, key: 'AWS_SECRET_ACCESS_KEY' },
         },
+        wal: { compression: 'gzip' },
+        data: { compression: 'gzip' },
       },
     },
   };
-  return cron as unknown as Obj;
 }
 
-export function composeCluster(input: DatabaseInput, spec: ResolvedSpec): Plan {
+export function composeCluster(input: DatabaseInput, spec: ResolvedSpec, backups: BackupPlan): Plan {
   const { owner } = input;
   // The workload first: it is what the user hears about while it is not ready.
   const resources: Desired[] = [];
@@ -349,9 +306,10 @@ export function composeCluster(input: DatabaseInput, spec: ResolvedSpec): Plan {
     // Without the operator its Cluster kind does not exist: composing one would only fail to apply.
     if (cnpgOperator(input) === 'installed')
       resources.push({ key: CLUSTER_KEYS.cnpg, object: cnpgCluster(input, spec) });
-    if (spec.backup.enabled || input.observed.has(CLUSTER_KEYS.backupVolume)) {
+    if (input.observed.has(CLUSTER_KEYS.backupVolume))
       resources.push({ key: CLUSTER_KEYS.backupVolume, object: backupVolume(input, spec) });
-    }
+    if (spec.backup.objectStore && cnpgOperator(input) === 'installed')
+      resources.push({ key: CLUSTER_KEYS.objectStore, object: cnpgObjectStore(input, spec) });
   } else {
     resources.push({ key: CLUSTER_KEYS.statefulset, object: statefulSet(input, spec) }, ...services(input, spec));
   }
@@ -404,17 +362,6 @@ export function composeCluster(input: DatabaseInput, spec: ResolvedSpec): Plan {
       dbname: dbname(owner),
     }),
   });
-  if (spec.backup.enabled) resources.push({ key: CLUSTER_KEYS.backup, object: backupCronJob(input, spec) });
-  return { resources, requirements };
-}
-
-/** The newest successful dump, from the observed CronJob. */
-export function clusterBackupStatus(input: DatabaseInput, spec: ResolvedSpec): Obj | undefined {
-  if (!spec.backup.enabled) return undefined;
-  const cron = input.observed.get(CLUSTER_KEYS.backup);
-  const last = str(cron, 'status', 'lastSuccessfulTime');
-  return {
-    ...(last ? { lastSuccessfulTime: last } : {}),
-    location: `persistentvolumeclaim/${backupClaim(input, spec)}`,
-  };
+  resources.push(...backups.resources);
+  return { resources, requirements, retiring: backups.retiring };
 }

@@ -1,5 +1,5 @@
 // What differs between postgres and mysql: versions, images, ports, the
-// commands that prove the server accepts connections, and how to dump it.
+// commands that prove the server accepts connections (dumps: ../backup/commands.ts).
 import type { V1EnvVar } from '@kubernetes/client-node';
 import type { DatabaseSpec } from '../../generated/schemas.js';
 
@@ -16,10 +16,6 @@ export interface EngineFacts {
   serverEnv(credentials: string, dbname: string): V1EnvVar[];
   /** A command that succeeds only when the server accepts a connection as the app user. */
   readyCommand: string[];
-  /** Shell that writes one dump into /backup, reading HOST, DB_USER, DB_PASSWORD, DB_NAME and STAMP from the environment. */
-  dumpScript: string;
-  /** File name pattern of dumps, for pruning. */
-  dumpGlob: string;
   uri(user: string, password: string, host: string, port: number, db: string): string;
   jdbc(host: string, port: number, db: string): string;
 }
@@ -67,9 +63,6 @@ export const ENGINES: Record<Engine, EngineFacts> = {
     env: imageEnv('POSTGRES', 'DB', [{ name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' }]),
     scheme: 'postgresql',
     readyCommand: ['sh', '-c', 'exec pg_isready -h 127.0.0.1 -p 5432 -U "$POSTGRES_USER" -d "$POSTGRES_DB"'],
-    dumpScript:
-      'PGPASSWORD="$DB_PASSWORD" pg_dump -h "$HOST" -U "$DB_USER" -d "$DB_NAME" -Fc -f "/backup/$DB_NAME-$STAMP.dump"',
-    dumpGlob: '*.dump',
   }),
   mysql: facts({
     versions: ['8.0', '8.4'],
@@ -79,9 +72,6 @@ export const ENGINES: Record<Engine, EngineFacts> = {
     env: imageEnv('MYSQL', 'DATABASE', [{ name: 'MYSQL_RANDOM_ROOT_PASSWORD', value: 'yes' }]),
     scheme: 'mysql',
     readyCommand: ['sh', '-c', 'MYSQL_PWD="$MYSQL_PASSWORD" exec mysql -h 127.0.0.1 -u "$MYSQL_USER" -e "SELECT 1"'],
-    dumpScript:
-      'MYSQL_PWD="$DB_PASSWORD" mysqldump --single-transaction -h "$HOST" -u "$DB_USER" "$DB_NAME" | gzip > "/backup/$DB_NAME-$STAMP.sql.gz.part" && mv "/backup/$DB_NAME-$STAMP.sql.gz.part" "/backup/$DB_NAME-$STAMP.sql.gz"',
-    dumpGlob: '*.sql.gz',
   }),
 };
 

@@ -1,8 +1,9 @@
 // The Database blueprint: in the cluster or on AWS, one connection Secret,
 // backups, and refusal of every change that would lose data. By concern:
 // rules.ts (what is allowed), observed.ts (what exists), cluster.ts and aws.ts
-// (what each placement composes), query.ts (what AWS is asked), status.ts
-// (what the user reads).
+// (what each placement composes), backups.ts (scheduled DatabaseBackups and
+// retention in the cluster), query.ts (what AWS is asked), status.ts (what the
+// user reads).
 import type { ValidateFunction } from 'ajv';
 import { type DatabaseSpec, databaseSpecSchema } from '../../generated/schemas.js';
 import * as validators from '../../generated/validators.js';
@@ -10,6 +11,7 @@ import { specValidator } from '../../spec/validate.js';
 import type { Blueprint, BlueprintInput } from '../blueprint.js';
 import { entry } from '../manifest.js';
 import { composeAws } from './aws.js';
+import { type BackupPlan, planBackups } from './backups.js';
 import { composeCluster } from './cluster.js';
 import { resolve, type ResolvedSpec } from './common.js';
 import { runningVersion } from './observed.js';
@@ -22,6 +24,8 @@ const validate = specValidator<DatabaseSpec>(validators.database as ValidateFunc
 /** A Database's call after phase one: the spec with every default (the version from what runs). */
 export interface ResolvedDatabase {
   input: BlueprintInput<ResolvedSpec>;
+  /** In the cluster: its DatabaseBackups, retention and backup health, from spec, observed state and the clock. */
+  backups?: BackupPlan;
 }
 
 export const database: Blueprint<ResolvedDatabase> = {
@@ -32,16 +36,17 @@ export const database: Blueprint<ResolvedDatabase> = {
     // The version defaults to the newest only at creation: an existing database keeps what it runs.
     const spec = resolve(parsed, runningVersion(parsed.engine, ctx));
     checkAgainstObserved(spec, ctx);
-    return { input: { ...ctx, spec } };
+    const input = { ...ctx, spec };
+    return spec.placement === 'cluster' ? { input, backups: planBackups(input, spec) } : { input };
   },
   query: ({ input }) => {
     const aws = awsQuestion(input);
     return aws ? { aws } : undefined;
   },
-  compose({ input }, facts) {
+  compose({ input, backups }, facts) {
     checkFacts(facts);
     const withFacts = facts ? { ...input, facts } : input;
-    return input.spec.placement === 'aws' ? composeAws(withFacts, input.spec) : composeCluster(withFacts, input.spec);
+    return backups ? composeCluster(withFacts, input.spec, backups) : composeAws(withFacts, input.spec);
   },
-  status: ({ input }, facts, plan, verdicts) => databaseStatus(input, facts, plan, verdicts),
+  status: ({ input, backups }, facts, plan, verdicts) => databaseStatus(input, facts, plan, verdicts, backups),
 };

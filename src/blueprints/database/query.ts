@@ -1,8 +1,8 @@
 // What a Database on AWS wants to know from AWS before it composes, built from
-// the same pure helpers compose uses, so the identifier and bucket asked about
-// are the ones composed.
+// the same pure helpers compose uses, so the identifier asked about is the one
+// composed.
 import type { AwsQuestion } from '../../facts.js';
-import { AWS_KEYS, bucketName, rdsIdentifier } from './aws.js';
+import { AWS_KEYS, rdsIdentifier } from './aws.js';
 import type { DatabaseInput, ResolvedSpec } from './common.js';
 import { INSTANCE_CLASSES } from './engine.js';
 
@@ -14,7 +14,6 @@ export function awsQuestion(input: DatabaseInput & { spec: ResolvedSpec }): AwsQ
     region: spec.aws.region,
     beforeCreation: !input.observed.has(AWS_KEYS.instance),
     identifier: rdsIdentifier(input),
-    ...(spec.backup.enabled || input.observed.has(AWS_KEYS.bucket) ? { bucket: bucketName(input) } : {}),
     engine: spec.engine,
     version: spec.version,
     instanceClass: spec.aws.instanceClass ?? INSTANCE_CLASSES[spec.size],

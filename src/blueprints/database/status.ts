@@ -5,14 +5,8 @@ import type { Verdict } from '../../kinds/index.js';
 import { condition, field, record, str, type Obj } from '../../kube.js';
 import { firstBlocking, type Plan, type Summary } from '../blueprint.js';
 import { AWS_KEYS, awsBackupStatus, instanceAddress, rdsIdentifier } from './aws.js';
-import {
-  clusterBackupStatus,
-  clusterHost,
-  CLUSTER_KEYS,
-  cnpgOperator,
-  observedStatefulSetGB,
-  usesCnpg,
-} from './cluster.js';
+import type { BackupPlan } from './backups.js';
+import { clusterHost, CLUSTER_KEYS, cnpgOperator, observedStatefulSetGB, usesCnpg } from './cluster.js';
 import { type DatabaseInput, names, type ResolvedSpec } from './common.js';
 import { ENGINES } from './engine.js';
 
@@ -55,23 +49,20 @@ export function databaseStatus(
   facts: ExternalFacts | undefined,
   plan: Plan,
   verdicts: ReadonlyMap<string, Verdict>,
+  backups: BackupPlan | undefined,
 ): Summary {
   const spec = input.spec;
   const warnings: Summary['warnings'] = [];
   const status: Obj = { ...endpointStatus(input, spec) };
   if (plan.resources.some((r) => r.key === CLUSTER_KEYS.connection))
     status['connectionSecret'] = names.connection(input.owner);
-  const backup = spec.placement === 'aws' ? awsBackupStatus(input, spec) : clusterBackupStatus(input, spec);
-  if (backup) status['backup'] = backup;
+  const backup = backups ? backups.status : awsBackupStatus(input, spec);
+  if (backup && Object.keys(backup).length > 0) status['backup'] = backup;
   // What AWS said on this call, or the last known facts (with the time they were read) when it said nothing.
   const said = facts?.aws;
   const aws = said?.instance ? { ...said.instance, observedAt: said.observedAt } : record(input.xr, 'status', 'aws');
   if (aws) status['aws'] = aws;
-  // On AWS the newest backup is only known from reading the bucket: keep the last time read until a newer one is.
-  const newest =
-    said?.newestBackup ??
-    (spec.placement === 'aws' ? str(input.xr, 'status', 'backup', 'lastSuccessfulTime') : undefined);
-  if (newest && status['backup']) status['backup'] = { ...(status['backup'] as Obj), lastSuccessfulTime: newest };
+  if (backups) warnings.push(...backups.warnings);
   const kept = input.observed.has(AWS_KEYS.instance) ? '; status.aws keeps the facts last read' : '';
   for (const message of said?.warnings ?? []) warnings.push({ reason: 'AwsUnavailable', message: `${message}${kept}` });
 
@@ -99,6 +90,7 @@ export function databaseStatus(
     blocker = first?.message;
     blocking = first?.verdict;
   }
+  if (blocker === undefined && backups?.blocker) blocker = backups.blocker;
   if (blocker === undefined && spec.placement === 'aws' && !status['connectionSecret']) {
     blocker = `waiting for provider-upjet-aws to write the connection Secret of RDS instance ${rdsIdentifier(input)}`;
   }
@@ -114,6 +106,7 @@ export function databaseStatus(
   const ready = blocker === undefined;
   const phase = phaseOf(ready, input.xr, blocking);
   status['phase'] = phase;
+  const conditions = [{ type: 'BackupHealthy', ...backupHealth(input, spec, backups) }];
   if (ready) {
     return {
       ready,
@@ -121,8 +114,32 @@ export function databaseStatus(
       message: `${spec.engine} ${spec.version} accepts connections at ${String(status['endpoint'])}`,
       status,
       warnings,
+      conditions,
     };
   }
   if (reason === 'Provisioning') reason = phase === 'Provisioning' ? 'Provisioning' : phase;
-  return { ready, reason, message: blocker!, status, warnings };
+  return { ready, reason, message: blocker!, status, warnings, conditions };
+}
+
+/** The BackupHealthy condition: the cluster's from its DatabaseBackups; on AWS from RDS's automated backups. */
+function backupHealth(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  backups: BackupPlan | undefined,
+): { ok: boolean; reason: string; message: string } {
+  if (backups) return backups.health;
+  if (!spec.backup.enabled)
+    return {
+      ok: false,
+      reason: 'BackupsDisabled',
+      message: 'spec.backup.enabled is false: RDS keeps one day of automated backups',
+    };
+  const latest = str(input.observed.get(AWS_KEYS.instance), 'status', 'atProvider', 'latestRestorableTime');
+  return latest
+    ? {
+        ok: true,
+        reason: 'AutomatedBackups',
+        message: `RDS automated backups, kept ${spec.backup.retentionDays} days; restorable to ${latest}`,
+      }
+    : { ok: false, reason: 'NoRestorableTime', message: 'RDS reports no restorable time yet' };
 }

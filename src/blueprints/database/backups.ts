@@ -1,0 +1,241 @@
+// A Database's backups in the cluster: one DatabaseBackup per due slot of
+// spec.backup.schedule (its name fixed by the slot, so every reconcile of the
+// slot composes the same one), retention, and how backups are doing.
+//
+// The schedule is the function's, not a CronJob's: the Database composes the
+// DatabaseBackup of the newest slot that has passed, once the database has
+// served; a slot that passed with no call is not taken late but reported.
+// Retention lets a backup older than retentionDays go, the stored object
+// first (a removal Job) and the record after, never the newest Completed one
+// and never a pinned one: the one exception the nothing-lost guard makes.
+import { condition, str, type Obj } from '../../kube.js';
+import { boundedLabel } from '../../names.js';
+import { firedAtOrBefore, nextFiring } from '../../spec/cron.js';
+import { removeJob } from '../backup/job.js';
+import type { Desired } from '../blueprint.js';
+import { appName, baseName, type DatabaseInput, type ResolvedSpec } from './common.js';
+
+/** Composition-resource keys: `scheduled-backup-<slot>` and its removal `backup-removal-<slot>`. */
+export const SCHEDULED_PREFIX = 'scheduled-backup-';
+export const REMOVAL_PREFIX = 'backup-removal-';
+export const SLOT_LABEL = 'function-platform.dev/backup-slot';
+export const DATABASE_LABEL = 'function-platform.dev/database';
+
+const DAY_MS = 86_400_000;
+
+/** A slot as it appears in names: 202612020300 (UTC, to the minute). */
+export function slotStamp(t: Date): string {
+  return t.toISOString().replace(/[-:T]/g, '').slice(0, 12);
+}
+
+function slotTime(stamp: string): Date | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(stamp);
+  return m ? new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!)) : undefined;
+}
+
+/** The DatabaseBackup of a slot: at most 63 characters, as its dump Job's name derives from it. */
+export function scheduledBackupName(input: Pick<DatabaseInput, 'owner'>, stamp: string): string {
+  return boundedLabel(63, baseName(input.owner), stamp);
+}
+
+/** A scheduled backup the Database composed, as observed. */
+interface Taken {
+  key: string;
+  stamp: string;
+  slot: Date;
+  object: Obj;
+  phase: string | undefined;
+  completedAt: string | undefined;
+  location: string | undefined;
+  method: string | undefined;
+  pinned: boolean;
+}
+
+function taken(input: DatabaseInput): Taken[] {
+  const out: Taken[] = [];
+  for (const [key, object] of input.observed) {
+    if (!key.startsWith(SCHEDULED_PREFIX)) continue;
+    const stamp = key.slice(SCHEDULED_PREFIX.length);
+    const slot = slotTime(stamp);
+    if (!slot) continue;
+    out.push({
+      key,
+      stamp,
+      slot,
+      object,
+      phase: str(object, 'status', 'phase'),
+      completedAt: str(object, 'status', 'completedAt'),
+      location: str(object, 'status', 'location'),
+      method: str(object, 'status', 'method'),
+      pinned: object['spec'] !== undefined && (object['spec'] as Obj)['pinned'] === true,
+    });
+  }
+  return out.sort((a, b) => a.slot.getTime() - b.slot.getTime());
+}
+
+function backupObject(input: DatabaseInput, stamp: string): Obj {
+  const { owner } = input;
+  return {
+    apiVersion: 'example.com/v1',
+    kind: 'DatabaseBackup',
+    metadata: {
+      name: scheduledBackupName(input, stamp),
+      namespace: owner.namespace,
+      labels: { [DATABASE_LABEL]: appName(owner), [SLOT_LABEL]: stamp },
+    },
+    // No `pinned`: a user may pin a scheduled backup, and the function does not own that field.
+    spec: { databaseRef: { name: appName(owner) } },
+  };
+}
+
+type ObjectStore = NonNullable<ResolvedSpec['backup']['objectStore']>;
+
+/** Where a Database's backups go in its object store: every dump key and CloudNativePG's files are below it. */
+export function storePath(store: ObjectStore, database: string): string {
+  const prefix = (store.prefix ?? '').replace(/^\/+|\/+$/g, '');
+  return `s3://${store.bucket}/${prefix ? `${prefix}/` : ''}${database}/`;
+}
+
+/** What the Database's backups compose and say on this call. */
+export interface BackupPlan {
+  resources: Desired[];
+  retiring: Array<{ key: string; why: string }>;
+  /** status.backup */
+  status: Obj;
+  /** The BackupHealthy condition. */
+  health: { ok: boolean; reason: string; message: string };
+  /** What keeps the Database from Ready, if backups do. */
+  blocker?: string;
+  warnings: Array<{ reason: string; message: string }>;
+}
+
+function newest(times: Array<string | undefined>): string | undefined {
+  let best: string | undefined;
+  for (const t of times) if (t && (!best || Date.parse(t) > Date.parse(best))) best = t;
+  return best;
+}
+
+export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPlan {
+  const { now, owner } = input;
+  const store = spec.backup.objectStore;
+  const records = taken(input);
+  const out: BackupPlan = { resources: [], retiring: [], status: {}, health: HEALTHY, warnings: [] };
+  const previous = (input.xr['status'] as Obj | undefined)?.['backup'] as Obj | undefined;
+
+  // Retention, over what was taken: the newest Completed one and pinned ones stay.
+  const completed = records.filter((r) => r.phase === 'Completed');
+  const keep = completed[completed.length - 1];
+  const cutoff = now.getTime() - spec.backup.retentionDays * DAY_MS;
+  for (const r of records) {
+    const age = Date.parse(r.completedAt ?? '') || r.slot.getTime();
+    const expired = r !== keep && !r.pinned && age < cutoff && (r.phase === 'Completed' || r.phase === 'Failed');
+    if (!expired) {
+      out.resources.push({ key: r.key, object: backupObject(input, r.stamp), independent: true });
+      continue;
+    }
+    const removalKey = `${REMOVAL_PREFIX}${r.stamp}`;
+    // A dump is one object, removed here; CloudNativePG's ObjectStore prunes its own by the same retention.
+    const stored = r.phase === 'Completed' && r.method === 'dump' && r.location?.startsWith('s3://') && store;
+    const removal = input.observed.get(removalKey);
+    if (stored && condition(removal, 'Complete')?.status !== 'True') {
+      // The stored object goes first; the record stays until its removal is seen done.
+      out.resources.push({ key: r.key, object: backupObject(input, r.stamp), independent: true });
+      out.resources.push({
+        key: removalKey,
+        independent: true,
+        object: removeJob(
+          boundedLabel(63, scheduledBackupName(input, r.stamp), 'rm'),
+          owner.namespace,
+          scheduledBackupName(input, r.stamp),
+          store,
+          r.location!,
+        ),
+      });
+      continue;
+    }
+    out.retiring.push({
+      key: r.key,
+      why: `older than spec.backup.retentionDays (${spec.backup.retentionDays})${stored ? '; its stored object is removed' : ''}`,
+    });
+  }
+
+  const lastSuccess = newest([keep?.completedAt, str(previous, 'lastSuccessfulTime')]);
+  if (lastSuccess) out.status['lastSuccessfulTime'] = lastSuccess;
+  // Only a place that holds a backup is named.
+  if (keep && store) out.status['location'] = storePath(store, appName(owner));
+  const failedAfter = records.filter((r) => r.phase === 'Failed' && (!keep || r.slot.getTime() > keep.slot.getTime()));
+  const lastFailed = failedAfter[failedAfter.length - 1];
+  if (lastFailed) {
+    const why = str(lastFailed.object, 'status', 'failureReason') ?? str(lastFailed.object, 'status', 'message');
+    const name = str(lastFailed.object, 'metadata', 'name') ?? scheduledBackupName(input, lastFailed.stamp);
+    out.status['lastFailure'] = `${name}: ${why ?? 'failed'}`;
+    out.warnings.push({
+      reason: 'BackupFailed',
+      message: `DatabaseBackup ${name} failed: ${why ?? 'no reason given'}`,
+    });
+  }
+
+  if (!spec.backup.enabled) {
+    out.health = {
+      ok: false,
+      reason: 'BackupsDisabled',
+      message: 'spec.backup.enabled is false: no backups are taken',
+    };
+    return out;
+  }
+  if (!store) {
+    out.blocker =
+      'backups have nowhere to go: set spec.backup.objectStore (bucket, region, credentialsSecretRef) to an S3 or S3-compatible store off this cluster, or set spec.backup.enabled: false';
+    out.health = { ok: false, reason: 'NoObjectStore', message: out.blocker };
+    return out;
+  }
+  const next = nextFiring(spec.backup.schedule, now);
+  if (next) out.status['nextScheduledTime'] = next.toISOString();
+
+  // The slot now due, and the one before it (one schedule period back).
+  const [due, before] = firedAtOrBefore(spec.backup.schedule, now, 2);
+  const created = Date.parse(str(input.xr, 'metadata', 'creationTimestamp') ?? '');
+  const phase = str(input.xr, 'status', 'phase');
+  const served = phase !== undefined && phase !== 'Provisioning';
+  const newestTaken = records[records.length - 1];
+  if (due && served && !(due.getTime() < created) && !(newestTaken && newestTaken.slot >= due)) {
+    const stamp = slotStamp(due);
+    out.resources.push({ key: `${SCHEDULED_PREFIX}${stamp}`, object: backupObject(input, stamp), independent: true });
+    if (newestTaken && before && newestTaken.slot < before) {
+      out.status['missedSlot'] = before.toISOString();
+      out.warnings.push({
+        reason: 'BackupMissed',
+        message: `no backup was taken for the slot at ${before.toISOString()} (nothing reconciled this Database then); missed slots are not taken late, the one at ${due.toISOString()} is being taken`,
+      });
+    }
+  }
+
+  // Overdue: no success within two schedule periods of the last one (or of creation).
+  const period = due && before ? due.getTime() - before.getTime() : DAY_MS;
+  const since = Date.parse(lastSuccess ?? '') || created || undefined;
+  const overdueAt = since !== undefined ? since + 2 * period : undefined;
+  if (overdueAt !== undefined && now.getTime() > overdueAt) {
+    const message = `${lastSuccess ? `the last successful backup finished at ${lastSuccess}` : 'no backup has succeeded yet'}: overdue since ${new Date(overdueAt).toISOString()} (two schedule periods)${out.status['lastFailure'] ? `; last failure ${String(out.status['lastFailure'])}` : ''}`;
+    out.health = { ok: false, reason: 'BackupOverdue', message };
+    out.blocker = `backups are overdue: ${message}`;
+    return out;
+  }
+  if (lastFailed) {
+    out.health = {
+      ok: false,
+      reason: 'BackupFailed',
+      message: `last backup failed: ${String(out.status['lastFailure'])}`,
+    };
+    return out;
+  }
+  out.health = lastSuccess
+    ? { ok: true, reason: 'BackupsHealthy', message: `the last backup finished at ${lastSuccess}` }
+    : {
+        ok: true,
+        reason: 'NoBackupYet',
+        message: next ? `the first backup is due at ${next.toISOString()}` : 'no backup taken yet',
+      };
+  return out;
+}
+
+const HEALTHY = { ok: true, reason: 'BackupsHealthy', message: '' };

@@ -1,0 +1,191 @@
+// Backups under the Crossplane that users run: the Database composes a
+// DatabaseBackup when the function's clock (a file this test moves) passes a
+// slot of its schedule; Crossplane reconciles that DatabaseBackup through this
+// function too, the real Job controller runs its dump Job, and the pods end
+// the way this test says.
+//
+// Stand-in, named so: kwok runs no containers, so this test plays the KUBELET
+// for the backup pods, writing their status as a kubelet does when the dump
+// and upload containers exit (success with the upload's termination message,
+// or an OOM kill). Everything else is the real thing.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Json } from '../support/apiserver.js';
+import { type ControlPlane, controlPlaneSkipReason } from '../support/control-plane.js';
+import { conditionOf, controlPlaneForSuite, ensureNamespace, eventually, table } from '../support/e2e.js';
+import { repoRoot } from '../../dev/infra/paths.js';
+
+const skip = controlPlaneSkipReason('e2e: backups under real Crossplane');
+const NS = 'team-a';
+const clockFile = join(mkdtempSync(join(tmpdir(), 'fp-clock-')), 'now');
+
+let cp: ControlPlane;
+const ref = (apiVersion: string, kind: string, name: string) => ({
+  apiVersion,
+  kind,
+  metadata: { name, namespace: NS },
+});
+const get = (kind: string, name: string) => cp.client.getObj(ref('example.com/v1', kind, name));
+
+function setClock(t: Date): void {
+  writeFileSync(clockFile, t.toISOString());
+}
+
+/** Makes Crossplane reconcile the Database now instead of at its next poll: a change to its metadata. */
+async function nudge(name: string): Promise<void> {
+  await cp.kubectl([
+    'annotate',
+    'database',
+    name,
+    '-n',
+    NS,
+    `test.function-platform.dev/nudge=${Date.now()}`,
+    '--overwrite',
+  ]);
+}
+
+/** KUBELET STAND-IN: the pod of `job` ends, each container as given, with the status a kubelet writes. */
+async function endPod(job: string, outcome: 'succeeded' | 'oom', report?: { key: string; sizeBytes: number }) {
+  const pod = await eventually(`a pod of Job ${job}`, async () => {
+    const pods = await cp.client.listObjs('v1', 'Pod', NS, `batch.kubernetes.io/job-name=${job}`);
+    return pods.find((p) => p['status']?.['phase'] === 'Running');
+  });
+  const now = new Date().toISOString();
+  const container = (name: string, state: Json) => ({
+    name,
+    ready: false,
+    restartCount: 0,
+    image: name,
+    imageID: '',
+    state,
+  });
+  const terminated = (exitCode: number, reason: string, message?: string) => ({
+    terminated: { exitCode, reason, startedAt: now, finishedAt: now, ...(message ? { message } : {}) },
+  });
+  const [phase, dump, upload] =
+    outcome === 'succeeded'
+      ? ['Succeeded', terminated(0, 'Completed'), terminated(0, 'Completed', JSON.stringify(report))]
+      : ['Failed', terminated(137, 'OOMKilled'), { waiting: { reason: 'PodInitializing' } }];
+  const status: Json = {
+    phase,
+    initContainerStatuses: [container('dump', dump)],
+    containerStatuses: [container('upload', upload)],
+  };
+  await cp.client.mergeStatus(pod, {
+    ...status,
+    conditions: [{ type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: now }],
+  });
+}
+
+async function backupIn(name: string, phase: string, timeoutMs = 90_000): Promise<Json> {
+  return eventually(
+    `DatabaseBackup ${name} ${phase}`,
+    async () => {
+      const b = await get('DatabaseBackup', name);
+      return b?.['status']?.['phase'] === phase ? b : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+describe('backups under real Crossplane', { skip }, () => {
+  // The next 03:00 UTC slot of the default schedule after now: the Database is created before it.
+  const slot = new Date();
+  slot.setUTCHours(3, 0, 0, 0);
+  if (slot.getTime() <= Date.now()) slot.setUTCDate(slot.getUTCDate() + 1);
+  const stamp = slot.toISOString().replace(/[-:T]/g, '').slice(0, 12);
+  const scheduled = `orders-db-${stamp}`;
+
+  before(async () => {
+    setClock(new Date());
+    cp = await controlPlaneForSuite({ functionEnv: { FUNCTION_PLATFORM_CLOCK_FILE: clockFile } });
+    await ensureNamespace(cp, NS);
+    await cp.kubectl(['apply', '-f', join(repoRoot, 'examples', 'database', 'object-store-secret.yaml')]);
+  });
+  after(async () => {
+    await cp?.stop();
+  });
+
+  test('a Database with an object store is Ready; no backup before its first slot; BackupHealthy says when', async () => {
+    await cp.kubectl(['apply', '-f', join(repoRoot, 'examples', 'database', 'cluster.yaml')]);
+    const db = await eventually('Database orders Ready', async () => {
+      const d = await get('Database', 'orders');
+      return d?.['status']?.['phase'] === 'Ready' ? d : undefined;
+    });
+    assert.equal(db['status']['backup']['nextScheduledTime'], slot.toISOString());
+    assert.equal(conditionOf(db, 'BackupHealthy')?.['reason'], 'NoBackupYet');
+    assert.deepEqual(await cp.client.listObjs('example.com/v1', 'DatabaseBackup', NS), []);
+    assert.equal(await cp.client.getObj(ref('batch/v1', 'CronJob', 'orders-db-backup')), undefined);
+  });
+
+  test('the clock passes the slot: a DatabaseBackup appears, its Job runs, the pod succeeds: Completed, and the Database says so', async (t) => {
+    const started = Date.now();
+    setClock(new Date(slot.getTime() + 60_000));
+    await nudge('orders');
+    await eventually(`DatabaseBackup ${scheduled}`, () => get('DatabaseBackup', scheduled));
+    const job = `${scheduled}-a1`;
+    const jobObj = await eventually(`Job ${job}`, () => cp.client.getObj(ref('batch/v1', 'Job', job)));
+    assert.equal(jobObj['spec']['template']['spec']['initContainers'][0]['resources']['limits']['memory'], '256Mi');
+    const running = await backupIn(scheduled, 'Running');
+    assert.match(
+      String(running['status']['message']),
+      /^dumping Database orders to s3:\/\/team-a-backups\/databases\/orders\//,
+    );
+
+    const key = `databases/orders/${scheduled}.dump`;
+    await endPod(job, 'succeeded', { key, sizeBytes: 48211 });
+    const done = await backupIn(scheduled, 'Completed');
+    t.diagnostic(`slot passed to Completed: ${Date.now() - started} ms`);
+    assert.equal(done['status']['location'], `s3://team-a-backups/${key}`);
+    assert.equal(done['status']['sizeBytes'], 48211);
+    assert.equal(done['status']['restorable'], true);
+    assert.equal(done['status']['method'], 'dump');
+
+    await nudge('orders');
+    const db = await eventually('the Database records the backup', async () => {
+      const d = await get('Database', 'orders');
+      return d?.['status']?.['backup']?.['lastSuccessfulTime'] ? d : undefined;
+    });
+    assert.equal(db['status']['backup']['lastSuccessfulTime'], done['status']['completedAt']);
+    assert.equal(db['status']['backup']['location'], 's3://team-a-backups/databases/orders/');
+    assert.equal(conditionOf(db, 'BackupHealthy')?.['status'], 'True');
+    const listed = (await cp.kubectl(['get', 'databasebackups', '-n', NS])).stdout;
+    t.diagnostic(`kubectl get databasebackups -n ${NS}\n${listed}`);
+    const rows = table(listed);
+    assert.deepEqual(rows[0]!.slice(0, 5), ['NAME', 'DATABASE', 'PHASE', 'METHOD', 'COMPLETED']);
+    assert.deepEqual(rows[1]!.slice(0, 4), [scheduled, 'orders', 'Completed', 'dump']);
+  });
+
+  test('a DatabaseBackup taken now, killed for memory: retried with twice the memory, then Completed', async () => {
+    await cp.kubectl(['apply', '-f', join(repoRoot, 'examples', 'databasebackup', 'before-migration.yaml')]);
+    const name = 'orders-before-migration';
+    await endPod(`${name}-a1`, 'oom');
+    const second = await eventually(
+      `Job ${name}-a2`,
+      () => cp.client.getObj(ref('batch/v1', 'Job', `${name}-a2`)),
+      90_000,
+    );
+    assert.equal(second['spec']['template']['spec']['initContainers'][0]['resources']['limits']['memory'], '512Mi');
+    const retrying = await backupIn(name, 'Running');
+    assert.match(
+      String(retrying['status']['message']),
+      /attempt 2 of 3, with 512Mi after the last was killed for memory/,
+    );
+    await endPod(`${name}-a2`, 'succeeded', { key: `databases/orders/${name}.dump`, sizeBytes: 50000 });
+    const done = await backupIn(name, 'Completed');
+    assert.equal(done['status']['attempts'], 2);
+    // Done: the Job has done its part and goes; the record stays.
+    await eventually(`Job ${name}-a2 gone`, async () =>
+      (await cp.client.getObj(ref('batch/v1', 'Job', `${name}-a2`))) ? undefined : true,
+    );
+    assert.equal((await get('DatabaseBackup', name))?.['status']?.['phase'], 'Completed');
+  });
+
+  test('no function call refused a connection or failed', () => {
+    const log = cp.functionLog();
+    assert.doesNotMatch(log, /refusing|failed unexpectedly/);
+  });
+});

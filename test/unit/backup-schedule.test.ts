@@ -1,0 +1,426 @@
+// A Database's scheduled backups, call by call with the clock moved by the
+// test: one DatabaseBackup per due slot (named by the slot, so reconciles are
+// idempotent), no backfill but the miss reported, retention that removes the
+// stored object before the record and never the newest Completed or a pinned
+// backup, the BackupHealthy condition and Degraded when backups are overdue.
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { type RunFunctionResponse, Severity, Status } from '@crossplane-org/function-sdk-typescript';
+import fc from 'fast-check';
+import { setClock } from '../../src/clock.js';
+import type { Obj } from '../../src/kube.js';
+import { guardNothingLost } from '../../src/safety.js';
+import { firedAtOrBefore, nextFiring } from '../../src/spec/cron.js';
+import { healthyStatus } from '../support/observed-state.js';
+import { asObserved, call, databaseXr, desiredOf, fatalOf, OBJECT_STORE, statusOf } from '../support/database.js';
+
+let clock = new Date('2026-12-02T03:05:00Z');
+const restore = setClock(() => clock);
+after(restore);
+
+const CREATED = '2026-11-01T00:00:00Z';
+/** A Database that has served since November (its status says Ready), with the StatefulSet ready. */
+function servingXr(backup: Obj = {}, extra: Obj = {}): Obj {
+  const xr = databaseXr(
+    { storageGB: 10, backup: { objectStore: OBJECT_STORE, ...backup } },
+    { status: { phase: 'Ready', ...extra } },
+  );
+  (xr['metadata'] as Obj)['creationTimestamp'] = CREATED;
+  return xr;
+}
+const scheduledKeys = (rsp: RunFunctionResponse) =>
+  Object.keys(rsp.desired?.resources ?? {})
+    .filter((k) => k.startsWith('scheduled-backup-'))
+    .sort();
+const condition = (rsp: RunFunctionResponse, type: string) => rsp.conditions.find((c) => c.type === type);
+const warnings = (rsp: RunFunctionResponse, reason: string) =>
+  rsp.results.filter((r) => r.severity === Severity.SEVERITY_WARNING && r.reason === reason);
+
+/** The observed state after `rsp`, with each scheduled DatabaseBackup given the status `backupStatus` returns. */
+function observe(rsp: RunFunctionResponse, backupStatus: (key: string) => Obj | undefined = () => undefined): Obj[] {
+  const out = asObserved(rsp, (key, obj) =>
+    key.startsWith('scheduled-backup-') ? backupStatus(key) : healthyStatus(obj),
+  );
+  // The API server gives every Service a cluster IP.
+  for (const o of out) if (o['kind'] === 'Service') (o['spec'] as Obj)['clusterIP'] ??= '10.96.0.10';
+  return out;
+}
+
+describe('cron: the slots a schedule fires at', () => {
+  // Every minute in a window, matched field by field the slow way.
+  function brute(schedule: string, from: number, to: number): number[] {
+    const [mi, h, dom, mon, dow] = schedule.split(' ');
+    const match = (text: string, v: number, min: number, max: number) =>
+      text.split(',').some((part) => {
+        const [range, step] = part.split('/');
+        const [lo, hi] =
+          range === '*'
+            ? [min, max]
+            : range!.includes('-')
+              ? range!.split('-').map(Number)
+              : [Number(range), step ? max : Number(range)];
+        return v >= lo! && v <= hi! && (v - lo!) % Number(step ?? 1) === 0;
+      });
+    const out: number[] = [];
+    for (let t = from; t <= to; t += 60_000) {
+      const d = new Date(t);
+      const domOk = match(dom!, d.getUTCDate(), 1, 31);
+      const dowOk = match(dow!, d.getUTCDay(), 0, 6);
+      const day = dom!.startsWith('*') || dow!.startsWith('*') ? domOk && dowOk : domOk || dowOk;
+      if (
+        match(mi!, d.getUTCMinutes(), 0, 59) &&
+        match(h!, d.getUTCHours(), 0, 23) &&
+        match(mon!, d.getUTCMonth() + 1, 1, 12) &&
+        day
+      )
+        out.push(t);
+    }
+    return out;
+  }
+  const field = (min: number, max: number) =>
+    fc.oneof(
+      fc.constant('*'),
+      fc.integer({ min, max }).map(String),
+      fc
+        .tuple(fc.integer({ min, max }), fc.integer({ min, max }))
+        .map(([a, b]) => `${Math.min(a, b)}-${Math.max(a, b)}`),
+      fc.integer({ min: 1, max: Math.max(1, Math.floor((max - min) / 2)) }).map((s) => `*/${s}`),
+      fc.uniqueArray(fc.integer({ min, max }), { minLength: 2, maxLength: 3 }).map((a) => a.join(',')),
+    );
+  const schedule = fc
+    .tuple(
+      field(0, 59),
+      field(0, 23),
+      fc.oneof(fc.constant('*'), field(1, 28)),
+      fc.constant('*'),
+      fc.oneof(fc.constant('*'), field(0, 6)),
+    )
+    .map((f) => f.join(' '));
+
+  test('the newest two firings and the next one agree with a minute-by-minute walk over three weeks', () => {
+    fc.assert(
+      fc.property(
+        schedule,
+        fc.integer({ min: Date.parse('2026-01-22T00:00:00Z'), max: Date.parse('2027-12-31T00:00:00Z') }),
+        (s, t) => {
+          const now = new Date(t);
+          const minute = Math.floor(t / 60_000) * 60_000;
+          const walked = brute(s, minute - 21 * 86_400_000, minute + 21 * 86_400_000);
+          const past = walked
+            .filter((x) => x <= minute)
+            .slice(-2)
+            .reverse();
+          const fired = firedAtOrBefore(s, now, 2).map((d) => d.getTime());
+          assert.deepEqual(fired.slice(0, past.length), past, s);
+          const ahead = walked.find((x) => x > minute);
+          if (ahead !== undefined) assert.equal(nextFiring(s, now)?.getTime(), ahead, s);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  test('named days and months, and day-of-month OR day-of-week when both are restricted', () => {
+    const at = new Date('2026-12-02T12:00:00Z'); // a Wednesday
+    assert.deepEqual(
+      firedAtOrBefore('30 2 * * MON', at, 2).map((d) => d.toISOString()),
+      ['2026-11-30T02:30:00.000Z', '2026-11-23T02:30:00.000Z'],
+    );
+    assert.deepEqual(
+      firedAtOrBefore('0 0 1 JAN *', at, 1).map((d) => d.toISOString()),
+      ['2026-01-01T00:00:00.000Z'],
+    );
+    // The 1st of the month or any Friday.
+    assert.deepEqual(
+      firedAtOrBefore('0 0 1 * 5', at, 3).map((d) => d.toISOString()),
+      ['2026-12-01T00:00:00.000Z', '2026-11-27T00:00:00.000Z', '2026-11-20T00:00:00.000Z'],
+    );
+  });
+});
+
+describe('Database: a DatabaseBackup per due slot', () => {
+  test('the due slot gets one DatabaseBackup, named by the slot; 100 reconciles compose the same', () => {
+    clock = new Date('2026-12-02T03:05:00Z');
+    let rsp = call(servingXr());
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    assert.deepEqual(scheduledKeys(rsp), ['scheduled-backup-202612020300']);
+    const backup = desiredOf(rsp, 'scheduled-backup-202612020300')!;
+    assert.equal(backup['kind'], 'DatabaseBackup');
+    assert.equal((backup['metadata'] as Obj)['name'], 'orders-db-202612020300');
+    assert.deepEqual(backup['spec'], { databaseRef: { name: 'orders' } });
+    assert.equal(
+      statusOf(rsp)['backup'] && (statusOf(rsp)['backup'] as Obj)['nextScheduledTime'],
+      '2026-12-03T03:00:00.000Z',
+    );
+    const bodies = (r: RunFunctionResponse) =>
+      JSON.stringify(Object.entries(r.desired!.resources).map(([k, v]) => [k, v.resource]));
+    const first = bodies(rsp);
+    for (let i = 0; i < 100; i++) {
+      clock = new Date(Date.parse('2026-12-02T03:05:00Z') + i * 60_000 * 5); // until 11:20, before the next slot
+      rsp = call(servingXr(), observe(rsp));
+      assert.equal(bodies(rsp), first, `reconcile ${i}`);
+    }
+  });
+
+  test('the next slot adds one and keeps the earlier; a skipped slot is reported, not taken late', () => {
+    clock = new Date('2026-12-02T03:05:00Z');
+    const day1 = call(servingXr());
+    clock = new Date('2026-12-03T03:01:00Z');
+    const day2 = call(
+      servingXr(),
+      observe(day1, () => ({ phase: 'Completed', completedAt: '2026-12-02T03:07:00Z' })),
+    );
+    assert.deepEqual(scheduledKeys(day2), ['scheduled-backup-202612020300', 'scheduled-backup-202612030300']);
+    assert.equal(warnings(day2, 'BackupMissed').length, 0);
+
+    clock = new Date('2026-12-06T04:00:00Z'); // nothing reconciled this Database on the 4th and 5th
+    const day6 = call(
+      servingXr(),
+      observe(day2, () => ({ phase: 'Completed', completedAt: '2026-12-03T03:07:00Z' })),
+    );
+    assert.deepEqual(scheduledKeys(day6), [
+      'scheduled-backup-202612020300',
+      'scheduled-backup-202612030300',
+      'scheduled-backup-202612060300',
+    ]);
+    assert.equal((statusOf(day6)['backup'] as Obj)['missedSlot'], '2026-12-05T03:00:00.000Z');
+    assert.match(warnings(day6, 'BackupMissed')[0]?.message ?? '', /2026-12-05T03:00:00.000Z.*not taken late/);
+  });
+
+  test('none before the Database has served, none for a slot before it was created, none with backups off', () => {
+    clock = new Date('2026-12-02T03:05:00Z');
+    const provisioning = databaseXr({ backup: { objectStore: OBJECT_STORE } }, { status: { phase: 'Provisioning' } });
+    assert.deepEqual(scheduledKeys(call(provisioning)), []);
+    const young = servingXr();
+    (young['metadata'] as Obj)['creationTimestamp'] = '2026-12-02T03:01:00Z';
+    assert.deepEqual(scheduledKeys(call(young)), []);
+    assert.deepEqual(scheduledKeys(call(servingXr({ enabled: false }))), []);
+  });
+
+  test('no object store: not Ready, the message says backups have nowhere to go, nothing scheduled', () => {
+    clock = new Date('2026-12-02T03:05:00Z');
+    const xr = databaseXr({ storageGB: 10 }, { bare: true, status: { phase: 'Ready' } });
+    let rsp = call(xr);
+    rsp = call(xr, observe(rsp));
+    assert.equal(statusOf(rsp)['ready'], false);
+    assert.equal(statusOf(rsp)['phase'], 'Degraded');
+    assert.match(String(statusOf(rsp)['message']), /^backups have nowhere to go: set spec\.backup\.objectStore/);
+    assert.deepEqual(scheduledKeys(rsp), []);
+    assert.equal(condition(rsp, 'BackupHealthy')?.status, Status.STATUS_CONDITION_FALSE);
+    assert.equal(condition(rsp, 'BackupHealthy')?.reason, 'NoObjectStore');
+    // Backups off is a choice: Ready, and BackupHealthy says so.
+    const off = call(databaseXr({ backup: { enabled: false } }, { bare: true }), observe(rsp));
+    assert.equal(statusOf(off)['ready'], true, String(statusOf(off)['message']));
+    assert.equal(condition(off, 'BackupHealthy')?.reason, 'BackupsDisabled');
+  });
+});
+
+/** The status of the backup of the 2 December slot, completed. */
+const DONE_0202 = {
+  phase: 'Completed',
+  method: 'dump',
+  completedAt: '2026-12-02T03:09:00Z',
+  location: 's3://team-a-backups/orders/orders-db-202612020300.dump',
+};
+
+describe('Database: backup status and health come from Completed backups only', () => {
+  test('lastSuccessfulTime and location from the newest Completed one; a later failure warns and is recorded', () => {
+    clock = new Date('2026-12-02T03:05:00Z');
+    const day1 = call(servingXr());
+    assert.equal((statusOf(day1)['backup'] as Obj)['location'], undefined, 'nothing stored yet: no location');
+    clock = new Date('2026-12-03T03:05:00Z');
+    const day2 = call(
+      servingXr(),
+      observe(day1, () => DONE_0202),
+    );
+    clock = new Date('2026-12-03T04:00:00Z');
+    const failed = call(
+      servingXr(),
+      observe(day2, (key) =>
+        key.endsWith('202612020300')
+          ? DONE_0202
+          : { phase: 'Failed', method: 'dump', failureReason: 'dump was killed for memory (OOMKilled with 1024Mi)' },
+      ),
+    );
+    const backup = statusOf(failed)['backup'] as Obj;
+    assert.equal(backup['lastSuccessfulTime'], '2026-12-02T03:09:00Z');
+    assert.equal(backup['location'], 's3://team-a-backups/orders/');
+    assert.equal(backup['lastFailure'], 'orders-db-202612030300: dump was killed for memory (OOMKilled with 1024Mi)');
+    assert.match(
+      warnings(failed, 'BackupFailed')[0]?.message ?? '',
+      /DatabaseBackup orders-db-202612030300 failed: dump was killed/,
+    );
+    assert.equal(condition(failed, 'BackupHealthy')?.reason, 'BackupFailed');
+    assert.equal(statusOf(failed)['ready'], true, 'one failure within two periods: still Ready');
+  });
+
+  test('no success for two schedule periods: Degraded, saying since when', () => {
+    clock = new Date('2026-12-02T03:05:00Z');
+    const day1 = call(servingXr());
+    const completed = () => DONE_0202;
+    clock = new Date('2026-12-04T03:08:00Z');
+    const late = call(
+      servingXr({}, { backup: { lastSuccessfulTime: '2026-12-02T03:09:00Z' } }),
+      observe(day1, completed),
+    );
+    assert.equal(statusOf(late)['ready'], true, `two periods not yet passed: ${statusOf(late)['message']}`);
+    clock = new Date('2026-12-04T03:10:00Z');
+    const overdue = call(
+      servingXr(),
+      observe(late, (k) =>
+        k.endsWith('202612020300')
+          ? completed()
+          : { phase: 'Failed', method: 'dump', failureReason: 'upload failed (exit code 1): Access Denied' },
+      ),
+    );
+    assert.equal(statusOf(overdue)['ready'], false);
+    assert.equal(statusOf(overdue)['phase'], 'Degraded');
+    assert.match(
+      String(statusOf(overdue)['message']),
+      /^backups are overdue: the last successful backup finished at 2026-12-02T03:09:00Z: overdue since 2026-12-04T03:09:00.000Z/,
+    );
+    assert.equal(condition(overdue, 'BackupHealthy')?.reason, 'BackupOverdue');
+  });
+});
+
+describe('Database: retention', () => {
+  const DAY = 86_400_000;
+  /** A Database observed with scheduled backups of the given ages (days before the clock), phases and pins. */
+  function withBackups(
+    records: Array<{ age: number; phase: 'Completed' | 'Failed'; pinned?: boolean }>,
+    removals: Obj[] = [],
+  ) {
+    const observed: Obj[] = [];
+    for (const r of records) {
+      const slot = new Date(clock.getTime() - r.age * DAY);
+      slot.setUTCMinutes(0, 0, 0);
+      const stamp = slot.toISOString().replace(/[-:T]/g, '').slice(0, 12);
+      observed.push({
+        apiVersion: 'example.com/v1',
+        kind: 'DatabaseBackup',
+        metadata: {
+          name: `orders-db-${stamp}`,
+          namespace: 'team-a',
+          annotations: { 'crossplane.io/composition-resource-name': `scheduled-backup-${stamp}` },
+        },
+        spec: { databaseRef: { name: 'orders' }, ...(r.pinned ? { pinned: true } : {}) },
+        status: {
+          phase: r.phase,
+          method: 'dump',
+          ...(r.phase === 'Completed'
+            ? { completedAt: slot.toISOString(), location: `s3://team-a-backups/orders/orders-db-${stamp}.dump` }
+            : {}),
+        },
+      });
+    }
+    return [...observed, ...removals];
+  }
+  const retention = { retentionDays: 7, schedule: '0 * * * *' };
+
+  test('an expired dump: its object removed by a Job first, the record let go once the Job is Complete', () => {
+    clock = new Date('2026-12-20T12:30:00Z');
+    const observed = withBackups([
+      { age: 9, phase: 'Completed' },
+      { age: 1, phase: 'Completed' },
+    ]);
+    const first = call(servingXr(retention), observed);
+    assert.equal(fatalOf(first), undefined, fatalOf(first)?.message);
+    const oldKey = Object.keys(first.desired!.resources).find((k) => k.startsWith('scheduled-backup-202612111'))!;
+    assert.ok(oldKey, 'the expired record stays while its object is removed');
+    const removalKey = oldKey.replace('scheduled-backup-', 'backup-removal-');
+    const job = desiredOf(first, removalKey)!;
+    assert.equal(job['kind'], 'Job');
+    const env = JSON.stringify(job);
+    assert.match(env, /"name":"KEY","value":"orders\/orders-db-\d{12}\.dump"/);
+    assert.match(env, /aws \$ep s3 rm/);
+
+    const removed = asObserved(first).find((o) => (o['metadata'] as Obj)['name'] === (job['metadata'] as Obj)['name'])!;
+    removed['status'] = { conditions: [{ type: 'Complete', status: 'True' }] };
+    const second = call(servingXr(retention), [...observed, removed]);
+    assert.equal(fatalOf(second), undefined, fatalOf(second)?.message);
+    assert.equal(desiredOf(second, oldKey), undefined, 'the record goes after its object');
+    assert.equal(desiredOf(second, removalKey), undefined);
+  });
+
+  test('never the newest Completed one, never a pinned one; expired failures go at once', () => {
+    clock = new Date('2026-12-20T12:30:00Z');
+    const observed = withBackups([
+      { age: 30, phase: 'Completed', pinned: true },
+      { age: 20, phase: 'Completed' },
+      { age: 10, phase: 'Failed' },
+      { age: 1.5, phase: 'Failed' },
+    ]);
+    const rsp = call(servingXr(retention), observed);
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    const kept = scheduledKeys(rsp);
+    const key = (o: Obj) =>
+      String(((o['metadata'] as Obj)['annotations'] as Obj)['crossplane.io/composition-resource-name']);
+    assert.ok(kept.includes(key(observed[0]!)), 'pinned');
+    assert.ok(kept.includes(key(observed[1]!)), 'the newest Completed one, however old');
+    assert.ok(!kept.includes(key(observed[2]!)), 'an expired failure holds nothing: gone');
+    assert.ok(kept.includes(key(observed[3]!)), 'a recent failure stays');
+    assert.deepEqual(
+      Object.keys(rsp.desired!.resources).filter((k) => k.startsWith('backup-removal-')),
+      [],
+    );
+  });
+
+  test('property: whatever the records, retention never lets go of the newest Completed or a pinned one', () => {
+    const record = fc.record({
+      age: fc.double({ min: 0.05, max: 40, noNaN: true }),
+      phase: fc.constantFrom('Completed', 'Failed'),
+      pinned: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(record, { minLength: 1, maxLength: 8, selector: (r) => Math.floor(r.age * 24) }),
+        (records) => {
+          clock = new Date('2026-12-20T12:30:00Z');
+          const observed = withBackups(records as never);
+          const rsp = call(servingXr(retention), observed);
+          assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+          const kept = new Set(Object.keys(rsp.desired!.resources));
+          const completed = observed.filter((o) => (o['status'] as Obj)['phase'] === 'Completed');
+          const newest = completed
+            .sort((a, b) =>
+              String((a['status'] as Obj)['completedAt']).localeCompare(String((b['status'] as Obj)['completedAt'])),
+            )
+            .pop();
+          for (const o of observed) {
+            const key = String(
+              ((o['metadata'] as Obj)['annotations'] as Obj)['crossplane.io/composition-resource-name'],
+            );
+            if (o === newest || (o['spec'] as Obj)['pinned']) assert.ok(kept.has(key), `${key} must stay`);
+            // A Completed dump is only let go after its removal Job: never on the first call.
+            if ((o['status'] as Obj)['phase'] === 'Completed')
+              assert.ok(kept.has(key), `${key}: the object goes first`);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  test('the nothing-lost guard lets go of exactly the retired DatabaseBackups, nothing else', () => {
+    const backup = { apiVersion: 'example.com/v1', kind: 'DatabaseBackup', metadata: { name: 'b' } };
+    const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 's' } };
+    const observed = new Map<string, Obj>([
+      ['scheduled-backup-1', backup],
+      ['statefulset', sts],
+    ]);
+    const keepSts = [{ key: 'statefulset', object: sts }];
+    assert.throws(() => guardNothingLost({ resources: keepSts }, observed), /DatabaseBackup b, which holds data/);
+    guardNothingLost({ resources: keepSts, retiring: [{ key: 'scheduled-backup-1', why: 'expired' }] }, observed);
+    assert.throws(
+      () =>
+        guardNothingLost(
+          {
+            resources: [{ key: 'scheduled-backup-1', object: backup }],
+            retiring: [{ key: 'statefulset', why: 'not a backup' }],
+          },
+          observed,
+        ),
+      /StatefulSet s, which holds data/,
+    );
+  });
+});
