@@ -367,13 +367,14 @@ describe('Database: retention', () => {
 
   test('property: whatever the records, retention never lets go of the newest Completed or a pinned one', () => {
     const record = fc.record({
-      age: fc.double({ min: 0.05, max: 40, noNaN: true }),
+      // Whole hours back (one slot each of the hourly schedule), so no two records share a slot.
+      age: fc.integer({ min: 1, max: 40 * 24 }).map((hours) => hours / 24),
       phase: fc.constantFrom('Completed', 'Failed'),
       pinned: fc.boolean(),
     });
     fc.assert(
       fc.property(
-        fc.uniqueArray(record, { minLength: 1, maxLength: 8, selector: (r) => Math.floor(r.age * 24) }),
+        fc.uniqueArray(record, { minLength: 1, maxLength: 8, selector: (r) => Math.round(r.age * 24) }),
         (records) => {
           clock = new Date('2026-12-20T12:30:00Z');
           const observed = withBackups(records as never);
@@ -422,5 +423,40 @@ describe('Database: retention', () => {
         ),
       /StatefulSet s, which holds data/,
     );
+  });
+});
+
+describe('Database: CloudNativePG archives to the object store', () => {
+  test('the Barman Cloud ObjectStore carries the retention and the store; the Cluster names it as its WAL archiver', async () => {
+    const { answered, CNPG_CRD_OBJECT } = await import('../support/database.js');
+    const store = { ...OBJECT_STORE, endpoint: 'https://minio.storage:9000', prefix: 'prod' };
+    const rsp = call(
+      databaseXr({ highAvailability: true, backup: { retentionDays: 14, objectStore: store } }),
+      [],
+      answered({ 'cnpg-crd': [CNPG_CRD_OBJECT] }),
+    );
+    const objectStore = desiredOf(rsp, 'cnpg-object-store')!;
+    assert.equal(objectStore['kind'], 'ObjectStore');
+    assert.deepEqual(objectStore['spec'], {
+      retentionPolicy: '14d',
+      configuration: {
+        destinationPath: 's3://team-a-backups/prod/orders/',
+        endpointURL: 'https://minio.storage:9000',
+        s3Credentials: {
+          accessKeyId: { name: 'backup-store', key: 'AWS_ACCESS_KEY_ID' },
+          secretAccessKey: { name: 'backup-store', key: 'AWS_SECRET_ACCESS_KEY' },
+        },
+        wal: { compression: 'gzip' },
+        data: { compression: 'gzip' },
+      },
+    });
+    const cluster = ((desiredOf(rsp, 'cnpg-cluster')!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj;
+    assert.deepEqual((cluster['spec'] as Obj)['plugins'], [
+      {
+        name: 'barman-cloud.cloudnative-pg.io',
+        isWALArchiver: true,
+        parameters: { barmanObjectName: (objectStore['metadata'] as Obj)['name'] },
+      },
+    ]);
   });
 });
