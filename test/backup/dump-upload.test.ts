@@ -4,6 +4,9 @@
 // dumped, uploaded, downloaded and restored into an empty database, and come
 // out the same; a missing bucket, wrong credentials and a killed dump fail
 // with the message a user reads, and never leave anything at the final key.
+// The restore commands restore it back (the same rows), refuse a backup
+// damaged at rest (its checksum), a truncated one and a database that holds
+// data, and leave the target empty when they fail.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,7 +14,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { backupKey, dumpScript, removeScript, uploadScript } from '../../src/blueprints/backup/commands.js';
+import {
+  backupKey,
+  downloadScript,
+  dumpScript,
+  removeScript,
+  restoreScript,
+  uploadScript,
+} from '../../src/blueprints/backup/commands.js';
 import { type DatabaseServer, databasesMissing, startMariadb, startPostgres } from '../../dev/infra/databases.js';
 import { type Moto, motoServerPath, startMotoServer } from '../../dev/infra/moto.js';
 import { repoRoot } from '../../dev/infra/paths.js';
@@ -79,8 +89,12 @@ interface Engine {
   start(): Promise<DatabaseServer>;
   /** Makes database `db` with an app user that owns it, and `rows` rows in orders. */
   fill(s: DatabaseServer, db: string, rows: number): void;
-  /** Restores the dump file into the empty database `db`. */
+  /** Restores the dump file into the empty database `db` (the test's own way, to check the dump). */
   restore(s: DatabaseServer, db: string, file: string): void;
+  /** Makes an empty database `db` the app user may restore into. */
+  empty(s: DatabaseServer, db: string): void;
+  /** Tables in `db`. */
+  tables(s: DatabaseServer, db: string): number;
   /** Row count and a checksum of the rows. */
   digest(s: DatabaseServer, db: string): string;
 }
@@ -104,6 +118,10 @@ const postgres: Engine = {
       { env: { ...process.env, PGPASSWORD: s.password }, stdio: 'pipe' },
     );
   },
+  empty(s, db) {
+    s.sql('postgres', `CREATE DATABASE ${db} OWNER app`);
+  },
+  tables: (s, db) => Number(s.sql(db, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").trim()),
   digest: (s, db) =>
     s
       .sql(db, "SELECT count(*), md5(string_agg(id || ':' || customer || ':' || total, ',' ORDER BY id)) FROM orders")
@@ -130,6 +148,11 @@ const mysql: Engine = {
       stdio: 'pipe',
     });
   },
+  empty(s, db) {
+    s.sql('', `CREATE DATABASE ${db}; GRANT ALL ON ${db}.* TO 'app'@'127.0.0.1';`);
+  },
+  tables: (s, db) =>
+    Number(s.sql('', `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '${db}'`).trim()),
   digest: (s, db) =>
     s
       .sql(
@@ -203,6 +226,130 @@ for (const engine of [postgres, mysql]) {
       t.diagnostic(
         `${ROWS} rows; dump ${dump.ms} ms (${reported.sizeBytes} bytes), upload ${upload.ms} ms, restore ${restoreMs} ms; digest ${after.replace('\t', ' ')}`,
       );
+    });
+
+    /** Downloads s3://bucket/key and restores it into `db` with the restore Job's own two steps. */
+    async function restoreJob(key: string, db: string) {
+      const file = join(work, `${db}.download`);
+      const download = await sh(downloadScript(), {
+        IN: file,
+        BUCKET: bucket,
+        KEY: key,
+        ...KEYS,
+        S3_ENDPOINT: moto.endpoint,
+      });
+      if (download.code !== 0) return { download, restore: undefined };
+      const restore = await sh(restoreScript(engine.name), { ...dumpEnv(file), DB_NAME: db, IN: file });
+      return { download, restore };
+    }
+    /** A dump of orders, uploaded under `key`; the local file's path. */
+    async function storedDump(key: string): Promise<string> {
+      const file = join(work, `${key.replace(/\//g, '_')}.src`);
+      assert.equal((await sh(dumpScript(engine.name), dumpEnv(file))).code, 0);
+      const upload = await sh(uploadScript(), uploadEnv(file, key));
+      assert.equal(upload.code, 0, upload.output);
+      return file;
+    }
+
+    test('the restore Job’s commands: download, restore into an empty database, the same rows', async (t) => {
+      const key = backupKey('team-a', 'orders', 'orders-db-202612020300', engine.name);
+      await storedDump(key);
+      engine.empty(server, 'restored_by_job');
+      const { download, restore } = await restoreJob(key, 'restored_by_job');
+      assert.equal(download.code, 0, download.output);
+      assert.match(download.output, /\(sha256 [0-9a-f]{64}\)/);
+      assert.equal(restore?.code, 0, restore?.output);
+      assert.equal(engine.digest(server, 'restored_by_job'), engine.digest(server, 'orders'));
+      t.diagnostic(
+        `${ROWS} rows restored by the Job's commands: download ${download.ms} ms, restore ${restore!.ms} ms`,
+      );
+    });
+
+    test('a backup damaged at rest fails its checksum; nothing is restored, the live database untouched', async () => {
+      const key = backupKey('team-a', 'orders', 'damaged', engine.name);
+      const file = await storedDump(key);
+      const sum = aws(
+        moto,
+        's3api',
+        'head-object',
+        '--bucket',
+        bucket,
+        '--key',
+        key,
+        '--query',
+        'Metadata.sha256',
+        '--output',
+        'text',
+      ).trim();
+      // Bit rot in the store: the same object, garbage in the middle, its metadata as it was.
+      const damaged = Buffer.from(readFileSync(file));
+      damaged.fill(0x7b, Math.floor(damaged.length / 2), Math.floor(damaged.length / 2) + 64);
+      writeFileSync(`${file}.damaged`, damaged);
+      aws(
+        moto,
+        's3',
+        'cp',
+        '--only-show-errors',
+        '--metadata',
+        `sha256=${sum}`,
+        `${file}.damaged`,
+        `s3://${bucket}/${key}`,
+      );
+      engine.empty(server, 'after_damage');
+      const { download, restore } = await restoreJob(key, 'after_damage');
+      assert.equal(download.code, 5, download.output);
+      assert.match(
+        download.output,
+        /does not match the checksum stored with it \(damaged at rest\); nothing was restored/,
+      );
+      assert.equal(restore, undefined);
+      assert.equal(engine.tables(server, 'after_damage'), 0);
+      assert.match(engine.digest(server, 'orders'), new RegExp(`^${ROWS}\\t`), 'the live database is untouched');
+    });
+
+    test('a truncated dump (no checksum to go by) is refused by the restore step, the target left empty', async () => {
+      const file = join(work, 'to-truncate.dump');
+      assert.equal((await sh(dumpScript(engine.name), dumpEnv(file))).code, 0);
+      const bytes = readFileSync(file);
+      writeFileSync(`${file}.cut`, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
+      engine.empty(server, 'after_truncated');
+      const restore = await sh(restoreScript(engine.name), {
+        ...dumpEnv(file),
+        DB_NAME: 'after_truncated',
+        IN: `${file}.cut`,
+      });
+      assert.notEqual(restore.code, 0, 'a truncated dump must not restore');
+      assert.match(restore.output, engine.name === 'postgres' ? /rolled back|not a readable/ : /incomplete.*truncated/);
+      assert.equal(engine.tables(server, 'after_truncated'), 0);
+    });
+
+    // MySQL cannot roll DDL back, so its restore drops what it made; PostgreSQL restores in one transaction (the truncated case shows that).
+    if (engine.name === 'mysql')
+      test('a restore that fails half-way leaves the target as empty as it found it', async () => {
+        const file = join(work, 'half-way.sql');
+        assert.equal((await sh(dumpScript(engine.name), dumpEnv(file))).code, 0);
+        // The tables are created and filled, then a statement fails; the dump still ends as a whole one does.
+        const text = readFileSync(file, 'utf8');
+        const at = text.lastIndexOf('UNLOCK TABLES;');
+        writeFileSync(`${file}.bad`, `${text.slice(0, at)}UNLOCK TABLES;\nTHIS IS NOT SQL;\n${text.slice(at + 14)}`);
+        engine.empty(server, 'half_way');
+        const restore = await sh(restoreScript(engine.name), {
+          ...dumpEnv(file),
+          DB_NAME: 'half_way',
+          IN: `${file}.bad`,
+        });
+        assert.equal(restore.code, 4, restore.output);
+        assert.match(restore.output, /what it had created was dropped: database half_way is as empty as before/);
+        assert.equal(engine.tables(server, 'half_way'), 0);
+      });
+
+    test('a database that already holds data is refused, and keeps its data', async () => {
+      const key = backupKey('team-a', 'orders', 'orders-db-202612020300', engine.name);
+      const before = engine.digest(server, 'orders');
+      const { restore } = await restoreJob(key, 'orders');
+      assert.equal(restore?.code, 3, restore?.output);
+      assert.match(restore!.output, /already holds \d+ (relations|tables): a restore never overwrites data/);
+      assert.equal(engine.digest(server, 'orders'), before);
     });
 
     test('retention’s removal: the stored backup is gone, its neighbour stays; removing it again succeeds', async () => {

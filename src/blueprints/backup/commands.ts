@@ -4,10 +4,14 @@
 //   dump    (the engine's own image, so the client matches the server's major
 //            version) writes the dump to a shared emptyDir under a temporary
 //            name and renames it only when the dump tool succeeded;
-//   upload  (an S3 client image) copies it to a temporary key, copies that to
-//            the final key (S3 copies are atomic: the final key holds the whole
-//            dump or nothing), removes the temporary key, and reports the key
-//            and size as the container's termination message.
+//   upload  (an S3 client image) copies it to a temporary key with its
+//            SHA-256 as object metadata, copies that to the final key (S3
+//            copies are atomic: the final key holds the whole dump or
+//            nothing), removes the temporary key, and reports the key and size
+//            as the container's termination message.
+//
+// A restore runs the other way: download (checked against that SHA-256),
+// then restore into an empty database, which a failed restore leaves empty.
 //
 // Both read everything from the environment (names below), so the tests run
 // these very strings against real servers and an S3 API. A failure exits
@@ -46,12 +50,74 @@ export function uploadScript(): string {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     'ep=""; if [ -n "${S3_ENDPOINT:-}" ]; then ep="--endpoint-url $S3_ENDPOINT"; fi',
     'size=$(wc -c < "$IN" | tr -d " ")',
-    'aws $ep s3 cp --only-show-errors "$IN" "s3://$BUCKET/$KEY.partial"',
-    'aws $ep s3 cp --only-show-errors "s3://$BUCKET/$KEY.partial" "s3://$BUCKET/$KEY"',
+    // Stored with the object, so a restore can tell a backup damaged at rest from a whole one.
+    'sum=$(sha256sum "$IN" | cut -d " " -f 1)',
+    'aws $ep s3 cp --only-show-errors --metadata "sha256=$sum" "$IN" "s3://$BUCKET/$KEY.partial"',
+    'aws $ep s3 cp --only-show-errors --metadata-directive COPY "s3://$BUCKET/$KEY.partial" "s3://$BUCKET/$KEY"',
     'aws $ep s3 rm --only-show-errors "s3://$BUCKET/$KEY.partial"',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     'printf \'{"key":"%s","sizeBytes":%s}\' "$KEY" "$size" > "${TERMINATION_LOG:-/dev/termination-log}"',
     'echo "uploaded $size bytes to s3://$BUCKET/$KEY"',
+  ].join('\n');
+}
+
+/** Environment of a restore: the download step's IN, BUCKET, KEY and the client's variables; the restore step's HOST, PORT, DB_USER, DB_PASSWORD, DB_NAME and IN. */
+export const RESTORE_ENV = ['IN', 'BUCKET', 'KEY', 'HOST', 'PORT', 'DB_USER', 'DB_PASSWORD', 'DB_NAME'] as const;
+
+/** The download of a stored backup, in the S3 client image, to the file IN, checked against the checksum stored with it. */
+export function downloadScript(): string {
+  return [
+    'set -eu',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
+    'ep=""; if [ -n "${S3_ENDPOINT:-}" ]; then ep="--endpoint-url $S3_ENDPOINT"; fi',
+    'want=$(aws $ep s3api head-object --bucket "$BUCKET" --key "$KEY" --query Metadata.sha256 --output text)',
+    'aws $ep s3 cp --only-show-errors "s3://$BUCKET/$KEY" "$IN"',
+    'got=$(sha256sum "$IN" | cut -d " " -f 1)',
+    // A dump not made by the backup Job carries no checksum: it is restored on the restore step's own checks.
+    'if [ "$want" != None ] && [ "$want" != "$got" ]; then',
+    '  echo "s3://$BUCKET/$KEY does not match the checksum stored with it (damaged at rest); nothing was restored" >&2',
+    '  exit 5',
+    'fi',
+    'echo "downloaded $(wc -c < "$IN" | tr -d " ") bytes from s3://$BUCKET/$KEY (sha256 $got)"',
+  ].join('\n');
+}
+
+/**
+ * The restore of the dump IN into DB_NAME, in the engine's own image. It
+ * refuses a database that holds anything (a restore never overwrites data),
+ * checks the dump is whole before touching the database, and leaves the
+ * database as empty as it found it when the restore fails half-way:
+ * PostgreSQL restores in one transaction; MySQL's DDL cannot roll back, so
+ * what was created is dropped again.
+ */
+export function restoreScript(engine: DatabaseSpec['engine']): string {
+  const refuse = (what: string, code: number) => `{ echo "${what}" >&2; exit ${code}; }`;
+  if (engine === 'postgres') {
+    return [
+      'set -eu',
+      'export PGPASSWORD="$DB_PASSWORD"',
+      'conn="-h $HOST -p $PORT -U $DB_USER -d $DB_NAME"',
+      `pg_restore --list "$IN" > /dev/null 2>&1 || ${refuse('the backup is not a readable pg_dump archive (corrupt or truncated); nothing was restored', 2)}`,
+      `held=$(psql $conn -tAc "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r','p','v','m','S','f') AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg_toast%'")`,
+      `[ "$held" = 0 ] || ${refuse('database $DB_NAME already holds $held relations: a restore never overwrites data; nothing was restored', 3)}`,
+      `pg_restore $conn --no-owner --exit-on-error --single-transaction "$IN" || ${refuse('the restore failed and was rolled back: database $DB_NAME is as empty as before', 4)}`,
+      'echo "restored $(wc -c < "$IN" | tr -d " ") bytes into $DB_NAME"',
+    ].join('\n');
+  }
+  return [
+    'set -eu',
+    'export MYSQL_PWD="$DB_PASSWORD"',
+    'conn="-h $HOST -P $PORT -u $DB_USER"',
+    // mysqldump ends every complete dump with this line.
+    `tail -c 200 "$IN" | grep -q -- '-- Dump completed' || ${refuse('the backup is incomplete (it does not end with the Dump completed line every mysqldump writes: truncated); nothing was restored', 2)}`,
+    `held=$(mysql $conn -N -e "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '$DB_NAME'")`,
+    `[ "$held" = 0 ] || ${refuse('database $DB_NAME already holds $held tables: a restore never overwrites data; nothing was restored', 3)}`,
+    'if ! mysql $conn "$DB_NAME" < "$IN"; then',
+    `  drops=$(mysql $conn -N -e "SELECT CONCAT('DROP TABLE IF EXISTS \\\`', table_name, '\\\`;') FROM information_schema.tables WHERE table_schema = '$DB_NAME'")`,
+    '  mysql $conn "$DB_NAME" -e "SET FOREIGN_KEY_CHECKS=0; $drops"',
+    `  ${refuse('the restore failed; what it had created was dropped: database $DB_NAME is as empty as before', 4)}`,
+    'fi',
+    'echo "restored $(wc -c < "$IN" | tr -d " ") bytes into $DB_NAME"',
   ].join('\n');
 }
 
