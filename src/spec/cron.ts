@@ -93,7 +93,12 @@ function setsOf(schedule: string): Sets {
   if (problem) throw new Error(`schedule ${JSON.stringify(schedule)}: ${problem}`);
   const fields = schedule.trim().split(/[ \t]+/);
   const [minute, hour, dom, month, dow] = fields.map((t, i) => expand(t, FIELDS[i]!));
-  const starred = (t: string) => t.startsWith('*') || t.startsWith('?');
+  // As robfig/cron (Kubernetes' parser) marks a field unrestricted: a '*' or '?' part without a step above 1.
+  const starred = (t: string) =>
+    t.split(',').some((part) => {
+      const [range, step] = part.split('/');
+      return (range === '*' || range === '?') && (step === undefined || Number(step) <= 1);
+    });
   return {
     minute: minute!,
     hour: hour!,

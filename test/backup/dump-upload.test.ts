@@ -331,7 +331,10 @@ for (const engine of [postgres, mysql]) {
         // The tables are created and filled, then a statement fails; the dump still ends as a whole one does.
         const text = readFileSync(file, 'utf8');
         const at = text.lastIndexOf('UNLOCK TABLES;');
-        writeFileSync(`${file}.bad`, `${text.slice(0, at)}UNLOCK TABLES;\nTHIS IS NOT SQL;\n${text.slice(at + 14)}`);
+        writeFileSync(
+          `${file}.bad`,
+          `${text.slice(0, at)}UNLOCK TABLES;\nCREATE VIEW big_orders AS SELECT id FROM orders WHERE total > 100;\nCREATE PROCEDURE noop() SELECT 1;\nTHIS IS NOT SQL;\n${text.slice(at + 14)}`,
+        );
         engine.empty(server, 'half_way');
         const restore = await sh(restoreScript(engine.name), {
           ...dumpEnv(file),
@@ -340,7 +343,12 @@ for (const engine of [postgres, mysql]) {
         });
         assert.equal(restore.code, 4, restore.output);
         assert.match(restore.output, /what it had created was dropped: database half_way is as empty as before/);
-        assert.equal(engine.tables(server, 'half_way'), 0);
+        assert.equal(engine.tables(server, 'half_way'), 0, 'tables and the view dropped');
+        assert.equal(
+          server.sql('', "SELECT COUNT(*) FROM information_schema.routines WHERE routine_schema = 'half_way'").trim(),
+          '0',
+          'the routine dropped',
+        );
       });
 
     test('a database that already holds data is refused, and keeps its data', async () => {

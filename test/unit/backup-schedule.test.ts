@@ -66,7 +66,9 @@ describe('cron: the slots a schedule fires at', () => {
       const d = new Date(t);
       const domOk = match(dom!, d.getUTCDate(), 1, 31);
       const dowOk = match(dow!, d.getUTCDay(), 0, 6);
-      const day = dom!.startsWith('*') || dow!.startsWith('*') ? domOk && dowOk : domOk || dowOk;
+      // robfig/cron: a field is unrestricted when a part is '*' without a step above 1.
+      const star = (f: string) => f.split(',').some((p) => p === '*' || p === '*/1');
+      const day = star(dom!) || star(dow!) ? domOk && dowOk : domOk || dowOk;
       if (
         match(mi!, d.getUTCMinutes(), 0, 59) &&
         match(h!, d.getUTCHours(), 0, 23) &&
@@ -258,13 +260,13 @@ describe('Database: backup status and health come from Completed backups only', 
     clock = new Date('2026-12-02T03:05:00Z');
     const day1 = call(servingXr());
     const completed = () => DONE_0202;
-    clock = new Date('2026-12-04T03:08:00Z');
+    clock = new Date('2026-12-04T02:59:00Z');
     const late = call(
       servingXr({}, { backup: { lastSuccessfulTime: '2026-12-02T03:09:00Z' } }),
       observe(day1, completed),
     );
     assert.equal(statusOf(late)['ready'], true, `two periods not yet passed: ${statusOf(late)['message']}`);
-    clock = new Date('2026-12-04T03:10:00Z');
+    clock = new Date('2026-12-04T03:00:00Z');
     const overdue = call(
       servingXr(),
       observe(late, (k) =>
@@ -277,9 +279,41 @@ describe('Database: backup status and health come from Completed backups only', 
     assert.equal(statusOf(overdue)['phase'], 'Degraded');
     assert.match(
       String(statusOf(overdue)['message']),
-      /^backups are overdue: the last successful backup finished at 2026-12-02T03:09:00Z: overdue since 2026-12-04T03:09:00.000Z/,
+      /^backups are overdue: the last successful backup finished at 2026-12-02T03:09:00Z: overdue since 2026-12-04T03:00:00.000Z \(two scheduled backups since\)/,
     );
     assert.equal(condition(overdue, 'BackupHealthy')?.reason, 'BackupOverdue');
+  });
+});
+
+describe('Database: overdue means two scheduled backups since the last success, whatever the gaps', () => {
+  test('weekdays only: a Friday backup is not overdue over the weekend, it is on Tuesday’s slot', () => {
+    const weekdays = { schedule: '0 2 * * 1-5' };
+    clock = new Date('2026-12-04T02:05:00Z'); // Friday
+    const friday = call(servingXr(weekdays));
+    const done = () => ({
+      phase: 'Completed',
+      method: 'dump',
+      completedAt: '2026-12-04T02:10:00Z',
+      location: 's3://team-a-backups/orders/orders-db-202612040200.dump',
+    });
+    for (const [at, ready] of [
+      ['2026-12-06T12:00:00Z', true], // Sunday
+      ['2026-12-07T01:59:00Z', true], // Monday, before its slot
+      ['2026-12-08T01:59:00Z', true], // Tuesday, before its slot (Monday's may have failed)
+      ['2026-12-08T02:00:00Z', false], // Tuesday's slot: two since Friday
+    ] as const) {
+      clock = new Date(at);
+      const rsp = call(servingXr(weekdays), observe(friday, done));
+      assert.equal(statusOf(rsp)['ready'], ready, `${at}: ${statusOf(rsp)['message']}`);
+    }
+  });
+
+  test('an old Database that gets an object store is not overdue at once: the count starts at its first backup', () => {
+    clock = new Date('2026-12-02T03:05:00Z');
+    const first = call(servingXr());
+    const rsp = call(servingXr(), observe(first));
+    assert.equal(statusOf(rsp)['ready'], true, String(statusOf(rsp)['message']));
+    assert.equal(condition(rsp, 'BackupHealthy')?.reason, 'NoBackupYet');
   });
 });
 
@@ -400,6 +434,36 @@ describe('Database: retention', () => {
       ),
       { numRuns: 200 },
     );
+  });
+
+  test('the newest record stays however old (or its slot would be taken again), and dumps stay while there is no store to remove them from', () => {
+    clock = new Date('2026-12-19T12:30:00Z'); // a Saturday
+    const weekly = { retentionDays: 3, schedule: '0 12 * * 0' }; // Sundays: the newest slot is 6 days back
+    const observed = withBackups([
+      { age: 13, phase: 'Completed' },
+      { age: 6, phase: 'Failed' },
+    ]);
+    const rsp = call(servingXr(weekly), observed);
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    const keys = scheduledKeys(rsp);
+    for (const o of observed) {
+      const key = String(((o['metadata'] as Obj)['annotations'] as Obj)['crossplane.io/composition-resource-name']);
+      assert.ok(keys.includes(key), `${key} stays: the newest Completed, and the newest of all`);
+    }
+    assert.equal(keys.length, 2, 'and no slot is taken again');
+
+    clock = new Date('2026-12-20T12:30:00Z');
+    const noStore = databaseXr(
+      { storageGB: 10, backup: { retentionDays: 7, schedule: '0 * * * *', objectStore: undefined } },
+      { bare: true, status: { phase: 'Ready' } },
+    );
+    const old = withBackups([
+      { age: 20, phase: 'Completed' },
+      { age: 10, phase: 'Completed' },
+    ]);
+    const kept = call(noStore, old);
+    assert.equal(fatalOf(kept), undefined, fatalOf(kept)?.message);
+    assert.equal(scheduledKeys(kept).length, 2, 'nothing to remove the old dump with: its record stays');
   });
 
   test('the nothing-lost guard lets go of exactly the retired DatabaseBackups, nothing else', () => {

@@ -264,6 +264,33 @@ describe('a DatabaseBackup of a Database on AWS: an RDS Snapshot', () => {
   });
 });
 
+describe('a dump in flight when its Database cannot be read', () => {
+  test('the Job stays composed, without what the Job controller added to it', () => {
+    const rsp = call(backupXr(), [], answered({ database: [clusterDb()] }));
+    const observed = asObserved(rsp, () => jobStatus(undefined));
+    const job = observed.find((o) => o['kind'] === 'Job')!;
+    const spec = job['spec'] as Obj;
+    spec['selector'] = { matchLabels: { 'batch.kubernetes.io/controller-uid': 'c0ffee' } };
+    const labels = ((spec['template'] as Obj)['metadata'] as Obj)['labels'] as Obj;
+    labels['batch.kubernetes.io/controller-uid'] = 'c0ffee';
+    labels['batch.kubernetes.io/job-name'] = 'orders-before-migration-a1';
+    (job['metadata'] as Obj)['uid'] = 'c0ffee';
+    const again = call(backupXr(statusOf(rsp)), observed, answered({ database: [] }));
+    assert.equal(fatalOf(again), undefined);
+    const kept = desiredOf(again, 'dump-1')!;
+    assert.equal((kept['spec'] as Obj)['selector'], undefined);
+    assert.equal((kept['metadata'] as Obj)['uid'], undefined);
+    const keptLabels = (((kept['spec'] as Obj)['template'] as Obj)['metadata'] as Obj)['labels'] as Obj;
+    assert.deepEqual(
+      Object.keys(keptLabels).sort(),
+      Object.keys(labels)
+        .filter((l) => !l.startsWith('batch.'))
+        .sort(),
+    );
+    assert.match(String(statusOf(again)['message']), /does not exist in namespace team-a/);
+  });
+});
+
 describe('a DatabaseBackup of a CloudNativePG Database: a Backup through the Barman Cloud plugin', () => {
   test('composes the Backup of the cluster and reads its phase', () => {
     const db = answered({

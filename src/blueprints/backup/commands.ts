@@ -113,8 +113,11 @@ export function restoreScript(engine: DatabaseSpec['engine']): string {
     `held=$(mysql $conn -N -e "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '$DB_NAME'")`,
     `[ "$held" = 0 ] || ${refuse('database $DB_NAME already holds $held tables: a restore never overwrites data; nothing was restored', 3)}`,
     'if ! mysql $conn "$DB_NAME" < "$IN"; then',
-    `  drops=$(mysql $conn -N -e "SELECT CONCAT('DROP TABLE IF EXISTS \\\`', table_name, '\\\`;') FROM information_schema.tables WHERE table_schema = '$DB_NAME'")`,
-    '  mysql $conn "$DB_NAME" -e "SET FOREIGN_KEY_CHECKS=0; $drops"',
+    // Views, tables (their triggers with them) and routines: whatever the dump had made.
+    `  drops=$(mysql $conn -N -e "SELECT CONCAT('DROP ', IF(table_type = 'VIEW', 'VIEW', 'TABLE'), ' IF EXISTS \\\`', table_name, '\\\`;') FROM information_schema.tables WHERE table_schema = '$DB_NAME' ORDER BY table_type = 'VIEW' DESC; SELECT CONCAT('DROP ', routine_type, ' IF EXISTS \\\`', routine_name, '\\\`;') FROM information_schema.routines WHERE routine_schema = '$DB_NAME'")`,
+    '  mysql $conn "$DB_NAME" -e "SET FOREIGN_KEY_CHECKS=0; $drops" || true',
+    `  left=$(mysql $conn -N -e "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '$DB_NAME'")`,
+    `  [ "$left" = 0 ] || ${refuse('the restore failed, and $left tables or views it made could not be dropped from $DB_NAME', 4)}`,
     `  ${refuse('the restore failed; what it had created was dropped: database $DB_NAME is as empty as before', 4)}`,
     'fi',
     'echo "restored $(wc -c < "$IN" | tr -d " ") bytes into $DB_NAME"',

@@ -143,6 +143,9 @@ function compose(r: ResolvedBackup): Plan {
   return { resources, requirements };
 }
 
+/** Labels and fields the Job controller adds to a Job it admitted: not ours to apply. */
+const JOB_CONTROLLER_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid', 'job-name', JOB_NAME_LABEL];
+
 /** An observed object as desired again: what it is and its spec, none of what the server or controllers wrote. */
 function asDesired(obj: Obj): Obj {
   const meta = (obj['metadata'] ?? {}) as Obj;
@@ -155,7 +158,13 @@ function asDesired(obj: Obj): Obj {
     ownerReferences: _o,
     ...kept
   } = meta;
-  const { status: _s, metadata: _meta, ...rest } = obj;
+  const { status: _s, metadata: _meta, ...rest } = structuredClone(obj);
+  const spec = rest['spec'] as Obj | undefined;
+  if (str(obj, 'kind') === 'Job' && spec) {
+    delete spec['selector'];
+    const labels = record(spec, 'template', 'metadata', 'labels');
+    for (const l of JOB_CONTROLLER_LABELS) if (labels) delete labels[l];
+  }
   return { ...rest, metadata: kept };
 }
 

@@ -109,34 +109,41 @@ export interface BackupPlan {
   warnings: Array<{ reason: string; message: string }>;
 }
 
-function newest(times: Array<string | undefined>): string | undefined {
-  let best: string | undefined;
-  for (const t of times) if (t && (!best || Date.parse(t) > Date.parse(best))) best = t;
-  return best;
-}
-
 export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPlan {
   const { now, owner } = input;
   const store = spec.backup.objectStore;
   const records = taken(input);
   const out: BackupPlan = { resources: [], retiring: [], status: {}, health: HEALTHY, warnings: [] };
-  const previous = (input.xr['status'] as Obj | undefined)?.['backup'] as Obj | undefined;
 
-  // Retention, over what was taken: the newest Completed one and pinned ones stay.
+  // Retention, over what was taken. Stay: the newest Completed one, pinned ones, the newest of all (its
+  // slot says what was taken: dropped, the slot would be taken again), and a dump there is no store to remove from.
   const completed = records.filter((r) => r.phase === 'Completed');
   const keep = completed[completed.length - 1];
+  const newestTaken = records[records.length - 1];
   const cutoff = now.getTime() - spec.backup.retentionDays * DAY_MS;
   for (const r of records) {
     const age = Date.parse(r.completedAt ?? '') || r.slot.getTime();
-    const expired = r !== keep && !r.pinned && age < cutoff && (r.phase === 'Completed' || r.phase === 'Failed');
+    const isDump = r.phase === 'Completed' && r.method === 'dump' && r.location?.startsWith('s3://') === true;
+    const expired =
+      r !== keep &&
+      r !== newestTaken &&
+      !r.pinned &&
+      !(isDump && !store) &&
+      age < cutoff &&
+      (r.phase === 'Completed' || r.phase === 'Failed');
     if (!expired) {
       out.resources.push({ key: r.key, object: backupObject(input, r.stamp), independent: true });
       continue;
     }
     const removalKey = `${REMOVAL_PREFIX}${r.stamp}`;
     // A dump is one object, removed here; CloudNativePG's ObjectStore prunes its own by the same retention.
-    const stored = r.phase === 'Completed' && r.method === 'dump' && r.location?.startsWith('s3://') && store;
+    const stored = isDump && store;
     const removal = input.observed.get(removalKey);
+    if (stored && condition(removal, 'Failed')?.status === 'True')
+      out.warnings.push({
+        reason: 'BackupRemovalFailed',
+        message: `retention could not remove ${r.location}: ${condition(removal, 'Failed')?.message ?? 'the removal Job failed'}; the record stays until it is removed`,
+      });
     if (stored && condition(removal, 'Complete')?.status !== 'True') {
       // The stored object goes first; the record stays until its removal is seen done.
       out.resources.push({ key: r.key, object: backupObject(input, r.stamp), independent: true });
@@ -159,7 +166,8 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
     });
   }
 
-  const lastSuccess = newest([keep?.completedAt, str(previous, 'lastSuccessfulTime')]);
+  // From Completed records only (the newest is never pruned): not from an earlier version's CronJob.
+  const lastSuccess = keep?.completedAt;
   if (lastSuccess) out.status['lastSuccessfulTime'] = lastSuccess;
   // Only a place that holds a backup is named.
   if (keep && store) out.status['location'] = storePath(store, appName(owner));
@@ -197,7 +205,6 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
   const created = Date.parse(str(input.xr, 'metadata', 'creationTimestamp') ?? '');
   const phase = str(input.xr, 'status', 'phase');
   const served = phase !== undefined && phase !== 'Provisioning';
-  const newestTaken = records[records.length - 1];
   if (due && served && !(due.getTime() < created) && !(newestTaken && newestTaken.slot >= due)) {
     const stamp = slotStamp(due);
     out.resources.push({ key: `${SCHEDULED_PREFIX}${stamp}`, object: backupObject(input, stamp), independent: true });
@@ -210,12 +217,13 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
     }
   }
 
-  // Overdue: no success within two schedule periods of the last one (or of creation).
-  const period = due && before ? due.getTime() - before.getTime() : DAY_MS;
-  const since = Date.parse(lastSuccess ?? '') || created || undefined;
-  const overdueAt = since !== undefined ? since + 2 * period : undefined;
-  if (overdueAt !== undefined && now.getTime() > overdueAt) {
-    const message = `${lastSuccess ? `the last successful backup finished at ${lastSuccess}` : 'no backup has succeeded yet'}: overdue since ${new Date(overdueAt).toISOString()} (two schedule periods)${out.status['lastFailure'] ? `; last failure ${String(out.status['lastFailure'])}` : ''}`;
+  // Overdue: two slots have come since the last success (or since the first backup was taken, when none has
+  // succeeded yet), whatever the gaps between slots (weekdays only, twice a day).
+  const since = Date.parse(lastSuccess ?? '') || records[0]?.slot.getTime();
+  const first = since !== undefined ? nextFiring(spec.backup.schedule, new Date(since)) : undefined;
+  const overdueAt = first ? nextFiring(spec.backup.schedule, first)?.getTime() : undefined;
+  if (overdueAt !== undefined && now.getTime() >= overdueAt) {
+    const message = `${lastSuccess ? `the last successful backup finished at ${lastSuccess}` : 'no backup has succeeded yet'}: overdue since ${new Date(overdueAt).toISOString()} (two scheduled backups since)${out.status['lastFailure'] ? `; last failure ${String(out.status['lastFailure'])}` : ''}`;
     out.health = { ok: false, reason: 'BackupOverdue', message };
     out.blocker = `backups are overdue: ${message}`;
     return out;
