@@ -114,9 +114,15 @@ describe('mutual TLS with the certificates Crossplane makes', { skip }, () => {
   });
 
   test('the Go client refuses the server for a name its certificate does not carry (it really verifies)', async () => {
+    const before = refusals(fn).length;
     const out = await callLikeCrossplane(target, certs.client, request());
     assert.equal(out.ok, false);
     assert.match(out.ok ? '' : out.message, /cannot validate certificate for 127\.0\.0\.1/);
+    // The server hears the client's alert and says so: wait for that line, so the next case counts only its own.
+    for (let i = 0; i < 50 && refusals(fn).length === before; i++) await new Promise((r) => setTimeout(r, 20));
+    const added = refusals(fn).slice(before);
+    assert.equal(added.length, 1, JSON.stringify(added));
+    assert.match(String(added[0]!['reason']), /bad certificate/);
   });
 
   test('a CA with exactly Crossplane’s subject but another key: refused', async () => {
