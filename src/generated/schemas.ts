@@ -209,6 +209,11 @@ export const databaseSpecSchema = {
       "rule": "!has(self.version) || (self.engine == 'postgres' ? self.version in ['14', '15', '16', '17'] : self.version in ['8.0', '8.4'])",
       "message": "spec.version must be one the engine supports: postgres 14, 15, 16, 17; mysql 8.0, 8.4",
       "fieldPath": ".version"
+    },
+    {
+      "rule": "!has(self.restore) || has(oldSelf.restore)",
+      "message": "spec.restore can only be given when the Database is created",
+      "fieldPath": ".restore"
     }
   ],
   "properties": {
@@ -352,6 +357,61 @@ export const databaseSpecSchema = {
         }
       }
     },
+    "restore": {
+      "type": "object",
+      "description": "Create this Database from a backup instead of empty. Given at creation only; it cannot change afterwards. In the cluster without highAvailability, from a Completed DatabaseBackup (dumps have no point in time).",
+      "x-kubernetes-validations": [
+        {
+          "rule": "self == oldSelf",
+          "message": "spec.restore cannot change once the Database exists"
+        },
+        {
+          "rule": "has(self.fromBackup) != has(self.fromDatabase)",
+          "message": "spec.restore needs exactly one of fromBackup and fromDatabase"
+        },
+        {
+          "rule": "!has(self.pointInTime) || has(self.fromDatabase)",
+          "message": "spec.restore.pointInTime goes with fromDatabase"
+        }
+      ],
+      "properties": {
+        "fromBackup": {
+          "type": "object",
+          "description": "A Completed DatabaseBackup in this namespace.",
+          "required": [
+            "name"
+          ],
+          "properties": {
+            "name": {
+              "type": "string",
+              "description": "The DatabaseBackup's name.",
+              "minLength": 1,
+              "maxLength": 253
+            }
+          }
+        },
+        "fromDatabase": {
+          "type": "object",
+          "description": "A Database in this namespace, restored to pointInTime.",
+          "required": [
+            "name"
+          ],
+          "properties": {
+            "name": {
+              "type": "string",
+              "description": "The Database's name.",
+              "minLength": 1,
+              "maxLength": 253
+            }
+          }
+        },
+        "pointInTime": {
+          "type": "string",
+          "format": "date-time",
+          "description": "The time to restore fromDatabase to (RFC 3339)."
+        }
+      }
+    },
     "aws": {
       "type": "object",
       "description": "AWS settings, required with placement aws.",
@@ -421,7 +481,15 @@ export const databaseStatusSchema = {
     },
     "phase": {
       "type": "string",
-      "description": "Provisioning, Ready, Updating or Degraded."
+      "description": "Provisioning, Restoring, Ready, Updating or Degraded."
+    },
+    "restoredFrom": {
+      "type": "string",
+      "description": "The DatabaseBackup this Database was restored from."
+    },
+    "restorePoint": {
+      "type": "string",
+      "description": "The time the restored data is from (a dump's completion)."
     },
     "endpoint": {
       "type": "string",
@@ -533,6 +601,21 @@ export type DatabaseSpec = {
       };
     };
   };
+  /** Create this Database from a backup instead of empty. Given at creation only; it cannot change afterwards. In the cluster without highAvailability, from a Completed DatabaseBackup (dumps have no point in time). */
+  "restore"?: {
+    /** A Completed DatabaseBackup in this namespace. */
+    "fromBackup"?: {
+      /** The DatabaseBackup's name. */
+      "name": string;
+    };
+    /** A Database in this namespace, restored to pointInTime. */
+    "fromDatabase"?: {
+      /** The Database's name. */
+      "name": string;
+    };
+    /** The time to restore fromDatabase to (RFC 3339). */
+    "pointInTime"?: string;
+  };
   /** AWS settings, required with placement aws. */
   "aws"?: {
     /** The AWS region, such as eu-west-1. */
@@ -556,8 +639,12 @@ export type DatabaseStatus = {
   "ready"?: boolean;
   /** One sentence on what is happening or what blocks readiness. */
   "message"?: string;
-  /** Provisioning, Ready, Updating or Degraded. */
+  /** Provisioning, Restoring, Ready, Updating or Degraded. */
   "phase"?: string;
+  /** The DatabaseBackup this Database was restored from. */
+  "restoredFrom"?: string;
+  /** The time the restored data is from (a dump's completion). */
+  "restorePoint"?: string;
   /** host:port where applications connect. */
   "endpoint"?: string;
   /** The host applications connect to. */

@@ -48,7 +48,12 @@ async function nudge(name: string): Promise<void> {
 }
 
 /** KUBELET STAND-IN: the pod of `job` ends, each container as given, with the status a kubelet writes. */
-async function endPod(job: string, outcome: 'succeeded' | 'oom', report?: { key: string; sizeBytes: number }) {
+async function endPod(
+  job: string,
+  outcome: 'succeeded' | 'oom',
+  report?: { key: string; sizeBytes: number },
+  [first, second] = ['dump', 'upload'],
+) {
   const pod = await eventually(`a pod of Job ${job}`, async () => {
     const pods = await cp.client.listObjs('v1', 'Pod', NS, `batch.kubernetes.io/job-name=${job}`);
     return pods.find((p) => p['status']?.['phase'] === 'Running');
@@ -71,8 +76,8 @@ async function endPod(job: string, outcome: 'succeeded' | 'oom', report?: { key:
       : ['Failed', terminated(137, 'OOMKilled'), { waiting: { reason: 'PodInitializing' } }];
   const status: Json = {
     phase,
-    initContainerStatuses: [container('dump', dump)],
-    containerStatuses: [container('upload', upload)],
+    initContainerStatuses: [container(first!, dump)],
+    containerStatuses: [container(second!, upload)],
   };
   await cp.client.mergeStatus(pod, {
     ...status,
@@ -182,6 +187,64 @@ describe('backups under real Crossplane', { skip }, () => {
       (await cp.client.getObj(ref('batch/v1', 'Job', `${name}-a2`))) ? undefined : true,
     );
     assert.equal((await get('DatabaseBackup', name))?.['status']?.['phase'], 'Completed');
+  });
+
+  test('a Database restored from that backup: Restoring, its restore Job runs on the empty server, then Ready', async (t) => {
+    const started = Date.now();
+    const yaml = `apiVersion: example.com/v1
+kind: Database
+metadata: {name: orders-copy, namespace: ${NS}}
+spec:
+  engine: postgres
+  storageGB: 20
+  restore: {fromBackup: {name: ${scheduled}}}
+  backup: {objectStore: {bucket: team-a-backups, region: eu-west-1, prefix: databases, credentialsSecretRef: {name: backup-store}}}
+`;
+    await cp.kubectl(['apply', '-f', '-'], { input: yaml });
+    const restoring = await eventually('orders-copy Restoring with its Job', async () => {
+      const d = await get('Database', 'orders-copy');
+      const job = await cp.client.getObj(ref('batch/v1', 'Job', 'orders-copy-db-restore'));
+      return d?.['status']?.['phase'] === 'Restoring' && job ? d : undefined;
+    });
+    assert.match(
+      String(restoring['status']['message']),
+      new RegExp(`^restoring orders-copy from DatabaseBackup ${scheduled} \\(postgres 17, 48211 bytes\\)`),
+    );
+    assert.equal(
+      await cp.client.getObj(ref('v1', 'Secret', 'orders-copy-db-connection')),
+      undefined,
+      'no connection before the data',
+    );
+    // The API server keeps spec.restore as it was given.
+    const changed = await cp.kubectl(
+      [
+        'patch',
+        'database',
+        'orders-copy',
+        '-n',
+        NS,
+        '--type',
+        'merge',
+        '-p',
+        '{"spec":{"restore":{"fromBackup":{"name":"other"}}}}',
+      ],
+      { allowFail: true },
+    );
+    assert.notEqual(changed.code, 0);
+    assert.match(changed.stderr, /spec\.restore cannot change once the Database exists/);
+
+    await endPod('orders-copy-db-restore', 'succeeded', undefined, ['download', 'restore']);
+    const ready = await eventually('orders-copy Ready', async () => {
+      const d = await get('Database', 'orders-copy');
+      return d?.['status']?.['phase'] === 'Ready' ? d : undefined;
+    });
+    t.diagnostic(`apply to restored and Ready: ${Date.now() - started} ms`);
+    assert.equal(ready['status']['restoredFrom'], scheduled);
+    assert.ok(ready['status']['restorePoint']);
+    assert.ok(await cp.client.getObj(ref('v1', 'Secret', 'orders-copy-db-connection')), 'the connection Secret now');
+    await eventually('the restore Job gone', async () =>
+      (await cp.client.getObj(ref('batch/v1', 'Job', 'orders-copy-db-restore'))) ? undefined : true,
+    );
   });
 
   test('no function call refused a connection or failed', () => {

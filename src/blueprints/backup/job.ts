@@ -6,7 +6,7 @@ import { boundedLabel } from '../../names.js';
 import type { Owner } from '../blueprint.js';
 import { baseName, dbname, names } from '../database/common.js';
 import { ENGINES } from '../database/engine.js';
-import { backupKey, dumpScript, removeScript, uploadScript } from './commands.js';
+import { backupKey, downloadScript, dumpScript, removeScript, restoreScript, uploadScript } from './commands.js';
 import type { Target } from './target.js';
 
 /** The S3 client of the upload step: the official image, pinned. */
@@ -49,48 +49,83 @@ export function dumpLocation(backup: Owner, target: Target): { bucket: string; k
 
 export function dumpJob(backup: Owner, target: Target, attempt: number): Obj {
   const { spec } = target;
-  const engine = ENGINES[spec.engine];
   const store = spec.backup.objectStore!;
   const { bucket, key } = dumpLocation(backup, target);
   const file = `${WORK}/${key.split('/').pop()}`;
-  const credentials = names.credentials(target.owner);
-  const secretEnv = (name: string, secret: string, k: string): V1EnvVar => ({
-    name,
-    valueFrom: { secretKeyRef: { name: secret, key: k } },
-  });
   const memory = memoryFor(attempt);
-  const resources = { requests: { cpu: '100m', memory }, limits: { memory } };
-  const name = jobName(backup, attempt);
   const labels = { ...podLabels(backup), 'app.kubernetes.io/managed-by': 'function-platform' };
   // Attempts are the function's: a new Job each (backoffLimit 0), with the memory the last one lacked.
   return jobOf(
-    name,
+    jobName(backup, attempt),
     backup.namespace,
     labels,
     { backoffLimit: 0, activeDeadlineSeconds: 6 * 3600 },
     {
       initContainers: [
-        {
-          name: 'dump',
-          image: engine.image(spec.version),
-          command: ['sh', '-c', dumpScript(spec.engine)],
-          env: [
-            { name: 'HOST', value: `${baseName(target.owner)}.${target.owner.namespace}.svc.cluster.local` },
-            { name: 'PORT', value: String(engine.port) },
-            secretEnv('DB_USER', credentials, 'username'),
-            secretEnv('DB_PASSWORD', credentials, 'password'),
-            { name: 'DB_NAME', value: dbname(target.owner) },
-            { name: 'OUT', value: file },
-          ],
-          resources,
-          volumeMounts: [{ name: 'work', mountPath: WORK }],
-          terminationMessagePolicy: 'FallbackToLogsOnError',
-          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-        },
+        engineContainer('dump', dumpScript(spec.engine), target.owner, spec, memory, [{ name: 'OUT', value: file }]),
       ],
       containers: [s3Container('upload', uploadScript(), store, bucket, key, [{ name: 'IN', value: file }])],
     },
   );
+}
+
+/** The Job that restores the dump at `url` into the Database `database` (empty, its server up): download, then restore. */
+export function restoreJob(name: string, database: Owner, spec: Target['spec'], url: string): Obj {
+  const store = spec.backup.objectStore!;
+  const { bucket, key } = parseS3Url(url)!;
+  const file = `${WORK}/${key.split('/').pop()}`;
+  const labels = {
+    'app.kubernetes.io/name': 'database-restore',
+    'app.kubernetes.io/instance': database.name,
+    'app.kubernetes.io/managed-by': 'function-platform',
+  };
+  // A failed restore is not retried: it refuses a database that holds data, and says why it failed.
+  return jobOf(
+    name,
+    database.namespace,
+    labels,
+    { backoffLimit: 0, activeDeadlineSeconds: 6 * 3600 },
+    {
+      initContainers: [s3Container('download', downloadScript(), store, bucket, key, [{ name: 'IN', value: file }])],
+      containers: [
+        engineContainer('restore', restoreScript(spec.engine), database, spec, '1Gi', [{ name: 'IN', value: file }]),
+      ],
+    },
+  );
+}
+
+/** A container of the engine's own image (its client matches the server) connected to `database` as the app user. */
+function engineContainer(
+  name: string,
+  script: string,
+  database: Owner,
+  spec: Target['spec'],
+  memory: string,
+  env: V1EnvVar[],
+) {
+  const engine = ENGINES[spec.engine];
+  const credentials = names.credentials(database);
+  const secretEnv = (variable: string, k: string): V1EnvVar => ({
+    name: variable,
+    valueFrom: { secretKeyRef: { name: credentials, key: k } },
+  });
+  return {
+    name,
+    image: engine.image(spec.version),
+    command: ['sh', '-c', script],
+    env: [
+      { name: 'HOST', value: `${baseName(database)}.${database.namespace}.svc.cluster.local` },
+      { name: 'PORT', value: String(engine.port) },
+      secretEnv('DB_USER', 'username'),
+      secretEnv('DB_PASSWORD', 'password'),
+      { name: 'DB_NAME', value: dbname(database) },
+      ...env,
+    ],
+    resources: { requests: { cpu: '100m', memory }, limits: { memory } },
+    volumeMounts: [{ name: 'work', mountPath: WORK }],
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+    securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+  };
 }
 
 type ObjectStore = NonNullable<Target['spec']['backup']['objectStore']>;

@@ -204,7 +204,7 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
   const [due, before] = firedAtOrBefore(spec.backup.schedule, now, 2);
   const created = Date.parse(str(input.xr, 'metadata', 'creationTimestamp') ?? '');
   const phase = str(input.xr, 'status', 'phase');
-  const served = phase !== undefined && phase !== 'Provisioning';
+  const served = phase !== undefined && phase !== 'Provisioning' && phase !== 'Restoring';
   if (due && served && !(due.getTime() < created) && !(newestTaken && newestTaken.slot >= due)) {
     const stamp = slotStamp(due);
     out.resources.push({ key: `${SCHEDULED_PREFIX}${stamp}`, object: backupObject(input, stamp), independent: true });

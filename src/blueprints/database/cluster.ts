@@ -8,6 +8,7 @@ import { dnsLabel } from '../../names.js';
 import { gigabytes } from '../../quantity.js';
 import type { Context, Desired, Plan } from '../blueprint.js';
 import { type BackupPlan, storePath } from './backups.js';
+import { RESTORE_BACKUP, type RestorePlan } from './restore.js';
 import {
   APP_USER,
   appName,
@@ -292,7 +293,12 @@ function cnpgObjectStore(input: DatabaseInput, spec: ResolvedSpec): Obj {
   };
 }
 
-export function composeCluster(input: DatabaseInput, spec: ResolvedSpec, backups: BackupPlan): Plan {
+export function composeCluster(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  backups: BackupPlan,
+  restore: RestorePlan,
+): Plan {
   const { owner } = input;
   // The workload first: it is what the user hears about while it is not ready.
   const resources: Desired[] = [];
@@ -352,16 +358,22 @@ export function composeCluster(input: DatabaseInput, spec: ResolvedSpec, backups
     ];
   }
   resources.push({ key: CLUSTER_KEYS.credentials, object: credentials });
-  resources.push({
-    key: CLUSTER_KEYS.connection,
-    object: connectionSecret(input, spec, {
-      host: clusterHost(input, spec),
-      port: ENGINES[spec.engine].port,
-      username: APP_USER,
-      password,
-      dbname: dbname(owner),
-    }),
-  });
+  if (restore.requirement) requirements[RESTORE_BACKUP] = restore.requirement;
+  // Its own status tells how a restore goes: the Job does not hold readiness by itself.
+  if (restore.job) resources.push({ ...restore.job, independent: true });
+  // Applications connect once the data is back, not to the empty server before it.
+  const connect = restore.state === 'none' || restore.state === 'done' || input.observed.has(CLUSTER_KEYS.connection);
+  if (connect)
+    resources.push({
+      key: CLUSTER_KEYS.connection,
+      object: connectionSecret(input, spec, {
+        host: clusterHost(input, spec),
+        port: ENGINES[spec.engine].port,
+        username: APP_USER,
+        password,
+        dbname: dbname(owner),
+      }),
+    });
   resources.push(...backups.resources);
   return { resources, requirements, retiring: backups.retiring };
 }

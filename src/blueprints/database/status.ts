@@ -6,17 +6,18 @@ import { condition, field, record, str, type Obj } from '../../kube.js';
 import { firstBlocking, type Plan, type Summary } from '../blueprint.js';
 import { AWS_KEYS, awsBackupStatus, instanceAddress, rdsIdentifier } from './aws.js';
 import type { BackupPlan } from './backups.js';
+import type { RestorePlan } from './restore.js';
 import { clusterHost, CLUSTER_KEYS, cnpgOperator, observedStatefulSetGB, usesCnpg } from './cluster.js';
 import { type DatabaseInput, names, type ResolvedSpec } from './common.js';
 import { ENGINES } from './engine.js';
 
-type Phase = 'Provisioning' | 'Ready' | 'Updating' | 'Degraded';
+type Phase = 'Provisioning' | 'Restoring' | 'Ready' | 'Updating' | 'Degraded';
 
 /** Provisioning until first ready; after that, a change in flight is Updating and anything else Degraded. */
 function phaseOf(ready: boolean, xr: Obj, blocking: Verdict | undefined): Phase {
   if (ready) return 'Ready';
   const previous = str(xr, 'status', 'phase');
-  if (previous === undefined || previous === 'Provisioning') return 'Provisioning';
+  if (previous === undefined || previous === 'Provisioning' || previous === 'Restoring') return 'Provisioning';
   return blocking?.state === 'updating' ? 'Updating' : 'Degraded';
 }
 
@@ -50,6 +51,7 @@ export function databaseStatus(
   plan: Plan,
   verdicts: ReadonlyMap<string, Verdict>,
   backups: BackupPlan | undefined,
+  restore?: RestorePlan,
 ): Summary {
   const spec = input.spec;
   const warnings: Summary['warnings'] = [];
@@ -85,6 +87,14 @@ export function databaseStatus(
     blocker = rdsBlocker(input, verdicts);
     if (blocker !== undefined) blocking = verdicts.get(AWS_KEYS.instance);
   }
+  const restoring = restore !== undefined && restore.state !== 'none' && restore.state !== 'done';
+  if (restore?.status) Object.assign(status, restore.status);
+  // A restore in progress says more than the resource it waits for.
+  if (blocker === undefined && restoring) {
+    blocker = restore.message;
+    reason = restore.state === 'failed' ? 'RestoreFailed' : 'Restoring';
+    if (restore.state === 'failed') warnings.push({ reason, message: restore.message! });
+  }
   if (blocker === undefined) {
     const first = firstBlocking(plan, verdicts);
     blocker = first?.message;
@@ -104,7 +114,7 @@ export function databaseStatus(
     });
   }
   const ready = blocker === undefined;
-  const phase = phaseOf(ready, input.xr, blocking);
+  const phase = restoring ? 'Restoring' : phaseOf(ready, input.xr, blocking);
   status['phase'] = phase;
   const conditions = [{ type: 'BackupHealthy', ...backupHealth(input, spec, backups) }];
   if (ready) {
@@ -118,6 +128,7 @@ export function databaseStatus(
     };
   }
   if (reason === 'Provisioning') reason = phase === 'Provisioning' ? 'Provisioning' : phase;
+  if (phase === 'Restoring' && reason === 'Restoring') reason = 'Restoring';
   return { ready, reason, message: blocker!, status, warnings, conditions };
 }
 

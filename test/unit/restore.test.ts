@@ -1,0 +1,201 @@
+// A Database created from a DatabaseBackup (spec.restore.fromBackup), call by
+// call: the backup looked up and judged, the empty server started, the
+// restore Job once it runs, the connection Secret only after the data is
+// back, the outcome kept in status; and what is refused, naming the field.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk-typescript';
+import type { Obj } from '../../src/kube.js';
+import {
+  answered,
+  asObserved,
+  call,
+  databaseXr,
+  desiredOf,
+  fatalOf,
+  NAMESPACE,
+  statusOf,
+} from '../support/database.js';
+import { healthyStatus } from '../support/observed-state.js';
+
+const LOCATION = 's3://team-a-backups/orders/orders-db-202612020300.dump';
+function backup(status: Obj = {}): Obj {
+  return {
+    apiVersion: 'example.com/v1',
+    kind: 'DatabaseBackup',
+    metadata: { name: 'orders-db-202612020300', namespace: NAMESPACE },
+    spec: { databaseRef: { name: 'orders' } },
+    status: {
+      phase: 'Completed',
+      method: 'dump',
+      engine: 'postgres',
+      version: '17',
+      completedAt: '2026-12-02T03:01:12Z',
+      location: LOCATION,
+      sizeBytes: 48211,
+      restorable: true,
+      ...status,
+    },
+  };
+}
+const restoredXr = (spec: Obj = {}, status?: Obj) =>
+  databaseXr(
+    { engine: 'postgres', storageGB: 20, restore: { fromBackup: { name: 'orders-db-202612020300' } }, ...spec },
+    { name: 'orders-copy', ...(status ? { status } : {}) },
+  );
+const found = (b: Obj = backup()) => answered({ 'restore-backup': [b] });
+const fatal = (rsp: RunFunctionResponse) => fatalOf(rsp)?.message ?? '';
+
+/** What Crossplane observes after `rsp`, every object healthy; the restore Job as `job` says. */
+function observe(rsp: RunFunctionResponse, job?: 'Complete' | 'Failed'): Obj[] {
+  const out = asObserved(rsp, (key, obj) =>
+    key === 'restore'
+      ? job && {
+          conditions: [{ type: job, status: 'True', message: job === 'Failed' ? 'BackoffLimitExceeded' : undefined }],
+        }
+      : healthyStatus(obj),
+  );
+  for (const o of out) if (o['kind'] === 'Service') (o['spec'] as Obj)['clusterIP'] ??= '10.96.0.10';
+  return out;
+}
+
+describe('a Database restored from a DatabaseBackup, in a StatefulSet', () => {
+  test('looked up, the empty server started, the Job once it runs, the connection Secret after; the outcome kept', () => {
+    const lookup = call(restoredXr());
+    assert.equal(fatalOf(lookup), undefined, fatal(lookup));
+    assert.equal(statusOf(lookup)['phase'], 'Restoring');
+    assert.equal(statusOf(lookup)['message'], 'looking up DatabaseBackup orders-db-202612020300');
+    assert.deepEqual(lookup.requirements?.resources?.['restore-backup'], {
+      apiVersion: 'example.com/v1',
+      kind: 'DatabaseBackup',
+      matchName: 'orders-db-202612020300',
+      namespace: NAMESPACE,
+    });
+    assert.equal(desiredOf(lookup, 'connection'), undefined, 'no connection to an empty server');
+
+    const waiting = call(restoredXr(), [], found());
+    assert.equal(statusOf(waiting)['phase'], 'Restoring');
+    assert.match(
+      String(statusOf(waiting)['message']),
+      /restoring orders-copy from DatabaseBackup orders-db-202612020300 \(postgres 17, 48211 bytes\): waiting for the empty server to start/,
+    );
+    assert.ok(desiredOf(waiting, 'statefulset'));
+    assert.equal(desiredOf(waiting, 'restore'), undefined, 'no restore before the server runs');
+
+    const running = call(restoredXr({}, { phase: 'Restoring' }), observe(waiting), found());
+    const job = desiredOf(running, 'restore')!;
+    assert.equal(job['kind'], 'Job');
+    const pod = ((job['spec'] as Obj)['template'] as Obj)['spec'] as Obj;
+    const download = (pod['initContainers'] as Obj[])[0]!;
+    const env = Object.fromEntries((download['env'] as Obj[]).map((e) => [e['name'], e['value'] ?? e['valueFrom']]));
+    assert.equal(env['BUCKET'], 'team-a-backups');
+    assert.equal(env['KEY'], 'orders/orders-db-202612020300.dump');
+    const restore = (pod['containers'] as Obj[])[0]!;
+    assert.equal(restore['image'], 'postgres:17');
+    const renv = Object.fromEntries((restore['env'] as Obj[]).map((e) => [e['name'], e['value'] ?? e['valueFrom']]));
+    assert.equal(renv['HOST'], 'orders-copy-db.team-a.svc.cluster.local');
+    assert.equal(renv['DB_NAME'], 'orders_copy');
+    assert.equal(statusOf(running)['phase'], 'Restoring');
+    assert.equal(statusOf(running)['ready'], false);
+    assert.equal(desiredOf(running, 'connection'), undefined);
+
+    const done = call(restoredXr({}, { phase: 'Restoring' }), observe(running, 'Complete'), found());
+    assert.ok(desiredOf(done, 'connection'), 'the connection Secret, now that the data is back');
+    assert.equal(statusOf(done)['restoredFrom'], 'orders-db-202612020300');
+    assert.equal(statusOf(done)['restorePoint'], '2026-12-02T03:01:12Z');
+
+    // Later: the record in status is the memory; the backup may even be gone.
+    const later = call(
+      restoredXr({}, { ...statusOf(done) }),
+      observe(done, 'Complete'),
+      answered({ 'restore-backup': [] }),
+    );
+    assert.equal(fatalOf(later), undefined, fatal(later));
+    assert.equal(desiredOf(later, 'restore'), undefined, 'the Job has done its part');
+    assert.equal(later.requirements?.resources?.['restore-backup'], undefined);
+    assert.equal(statusOf(later)['ready'], true, String(statusOf(later)['message']));
+    assert.equal(statusOf(later)['phase'], 'Ready');
+    assert.equal(statusOf(later)['restoredFrom'], 'orders-db-202612020300');
+  });
+
+  test('a failed restore: a warning, still Restoring, no connection Secret, the Job kept to show why', () => {
+    const running = call(restoredXr({}, { phase: 'Restoring' }), observe(call(restoredXr(), [], found())), found());
+    const failed = call(restoredXr({}, { phase: 'Restoring' }), observe(running, 'Failed'), found());
+    assert.equal(statusOf(failed)['phase'], 'Restoring');
+    assert.match(String(statusOf(failed)['message']), /the restore failed \(BackoffLimitExceeded\)/);
+    assert.ok(failed.results.some((r) => r.severity === Severity.SEVERITY_WARNING && r.reason === 'RestoreFailed'));
+    assert.ok(desiredOf(failed, 'restore'));
+    assert.equal(desiredOf(failed, 'connection'), undefined);
+  });
+
+  test('a backup that does not exist (yet): Restoring, saying so; nothing restored, nobody connects', () => {
+    const rsp = call(restoredXr(), [], answered({ 'restore-backup': [] }));
+    assert.equal(fatalOf(rsp), undefined, fatal(rsp));
+    assert.equal(statusOf(rsp)['phase'], 'Restoring');
+    assert.equal(
+      statusOf(rsp)['message'],
+      'restoring orders-copy: spec.restore.fromBackup.name names DatabaseBackup orders-db-202612020300, which does not exist in namespace team-a',
+    );
+    assert.equal(desiredOf(rsp, 'restore'), undefined);
+    assert.equal(desiredOf(rsp, 'connection'), undefined);
+  });
+
+  test('refused with Fatal, naming the field and what would do', () => {
+    const cases: Array<[string, RunFunctionResponse, RegExp]> = [
+      [
+        'not completed',
+        call(restoredXr(), [], found(backup({ phase: 'Failed', restorable: false }))),
+        /is Failed and not restorable; a restore needs a Completed, restorable backup/,
+      ],
+      [
+        'a snapshot',
+        call(restoredXr(), [], found(backup({ method: 'rds-snapshot', location: 'rds-snapshot:x' }))),
+        /was taken by rds-snapshot; a Database in a StatefulSet restores a dump/,
+      ],
+      [
+        'engine',
+        call(restoredXr({ engine: 'mysql', version: '8.4' }), [], found()),
+        /holds postgres 17, and this Database is mysql 8\.4; a restore needs the same engine and major version/,
+      ],
+      [
+        'major',
+        call(restoredXr({ version: '16' }), [], found()),
+        /holds postgres 17, and this Database is postgres 16/,
+      ],
+      [
+        'point in time',
+        call(restoredXr({ restore: { fromDatabase: { name: 'orders' }, pointInTime: '2026-12-02T02:00:00Z' } })),
+        /spec\.restore\.pointInTime: a Database in a StatefulSet restores from dumps/,
+      ],
+      [
+        'aws',
+        call(restoredXr({ placement: 'aws', aws: { region: 'eu-west-1' } })),
+        /spec\.restore: restoring an RDS instance is not supported yet/,
+      ],
+      [
+        'no store',
+        call(databaseXr({ restore: { fromBackup: { name: 'b' } }, backup: { enabled: false } }, { bare: true })),
+        /spec\.restore\.fromBackup: the dump is read from spec\.backup\.objectStore, which is not set/,
+      ],
+    ];
+    cases.push(
+      [
+        'both',
+        call(restoredXr({ restore: { fromBackup: { name: 'a' }, fromDatabase: { name: 'b' } } })),
+        /spec\.restore needs exactly one of fromBackup and fromDatabase/,
+      ],
+      [
+        'changed',
+        call(restoredXr({ restore: { fromBackup: { name: 'other' } } }, { restoredFrom: 'orders-db-202612020300' })),
+        /spec\.restore cannot change once the Database exists/,
+      ],
+    );
+    const plain = call(databaseXr({ engine: 'postgres', storageGB: 20 }, { name: 'orders-copy' }));
+    const added = call(restoredXr({}, { phase: 'Ready' }), asObserved(plain), found());
+    assert.match(fatal(added), /spec\.restore can only be given when the Database is created/);
+    for (const [what, rsp, message] of cases) {
+      assert.match(fatal(rsp), message, what);
+      assert.deepEqual(Object.keys(rsp.desired?.resources ?? {}), [], `${what}: nothing composed`);
+    }
+  });
+});
