@@ -169,11 +169,13 @@ export function answerProblems(req: RunFunctionRequest, rsp: RunFunctionResponse
   if (internal) problems.push(`an unexpected internal error (a bug, not bad input): ${internal.message}`);
   const carried = req.desired?.resources ?? {};
   const desired = rsp.desired?.resources ?? {};
-  for (const key of Object.keys(carried)) {
-    if (!(key in desired)) problems.push(`${key}, desired by an earlier step, was dropped`);
-  }
-
   const fatal = fatalOf(rsp);
+  // Crossplane applies nothing of a Fatal answer (so one too large to send may carry nothing); any other keeps them.
+  if (!fatal)
+    for (const key of Object.keys(carried)) {
+      if (!(key in desired)) problems.push(`${key}, desired by an earlier step, was dropped`);
+    }
+
   if (fatal) {
     if (!fatal.message.trim()) problems.push('a Fatal result with an empty message');
     for (const [key, res] of Object.entries(desired)) {
