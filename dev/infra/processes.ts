@@ -166,6 +166,23 @@ export async function waitFor(
 }
 
 /** A loopback port the OS says is free right now. */
+/**
+ * Starts something on `count` free ports, and again on new ones when it lost
+ * a port to another process between the pick and its bind (test files run in
+ * parallel): `start` fails with "address already in use" in its message.
+ */
+export async function onFreePorts<T>(count: number, start: (ports: number[]) => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const ports: number[] = [];
+    for (let i = 0; i < count; i++) ports.push(await freePort());
+    try {
+      return await start(ports);
+    } catch (err) {
+      if (attempt >= attempts || !(err instanceof Error && /address already in use/.test(err.message))) throw err;
+    }
+  }
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newPki } from '../../dev/infra/pki.js';
-import { freePort, type Proc, spawnLogged, tail, waitFor } from '../../dev/infra/processes.js';
+import { onFreePorts, type Proc, spawnLogged, tail, waitFor } from '../../dev/infra/processes.js';
 import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { inCI } from './crank.js';
@@ -181,71 +181,79 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
   const spawnOpts = { detached: opts.detached ?? false };
   try {
     const pki = makeKubePki(join(dir, 'pki'));
-    const [clientPort, peerPort, securePort] = [await freePort(), await freePort(), await freePort()];
-    const etcdUrl = `http://127.0.0.1:${clientPort}`;
-    etcd = spawnLogged(
-      'etcd',
-      bins.etcd,
-      [
-        '--name=fp-test',
-        `--data-dir=${join(dir, 'etcd')}`,
-        `--listen-client-urls=${etcdUrl}`,
-        `--advertise-client-urls=${etcdUrl}`,
-        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-        `--initial-cluster=fp-test=http://127.0.0.1:${peerPort}`,
-        '--initial-cluster-state=new',
-        // Throwaway data: no fsync makes writes cheap on a busy machine.
-        '--unsafe-no-fsync',
-        '--log-level=warn',
-      ],
-      join(dir, 'etcd.log'),
-      spawnOpts,
-    );
-    await waitFor('etcd', etcd, 30_000, async () => {
-      const r = await get(`${etcdUrl}/health`);
-      return r.status === 200 && /"health":\s*"true"/.test(r.body);
+    let etcdUrl = '';
+    await onFreePorts(2, async ([clientPort, peerPort]) => {
+      etcdUrl = `http://127.0.0.1:${clientPort}`;
+      const p = spawnLogged(
+        'etcd',
+        bins.etcd,
+        [
+          '--name=fp-test',
+          // A data dir per attempt: a start that lost its port may have left one behind.
+          `--data-dir=${join(dir, `etcd-${clientPort}`)}`,
+          `--listen-client-urls=${etcdUrl}`,
+          `--advertise-client-urls=${etcdUrl}`,
+          `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+          `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+          `--initial-cluster=fp-test=http://127.0.0.1:${peerPort}`,
+          '--initial-cluster-state=new',
+          // Throwaway data: no fsync makes writes cheap on a busy machine.
+          '--unsafe-no-fsync',
+          '--log-level=warn',
+        ],
+        join(dir, 'etcd.log'),
+        spawnOpts,
+      );
+      etcd = p;
+      await waitFor('etcd', p, 30_000, async () => {
+        const r = await get(`${etcdUrl}/health`);
+        return r.status === 200 && /"health":\s*"true"/.test(r.body);
+      });
     });
 
-    const url = `https://127.0.0.1:${securePort}`;
-    apiserver = spawnLogged(
-      'kube-apiserver',
-      bins.apiserver,
-      [
-        `--etcd-servers=${etcdUrl}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        `--secure-port=${securePort}`,
-        `--cert-dir=${join(dir, 'apiserver-certs')}`,
-        `--tls-cert-file=${pki.serverCert}`,
-        `--tls-private-key-file=${pki.serverKey}`,
-        `--client-ca-file=${pki.ca}`,
-        '--anonymous-auth=false',
-        '--authorization-mode=RBAC',
-        `--service-account-key-file=${pki.saPub}`,
-        `--service-account-signing-key-file=${pki.saKey}`,
-        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-        '--service-cluster-ip-range=10.96.0.0/16',
-        // ServiceAccount admission wants the token controller's objects for pods; nothing here runs pods.
-        '--disable-admission-plugins=ServiceAccount',
-        // No nodes, no endpoints controller: do not maintain the kubernetes Service's endpoints.
-        '--endpoint-reconciler-type=none',
-        '--enable-priority-and-fairness=false',
-        '--profiling=false',
-        '--shutdown-delay-duration=0s',
-        '--v=1',
-        ...(opts.apiserverArgs ?? []),
-      ],
-      join(dir, 'apiserver.log'),
-      spawnOpts,
-    );
     const tls = { ca: readFileSync(pki.ca), cert: readFileSync(pki.clientCert), key: readFileSync(pki.clientKey) };
-    await waitFor(
-      'kube-apiserver',
-      apiserver,
-      opts.timeoutMs ?? 180_000,
-      async () => (await get(`${url}/readyz`, tls)).status === 200,
-    );
+    let url = '';
+    await onFreePorts(1, async ([securePort]) => {
+      url = `https://127.0.0.1:${securePort}`;
+      const p = spawnLogged(
+        'kube-apiserver',
+        bins.apiserver,
+        [
+          `--etcd-servers=${etcdUrl}`,
+          '--bind-address=127.0.0.1',
+          '--advertise-address=127.0.0.1',
+          `--secure-port=${securePort}`,
+          `--cert-dir=${join(dir, 'apiserver-certs')}`,
+          `--tls-cert-file=${pki.serverCert}`,
+          `--tls-private-key-file=${pki.serverKey}`,
+          `--client-ca-file=${pki.ca}`,
+          '--anonymous-auth=false',
+          '--authorization-mode=RBAC',
+          `--service-account-key-file=${pki.saPub}`,
+          `--service-account-signing-key-file=${pki.saKey}`,
+          '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+          '--service-cluster-ip-range=10.96.0.0/16',
+          // ServiceAccount admission wants the token controller's objects for pods; nothing here runs pods.
+          '--disable-admission-plugins=ServiceAccount',
+          // No nodes, no endpoints controller: do not maintain the kubernetes Service's endpoints.
+          '--endpoint-reconciler-type=none',
+          '--enable-priority-and-fairness=false',
+          '--profiling=false',
+          '--shutdown-delay-duration=0s',
+          '--v=1',
+          ...(opts.apiserverArgs ?? []),
+        ],
+        join(dir, 'apiserver.log'),
+        spawnOpts,
+      );
+      apiserver = p;
+      await waitFor(
+        'kube-apiserver',
+        p,
+        opts.timeoutMs ?? 180_000,
+        async () => (await get(`${url}/readyz`, tls)).status === 200,
+      );
+    });
 
     const kubeconfig = {
       apiVersion: 'v1',
@@ -269,7 +277,7 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
     writeFileSync(kubeconfigPath, stringify(kubeconfig), { mode: 0o600 });
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfigPath);
-    const log = apiserver.log;
+    const log = apiserver!.log;
     return {
       url,
       kubeconfigPath,
@@ -278,7 +286,7 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
       caPem: tls.ca.toString('utf8'),
       dir,
       pki,
-      processes: [etcd, apiserver],
+      processes: [etcd!, apiserver!],
       startupMs: Date.now() - started,
       logs: (lines = 40) => tail(log, lines),
       stop,
