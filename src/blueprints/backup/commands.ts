@@ -13,24 +13,20 @@
 // A restore runs the other way: download (checked against that SHA-256),
 // then restore into an empty database, which a failed restore leaves empty.
 //
-// Both read everything from the environment (names below), so the tests run
-// these very strings against real servers and an S3 API. A failure exits
+// Every step reads everything from the environment, so the tests run these
+// very strings against real servers and an S3 API:
+//   dump, restore         HOST, PORT, DB_USER, DB_PASSWORD, DB_NAME; OUT or IN
+//   upload, download,     BUCKET, KEY (and IN for upload and download);
+//   remove                AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
+//                         S3_ENDPOINT (optional, for S3-compatible stores)
+// A failure exits
 // non-zero; the pod's termination message (FallbackToLogsOnError) is then the
 // tail of what the tool said, which is what the DatabaseBackup reports.
 import type { DatabaseSpec } from '../../generated/schemas.js';
 
-/** Environment of the dump step: HOST, PORT, DB_USER, DB_PASSWORD, DB_NAME, and OUT, the file to write. */
-export const DUMP_ENV = ['HOST', 'PORT', 'DB_USER', 'DB_PASSWORD', 'DB_NAME', 'OUT'] as const;
-/** Environment of the upload step: the file IN, BUCKET, KEY, and for the client AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, S3_ENDPOINT (optional). */
-export const UPLOAD_ENV = [
-  'IN',
-  'BUCKET',
-  'KEY',
-  'AWS_ACCESS_KEY_ID',
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_REGION',
-  'S3_ENDPOINT',
-] as const;
+// The S3 client's endpoint flag, empty for AWS itself.
+// biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
+const ENDPOINT = 'ep=""; if [ -n "${S3_ENDPOINT:-}" ]; then ep="--endpoint-url $S3_ENDPOINT"; fi';
 
 /** The dump tool of each engine, writing one file a restore reads back. */
 export function dumpScript(engine: DatabaseSpec['engine']): string {
@@ -47,8 +43,7 @@ export function dumpScript(engine: DatabaseSpec['engine']): string {
 export function uploadScript(): string {
   return [
     'set -eu',
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
-    'ep=""; if [ -n "${S3_ENDPOINT:-}" ]; then ep="--endpoint-url $S3_ENDPOINT"; fi',
+    ENDPOINT,
     'size=$(wc -c < "$IN" | tr -d " ")',
     // Stored with the object, so a restore can tell a backup damaged at rest from a whole one.
     'sum=$(sha256sum "$IN" | cut -d " " -f 1)',
@@ -61,15 +56,11 @@ export function uploadScript(): string {
   ].join('\n');
 }
 
-/** Environment of a restore: the download step's IN, BUCKET, KEY and the client's variables; the restore step's HOST, PORT, DB_USER, DB_PASSWORD, DB_NAME and IN. */
-export const RESTORE_ENV = ['IN', 'BUCKET', 'KEY', 'HOST', 'PORT', 'DB_USER', 'DB_PASSWORD', 'DB_NAME'] as const;
-
 /** The download of a stored backup, in the S3 client image, to the file IN, checked against the checksum stored with it. */
 export function downloadScript(): string {
   return [
     'set -eu',
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
-    'ep=""; if [ -n "${S3_ENDPOINT:-}" ]; then ep="--endpoint-url $S3_ENDPOINT"; fi',
+    ENDPOINT,
     'want=$(aws $ep s3api head-object --bucket "$BUCKET" --key "$KEY" --query Metadata.sha256 --output text)',
     'aws $ep s3 cp --only-show-errors "s3://$BUCKET/$KEY" "$IN"',
     'got=$(sha256sum "$IN" | cut -d " " -f 1)',
@@ -128,20 +119,24 @@ export function restoreScript(engine: DatabaseSpec['engine']): string {
 export function removeScript(): string {
   return [
     'set -eu',
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
-    'ep=""; if [ -n "${S3_ENDPOINT:-}" ]; then ep="--endpoint-url $S3_ENDPOINT"; fi',
+    ENDPOINT,
     'aws $ep s3 rm --only-show-errors "s3://$BUCKET/$KEY"',
     'echo "removed s3://$BUCKET/$KEY"',
   ].join('\n');
 }
 
-/** The object key of a backup: the prefix, the Database, the backup's name and the engine's extension. */
+/** The folder of a Database's backups in its store: the prefix (no slashes at its ends), then the Database. */
+export function databaseFolder(prefix: string | undefined, database: string): string {
+  const p = (prefix ?? '').replace(/^\/+|\/+$/g, '');
+  return `${p ? `${p}/` : ''}${database}/`;
+}
+
+/** The object key of a backup: the Database's folder, the backup's name and the engine's extension. */
 export function backupKey(
   prefix: string | undefined,
   database: string,
   backup: string,
   engine: DatabaseSpec['engine'],
 ): string {
-  const p = (prefix ?? '').replace(/^\/+|\/+$/g, '');
-  return `${p ? `${p}/` : ''}${database}/${backup}.${engine === 'postgres' ? 'dump' : 'sql'}`;
+  return `${databaseFolder(prefix, database)}${backup}.${engine === 'postgres' ? 'dump' : 'sql'}`;
 }

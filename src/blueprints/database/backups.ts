@@ -8,9 +8,10 @@
 // Retention lets a backup older than retentionDays go, the stored object
 // first (a removal Job) and the record after, never the newest Completed one
 // and never a pinned one: the one exception the nothing-lost guard makes.
-import { condition, str, type Obj } from '../../kube.js';
+import { condition, record, str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import { firedAtOrBefore, nextFiring } from '../../spec/cron.js';
+import { databaseFolder } from '../backup/commands.js';
 import { removeJob } from '../backup/job.js';
 import type { Desired } from '../blueprint.js';
 import { appName, baseName, type DatabaseInput, type ResolvedSpec } from './common.js';
@@ -67,7 +68,7 @@ function taken(input: DatabaseInput): Taken[] {
       completedAt: str(object, 'status', 'completedAt'),
       location: str(object, 'status', 'location'),
       method: str(object, 'status', 'method'),
-      pinned: object['spec'] !== undefined && (object['spec'] as Obj)['pinned'] === true,
+      pinned: record(object, 'spec')?.['pinned'] === true,
     });
   }
   return out.sort((a, b) => a.slot.getTime() - b.slot.getTime());
@@ -92,8 +93,7 @@ type ObjectStore = NonNullable<ResolvedSpec['backup']['objectStore']>;
 
 /** Where a Database's backups go in its object store: every dump key and CloudNativePG's files are below it. */
 export function storePath(store: ObjectStore, database: string): string {
-  const prefix = (store.prefix ?? '').replace(/^\/+|\/+$/g, '');
-  return `s3://${store.bucket}/${prefix ? `${prefix}/` : ''}${database}/`;
+  return `s3://${store.bucket}/${databaseFolder(store.prefix, database)}`;
 }
 
 /** What the Database's backups compose and say on this call. */
