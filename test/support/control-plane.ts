@@ -120,6 +120,20 @@ export interface ControlPlane {
 
 const fileOf = (dir: string, ...parts: string[]) => join(dir, ...parts);
 
+/** A server certificate for `names`, signed by the CA in `caDir` the way Crossplane's initializer signs one, into `out`. */
+function signServerCert(caDir: string, out: string, names: string[]): void {
+  execFileSync(toolPath('xp-certs'), [
+    'sign',
+    '--ca',
+    caDir,
+    '--usage',
+    'server',
+    '--out',
+    out,
+    ...names.flatMap((d) => ['--dns', d]),
+  ]);
+}
+
 function yamlDocs(file: string): Json[] {
   return parseAllDocuments(readFileSync(file, 'utf8'))
     .map((d) => d.toJSON() as Json)
@@ -453,16 +467,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     const caDir = fileOf(dir, 'crossplane-root-ca');
     writeCertDir(caDir, { 'tls.crt': caSecret['tls.crt']!, 'tls.key': caSecret['tls.key']! });
     const serverCerts = fileOf(dir, 'function-tls-server');
-    execFileSync(toolPath('xp-certs'), [
-      'sign',
-      '--ca',
-      caDir,
-      '--usage',
-      'server',
-      '--out',
-      serverCerts,
-      ...[...FUNCTION_DNS, 'localhost'].flatMap((d) => ['--dns', d]),
-    ]);
+    signServerCert(caDir, serverCerts, [...FUNCTION_DNS, 'localhost']);
 
     // 5. The function, as a local process on those certificates.
     const functionPort = await freePort();
@@ -597,19 +602,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       // Management policies: the function leaves Delete out of them under Retain.
       // Its conversion webhook server wants certificates, as Crossplane's runtime would mount them.
       const providerCerts = fileOf(dir, 'provider-kubernetes-tls-server');
-      execFileSync(toolPath('xp-certs'), [
-        'sign',
-        '--ca',
-        caDir,
-        '--usage',
-        'server',
-        '--out',
-        providerCerts,
-        '--dns',
+      signServerCert(caDir, providerCerts, [
         'provider-kubernetes',
-        '--dns',
         `provider-kubernetes.${CROSSPLANE_NAMESPACE}`,
-        '--dns',
         'localhost',
       ]);
       start(
