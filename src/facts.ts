@@ -21,7 +21,12 @@ export interface AwsQuestion {
 export interface AwsAnswer {
   /** Set only on a definite answer from AWS that the instance cannot be ordered. */
   notOrderable?: { field: string; message: string };
-  instance?: { dbInstanceStatus?: string; engineVersion?: string; latestRestorableTime?: string };
+  instance?: {
+    dbInstanceStatus?: string;
+    engineVersion?: string;
+    latestRestorableTime?: string;
+    earliestRestorableTime?: string;
+  };
   /** When these facts were read from AWS (ISO 8601). */
   observedAt: string;
   /** Calls that failed, already free of any credential. */
@@ -34,4 +39,18 @@ export interface ExternalQuery {
 
 export interface ExternalFacts {
   aws?: AwsAnswer;
+}
+
+/**
+ * The earliest time RDS can restore an instance to: its automated backups
+ * reach back the retention period, and not before the instance existed.
+ */
+export function earliestRestorable(
+  created: Date | undefined,
+  retentionDays: number | undefined,
+  now: Date,
+): { earliestRestorableTime?: string } {
+  if (!created || !retentionDays) return {};
+  const earliest = Math.max(new Date(created).getTime(), now.getTime() - retentionDays * 86_400_000);
+  return { earliestRestorableTime: new Date(earliest).toISOString() };
 }

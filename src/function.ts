@@ -124,6 +124,7 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
   for (const message of unknownFields(blueprint.specSchema, xr['spec']))
     rsp.results.push(warning('UnknownField', message));
   for (const w of summary.warnings) rsp.results.push(warning(w.reason, w.message));
+  for (const n of summary.notices ?? []) rsp.results.push(normal(n.reason, n.message));
   if (!summary.ready) rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: TTL_MOVING, nanos: 0 } };
   log?.debug(
     { xr: `${owner.kind}/${owner.name}`, blueprint: blueprint.name, ready: summary.ready, reason: summary.reason },

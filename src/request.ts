@@ -86,5 +86,13 @@ export function stepInput(req: RunFunctionRequest): Input | undefined {
 /** What a blueprint gets besides its spec, from the request alone. Objects in provider-kubernetes Objects are unwrapped. */
 export function contextOf(xr: Obj, observed: ReadonlyMap<string, Obj>, req: RunFunctionRequest): Context {
   const seen = new Map([...observed].map(([key, obj]) => [key, unwrap(obj)]));
-  return { owner: ownerOf(xr), xr, observed: seen, required: requiredResources(req), newPassword, now: now() };
+  return {
+    owner: ownerOf(xr),
+    xr,
+    observed: seen,
+    composed: observed,
+    required: requiredResources(req),
+    newPassword,
+    now: now(),
+  };
 }

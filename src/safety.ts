@@ -3,7 +3,7 @@
 // exists, must stay desired on every call. One check, for every blueprint.
 import type { Plan } from './blueprints/blueprint.js';
 import { FatalError } from './errors.js';
-import { holdsData, isProviderKubernetesObject, wrappedManifest } from './kinds/index.js';
+import { holdsData, isProviderKubernetesObject, keepsDataWhenDeleted, wrappedManifest } from './kinds/index.js';
 import { describe, groupOf, kindOf, type Obj } from './kube.js';
 
 /** A DatabaseBackup (a record of one stored backup), the only kind retention may let go. */
@@ -17,6 +17,11 @@ export function guardNothingLost(plan: Plan, observed: ReadonlyMap<string, Obj>)
   const desired = new Set(plan.resources.map((r) => r.key));
   // The one exception: retention lets an expired backup record go, after its stored object is removed.
   for (const r of plan.retiring ?? []) if (isBackupRecord(observed.get(r.key))) desired.add(r.key);
+  // And an instance a restore replaced, once deleting it is seen to keep its data.
+  for (const r of plan.releasing ?? []) {
+    const obj = observed.get(r.key);
+    if (obj && keepsDataWhenDeleted(obj)) desired.add(r.key);
+  }
   const lost = [...observed]
     .filter(([key, obj]) => !desired.has(key) && holdsData(obj))
     .map(([key, obj]) => describe(obj, key));

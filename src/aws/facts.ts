@@ -6,7 +6,7 @@
 // clients are reused. Failures become warnings, never errors.
 import type { RDSClient } from '@aws-sdk/client-rds';
 import { LRUCache } from 'lru-cache';
-import type { AwsAnswer, AwsQuestion } from '../facts.js';
+import { type AwsAnswer, type AwsQuestion, earliestRestorable } from '../facts.js';
 import { type AwsCredentials, scrub } from './credentials.js';
 
 /** What the function asks AWS about one Database: the blueprint's question, with the step's credentials. */
@@ -186,6 +186,7 @@ export class AwsFactsSource {
             ...(db.LatestRestorableTime
               ? { latestRestorableTime: new Date(db.LatestRestorableTime).toISOString() }
               : {}),
+            ...earliestRestorable(db.InstanceCreateTime, db.BackupRetentionPeriod, new Date()),
           };
         }
       }),

@@ -27,6 +27,8 @@ export interface Context {
   xr: Obj;
   /** Observed composed resources by composition-resource name, provider-kubernetes Objects unwrapped. */
   observed: ReadonlyMap<string, Obj>;
+  /** The same as Crossplane sent them, Objects still wrapped: what deleting one would delete. */
+  composed: ReadonlyMap<string, Obj>;
   /** Answers to the requirements of an earlier call, by name; a missing name was not answered yet. */
   required: ReadonlyMap<string, Obj[]>;
   /** A new random password: the only impure input, so tests can watch it. */
@@ -68,6 +70,13 @@ export interface Plan {
    * allows exactly these and nothing else.
    */
   retiring?: ReadonlyArray<{ key: string; why: string }>;
+  /**
+   * Observed data holders this plan hands over to the user: an instance from
+   * before a restore, left in place and no longer managed. The guard allows
+   * each only when deleting its observed object keeps the data (volumes
+   * retained, the external resource orphaned).
+   */
+  releasing?: ReadonlyArray<{ key: string; why: string }>;
 }
 
 /** What the blueprint tells the user, from its plan and each resource's verdict. */
@@ -81,6 +90,8 @@ export interface Summary {
   status: Obj;
   /** Extra warnings for the user (events), each with a stable reason. */
   warnings: Array<{ reason: string; message: string }>;
+  /** Normal events besides the one a changed reason makes: a step done once (a restore switched). */
+  notices?: Array<{ reason: string; message: string }>;
   /** Custom conditions besides the blueprint's own (a Database's BackupHealthy). */
   conditions?: Array<{ type: string; ok: boolean; reason: string; message: string }>;
 }

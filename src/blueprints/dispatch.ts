@@ -2,6 +2,7 @@
 // else the one that claims the XR's kind.
 import type { Blueprint } from './blueprint.js';
 import { databaseBackup } from './backup/index.js';
+import { databaseRestore } from './restore/index.js';
 import { database } from './database/index.js';
 import { widget } from './widget.js';
 import { BlueprintChoiceError } from '../errors.js';
@@ -9,7 +10,7 @@ import type { Obj } from '../kube.js';
 
 /** Every blueprint implemented, in the manifest's order; a test checks the two agree. */
 // biome-ignore lint/suspicious/noExplicitAny: each blueprint's resolved form is its own; only it reads it back
-export const BLUEPRINTS: ReadonlyArray<Blueprint<any>> = [widget, database, databaseBackup];
+export const BLUEPRINTS: ReadonlyArray<Blueprint<any>> = [widget, database, databaseBackup, databaseRestore];
 
 const byName = new Map(BLUEPRINTS.map((b) => [b.name, b]));
 const byKind = new Map(BLUEPRINTS.flatMap((b) => b.kinds.map((k) => [k, b] as const)));

@@ -359,7 +359,7 @@ export const databaseSpecSchema = {
     },
     "restore": {
       "type": "object",
-      "description": "Create this Database from a backup instead of empty. Given at creation only; it cannot change afterwards. In the cluster without highAvailability, from a Completed DatabaseBackup (dumps have no point in time).",
+      "description": "Create this Database from a backup or a point in time instead of empty. Given at creation only; it cannot change afterwards. From a Completed DatabaseBackup of the same engine and major version (fromBackup), or from another Database of this namespace at a point in time (fromDatabase and pointInTime: on AWS and with highAvailability; dumps hold one moment, not a point in time).",
       "x-kubernetes-validations": [
         {
           "rule": "self == oldSelf",
@@ -485,11 +485,85 @@ export const databaseStatusSchema = {
     },
     "restoredFrom": {
       "type": "string",
-      "description": "The DatabaseBackup this Database was restored from."
+      "description": "What this Database was created from: a DatabaseBackup's name, or a Database's name and the point in time (name@time)."
     },
     "restorePoint": {
       "type": "string",
-      "description": "The time the restored data is from (a dump's completion)."
+      "description": "The time the restored data is from (a dump's completion, or the point in time reached)."
+    },
+    "instance": {
+      "type": "string",
+      "description": "The instance that serves the Database now (its StatefulSet, CloudNativePG Cluster or RDS instance); a DatabaseRestore moves it to the restored one."
+    },
+    "restore": {
+      "type": "object",
+      "description": "The DatabaseRestore in progress, or the last one.",
+      "properties": {
+        "name": {
+          "type": "string",
+          "description": "The DatabaseRestore."
+        },
+        "phase": {
+          "type": "string",
+          "description": "Pending, Restoring, Switched or Failed."
+        },
+        "instance": {
+          "type": "string",
+          "description": "The instance that holds the restored data."
+        },
+        "previousInstance": {
+          "type": "string",
+          "description": "The instance the Database used before."
+        },
+        "restorePoint": {
+          "type": "string",
+          "description": "The time the restored data is from."
+        },
+        "switchedAt": {
+          "type": "string",
+          "description": "When the connection moved to the restored instance."
+        },
+        "message": {
+          "type": "string",
+          "description": "What is happening."
+        }
+      }
+    },
+    "restores": {
+      "type": "array",
+      "description": "DatabaseRestores this Database has switched to, oldest first (the last ten).",
+      "items": {
+        "type": "object",
+        "properties": {
+          "name": {
+            "type": "string",
+            "description": "The DatabaseRestore."
+          },
+          "instance": {
+            "type": "string",
+            "description": "The instance it restored into."
+          },
+          "previousInstance": {
+            "type": "string",
+            "description": "The instance the Database used before."
+          },
+          "restorePoint": {
+            "type": "string",
+            "description": "The time the restored data is from."
+          },
+          "switchedAt": {
+            "type": "string",
+            "description": "When the connection moved."
+          }
+        }
+      }
+    },
+    "kept": {
+      "type": "array",
+      "description": "What restores left in place and the function no longer manages: instances and volumes from before a restore, each with how to delete it by hand.",
+      "items": {
+        "type": "string"
+      }
     },
     "endpoint": {
       "type": "string",
@@ -527,6 +601,10 @@ export const databaseStatusSchema = {
           "type": "string",
           "description": "On AWS, the latest time the instance can be restored to (RDS automated backups)."
         },
+        "earliestRestorableTime": {
+          "type": "string",
+          "description": "The earliest time a point-in-time restore can reach (RDS automated backups, or CloudNativePG's first recoverability point)."
+        },
         "nextScheduledTime": {
           "type": "string",
           "description": "When the next scheduled backup is due."
@@ -552,6 +630,10 @@ export const databaseStatusSchema = {
         "latestRestorableTime": {
           "type": "string",
           "description": "The latest time the instance can be restored to."
+        },
+        "earliestRestorableTime": {
+          "type": "string",
+          "description": "The earliest time the instance can be restored to (its creation, or the retention period back)."
         },
         "observedAt": {
           "type": "string",
@@ -601,7 +683,7 @@ export type DatabaseSpec = {
       };
     };
   };
-  /** Create this Database from a backup instead of empty. Given at creation only; it cannot change afterwards. In the cluster without highAvailability, from a Completed DatabaseBackup (dumps have no point in time). */
+  /** Create this Database from a backup or a point in time instead of empty. Given at creation only; it cannot change afterwards. From a Completed DatabaseBackup of the same engine and major version (fromBackup), or from another Database of this namespace at a point in time (fromDatabase and pointInTime: on AWS and with highAvailability; dumps hold one moment, not a point in time). */
   "restore"?: {
     /** A Completed DatabaseBackup in this namespace. */
     "fromBackup"?: {
@@ -641,10 +723,44 @@ export type DatabaseStatus = {
   "message"?: string;
   /** Provisioning, Restoring, Ready, Updating or Degraded. */
   "phase"?: string;
-  /** The DatabaseBackup this Database was restored from. */
+  /** What this Database was created from: a DatabaseBackup's name, or a Database's name and the point in time (name@time). */
   "restoredFrom"?: string;
-  /** The time the restored data is from (a dump's completion). */
+  /** The time the restored data is from (a dump's completion, or the point in time reached). */
   "restorePoint"?: string;
+  /** The instance that serves the Database now (its StatefulSet, CloudNativePG Cluster or RDS instance); a DatabaseRestore moves it to the restored one. */
+  "instance"?: string;
+  /** The DatabaseRestore in progress, or the last one. */
+  "restore"?: {
+    /** The DatabaseRestore. */
+    "name"?: string;
+    /** Pending, Restoring, Switched or Failed. */
+    "phase"?: string;
+    /** The instance that holds the restored data. */
+    "instance"?: string;
+    /** The instance the Database used before. */
+    "previousInstance"?: string;
+    /** The time the restored data is from. */
+    "restorePoint"?: string;
+    /** When the connection moved to the restored instance. */
+    "switchedAt"?: string;
+    /** What is happening. */
+    "message"?: string;
+  };
+  /** DatabaseRestores this Database has switched to, oldest first (the last ten). */
+  "restores"?: Array<{
+    /** The DatabaseRestore. */
+    "name"?: string;
+    /** The instance it restored into. */
+    "instance"?: string;
+    /** The instance the Database used before. */
+    "previousInstance"?: string;
+    /** The time the restored data is from. */
+    "restorePoint"?: string;
+    /** When the connection moved. */
+    "switchedAt"?: string;
+  }>;
+  /** What restores left in place and the function no longer manages: instances and volumes from before a restore, each with how to delete it by hand. */
+  "kept"?: Array<string>;
   /** host:port where applications connect. */
   "endpoint"?: string;
   /** The host applications connect to. */
@@ -663,6 +779,8 @@ export type DatabaseStatus = {
     "lastFailure"?: string;
     /** On AWS, the latest time the instance can be restored to (RDS automated backups). */
     "latestRestorableTime"?: string;
+    /** The earliest time a point-in-time restore can reach (RDS automated backups, or CloudNativePG's first recoverability point). */
+    "earliestRestorableTime"?: string;
     /** When the next scheduled backup is due. */
     "nextScheduledTime"?: string;
     /** The newest scheduled time no backup was taken for (nothing reconciled the Database then); missed slots are reported, not taken late. */
@@ -676,6 +794,8 @@ export type DatabaseStatus = {
     "engineVersion"?: string;
     /** The latest time the instance can be restored to. */
     "latestRestorableTime"?: string;
+    /** The earliest time the instance can be restored to (its creation, or the retention period back). */
+    "earliestRestorableTime"?: string;
     /** When these facts were read from AWS. */
     "observedAt"?: string;
   };
@@ -831,6 +951,154 @@ export type DatabasebackupStatus = {
   "version"?: string;
 };
 
+/** The spec schema of DatabaseRestore (databaserestores.example.com). */
+export const databaserestoreSpecSchema = {
+  "type": "object",
+  "description": "Which Database to restore, and from what.",
+  "required": [
+    "databaseRef"
+  ],
+  "x-kubernetes-validations": [
+    {
+      "rule": "self == oldSelf",
+      "message": "spec cannot be changed; make another DatabaseRestore"
+    },
+    {
+      "rule": "has(self.fromBackup) != has(self.pointInTime)",
+      "message": "spec needs exactly one of fromBackup and pointInTime"
+    }
+  ],
+  "properties": {
+    "databaseRef": {
+      "type": "object",
+      "description": "The Database, in this namespace.",
+      "required": [
+        "name"
+      ],
+      "properties": {
+        "name": {
+          "type": "string",
+          "description": "The Database's name.",
+          "minLength": 1,
+          "maxLength": 63,
+          "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+        }
+      }
+    },
+    "fromBackup": {
+      "type": "object",
+      "description": "A Completed, restorable DatabaseBackup of that Database, in this namespace.",
+      "required": [
+        "name"
+      ],
+      "properties": {
+        "name": {
+          "type": "string",
+          "description": "The DatabaseBackup's name.",
+          "minLength": 1,
+          "maxLength": 253
+        }
+      }
+    },
+    "pointInTime": {
+      "type": "string",
+      "format": "date-time",
+      "description": "The time to restore the Database to (RFC 3339), within its restorable window: on AWS and with highAvailability (CloudNativePG) only; a Database in a StatefulSet restores from dumps, which hold one moment."
+    }
+  }
+} as const;
+
+/** The status schema of DatabaseRestore: every field the function may write. */
+export const databaserestoreStatusSchema = {
+  "type": "object",
+  "description": "How the restore goes, as the Database reports it.",
+  "properties": {
+    "ready": {
+      "type": "boolean",
+      "description": "True once the Database's connection has moved to the restored instance."
+    },
+    "message": {
+      "type": "string",
+      "description": "What is happening, or why the restore failed."
+    },
+    "phase": {
+      "type": "string",
+      "description": "Pending, Restoring, Switched or Failed.",
+      "enum": [
+        "Pending",
+        "Restoring",
+        "Switched",
+        "Failed"
+      ]
+    },
+    "requested": {
+      "type": "string",
+      "description": "What was asked for (fromBackup <name> or pointInTime <time>), to hold the spec to it."
+    },
+    "instance": {
+      "type": "string",
+      "description": "The instance that holds the restored data."
+    },
+    "previousInstance": {
+      "type": "string",
+      "description": "The instance the Database used before; kept, for the user to delete."
+    },
+    "restorePoint": {
+      "type": "string",
+      "description": "The time the restored data is from."
+    },
+    "switchedAt": {
+      "type": "string",
+      "description": "When the Database's connection moved to the restored instance."
+    },
+    "kept": {
+      "type": "array",
+      "description": "What the restore left in place, for the user to delete by hand once it is not needed.",
+      "items": {
+        "type": "string"
+      }
+    }
+  }
+} as const;
+
+/** DatabaseRestore spec with the schema's defaults applied. */
+export type DatabaseRestoreSpec = {
+  /** The Database, in this namespace. */
+  "databaseRef": {
+    /** The Database's name. */
+    "name": string;
+  };
+  /** A Completed, restorable DatabaseBackup of that Database, in this namespace. */
+  "fromBackup"?: {
+    /** The DatabaseBackup's name. */
+    "name": string;
+  };
+  /** The time to restore the Database to (RFC 3339), within its restorable window: on AWS and with highAvailability (CloudNativePG) only; a Database in a StatefulSet restores from dumps, which hold one moment. */
+  "pointInTime"?: string;
+};
+
+/** DatabaseRestore status as the function writes it. */
+export type DatabaserestoreStatus = {
+  /** True once the Database's connection has moved to the restored instance. */
+  "ready"?: boolean;
+  /** What is happening, or why the restore failed. */
+  "message"?: string;
+  /** Pending, Restoring, Switched or Failed. */
+  "phase"?: "Pending" | "Restoring" | "Switched" | "Failed";
+  /** What was asked for (fromBackup <name> or pointInTime <time>), to hold the spec to it. */
+  "requested"?: string;
+  /** The instance that holds the restored data. */
+  "instance"?: string;
+  /** The instance the Database used before; kept, for the user to delete. */
+  "previousInstance"?: string;
+  /** The time the restored data is from. */
+  "restorePoint"?: string;
+  /** When the Database's connection moved to the restored instance. */
+  "switchedAt"?: string;
+  /** What the restore left in place, for the user to delete by hand once it is not needed. */
+  "kept"?: Array<string>;
+};
+
 /** The schema of a pipeline step's input (package/function/input/platform.fn.example.com_inputs.yaml). */
 export const inputSchema = {
   "type": "object",
@@ -842,7 +1110,8 @@ export const inputSchema = {
       "enum": [
         "widget",
         "database",
-        "databasebackup"
+        "databasebackup",
+        "databaserestore"
       ]
     },
     "awsEndpoint": {
@@ -855,7 +1124,7 @@ export const inputSchema = {
 /** A pipeline step's input, as the Input CRD describes it. */
 export type Input = {
   /** The blueprint to compose with, whatever the composite's kind. */
-  "blueprint"?: "widget" | "database" | "databasebackup";
+  "blueprint"?: "widget" | "database" | "databasebackup" | "databaserestore";
   /** An AWS endpoint for the live facts a Database on AWS reads (an emulator, a private endpoint); without it, the endpoint key of the step's aws credentials, or AWS's own. */
   "awsEndpoint"?: string;
 };

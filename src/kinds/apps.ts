@@ -35,7 +35,14 @@ function statefulSet(obj: Obj): Verdict {
   return ready(`${readyReplicas}/${want} replicas ready`);
 }
 
+/** Its volumes outlive it once its controller has seen the Retain policy (and so let go of its claims). */
+function retainsVolumes(obj: Obj): boolean {
+  return (
+    str(obj, 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted') === 'Retain' && generationObserved(obj)
+  );
+}
+
 export const APPS: Family = [
   { group: 'apps', kind: 'Deployment', judge: deployment },
-  { group: 'apps', kind: 'StatefulSet', judge: statefulSet, holdsData: true },
+  { group: 'apps', kind: 'StatefulSet', judge: statefulSet, holdsData: true, keepsDataWhenDeleted: retainsVolumes },
 ];

@@ -2,7 +2,7 @@
 // RDS instance also by what AWS says it is doing. Each namespaced kind names
 // its cluster-scoped twin for claims mode.
 import { str, type Obj } from '../kube.js';
-import { byReadyCondition } from './conditions.js';
+import { byReadyCondition, orphansOnDelete } from './conditions.js';
 import type { Family, Kind } from './kind.js';
 import { failed, progressing, updating, type Verdict } from './verdict.js';
 
@@ -39,9 +39,10 @@ const managed = (obj: Obj) => byReadyCondition(obj) ?? progressing('waiting for 
 function both(group: string, kind: string, clusterScoped: string, extra: Partial<Kind> = {}): Kind[] {
   const judge = extra.judge ?? managed;
   const clusterGroup = clusterScoped.slice(0, clusterScoped.indexOf('/'));
+  const data = extra.holdsData ? { holdsData: true, keepsDataWhenDeleted: orphansOnDelete } : {};
   return [
-    { group, kind, judge, clusterScoped, ...(extra.holdsData ? { holdsData: true } : {}) },
-    { group: clusterGroup, kind, judge, ...(extra.holdsData ? { holdsData: true } : {}) },
+    { group, kind, judge, clusterScoped, ...data },
+    { group: clusterGroup, kind, judge, ...data },
   ];
 }
 

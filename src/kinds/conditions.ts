@@ -1,5 +1,5 @@
 // Readings several kinds share.
-import { condition, num, type Obj } from '../kube.js';
+import { condition, num, str, type Obj } from '../kube.js';
 import { failed, progressing, ready, type Verdict } from './verdict.js';
 
 /** The controller has seen the newest spec: its status speaks of it. */
@@ -23,3 +23,10 @@ export function byReadyCondition(obj: Obj, whenFalse: (detail: string) => Verdic
 export const exists = (): Verdict => ready();
 
 export { failed };
+
+/** A managed resource whose management policies leave out Delete orphans what it manages when it is deleted. */
+export function orphansOnDelete(obj: Obj): boolean {
+  const policies = (obj['spec'] as Obj | undefined)?.['managementPolicies'];
+  if (str(obj, 'spec', 'deletionPolicy') === 'Orphan') return true;
+  return Array.isArray(policies) && policies.length > 0 && !policies.includes('*') && !policies.includes('Delete');
+}

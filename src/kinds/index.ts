@@ -1,7 +1,7 @@
 // The registry of kinds: everything the function knows about a Kubernetes
 // kind, one file per API family. Readiness, the nothing-lost guard, claims
 // mode and the tests' controllers all read it from here.
-import { groupOf, kindOf, str, type Obj } from '../kube.js';
+import { groupOf, kindOf, record, str, type Obj } from '../kube.js';
 import { APPS } from './apps.js';
 import { AUTOSCALING } from './autoscaling.js';
 import { AWS_RDS, AWS_S3 } from './aws.js';
@@ -64,6 +64,16 @@ export function holdsData(obj: Obj): boolean {
     return wrapped !== undefined && holdsData(wrapped);
   }
   return kindFor(obj)?.holdsData === true;
+}
+
+/** Does deleting this observed data holder keep its data? A provider-kubernetes Object must, and so must what it wraps. */
+export function keepsDataWhenDeleted(obj: Obj): boolean {
+  const own = kindFor(obj)?.keepsDataWhenDeleted?.(obj) === true;
+  if (!isProviderKubernetesObject(obj)) return own;
+  // Deleting an Object that orphans keeps the object itself; one that does not deletes it, which must then keep its data.
+  if (own) return true;
+  const seen = record(obj, 'status', 'atProvider', 'manifest');
+  return seen !== undefined && keepsDataWhenDeleted(seen);
 }
 
 /** The cluster-scoped apiVersion of a namespaced managed resource, for claims mode. */

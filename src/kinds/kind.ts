@@ -10,6 +10,12 @@ export interface Kind {
   judge(obj: Obj): Verdict;
   /** Holds data someone would miss: never dropped from desired state once it exists. */
   holdsData?: boolean;
+  /**
+   * For a data holder: whether deleting this observed object keeps its data
+   * (a StatefulSet whose volumes are retained, a managed resource that
+   * orphans what it manages). Only then may a blueprint let it go on purpose.
+   */
+  keepsDataWhenDeleted?(obj: Obj): boolean;
   /** For a namespaced managed resource: the apiVersion of its cluster-scoped twin (claims mode). */
   clusterScoped?: string;
 }

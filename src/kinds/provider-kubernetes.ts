@@ -2,7 +2,7 @@
 // kubernetes.m.crossplane.io namespaced): an Object is what it wraps. Its own
 // Ready condition must hold, then the wrapped object is judged as itself.
 import { groupOf, kindOf, record, type Obj } from '../kube.js';
-import { byReadyCondition } from './conditions.js';
+import { byReadyCondition, orphansOnDelete } from './conditions.js';
 import type { Family } from './kind.js';
 import { progressing, type Verdict } from './verdict.js';
 
@@ -26,5 +26,6 @@ export function providerKubernetesFamily(judgeWrapped: (obj: Obj) => Verdict): F
     if (!manifest) return progressing('waiting for provider-kubernetes to observe the object');
     return judgeWrapped(manifest);
   };
-  return OBJECT_GROUPS.map((group) => ({ group, kind: 'Object', judge }));
+  // Deleting an Object whose management policies leave out Delete orphans what it wraps.
+  return OBJECT_GROUPS.map((group) => ({ group, kind: 'Object', judge, keepsDataWhenDeleted: orphansOnDelete }));
 }

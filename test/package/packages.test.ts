@@ -222,7 +222,7 @@ describe('the real crossplane CLI on the packages', () => {
         .filter((f) => f.endsWith('.yaml'))
         .map((f) => join(repoRoot, 'examples', api, f))
         // Compositions and Secrets sit beside the examples; only composites are validated here.
-        .filter((f) => ['Widget', 'Database'].includes(String(yamlOf(f)['kind']))),
+        .filter((f) => ['Widget', 'Database', 'DatabaseBackup', 'DatabaseRestore'].includes(String(yamlOf(f)['kind']))),
     );
     // The same YAML is a namespaced composite with one Configuration and a claim with the other.
     const claimXrds = XRDS.map((f) => f.replace('/package/configuration/', '/package/configuration-claims/'));

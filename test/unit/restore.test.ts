@@ -168,9 +168,9 @@ describe('a Database restored from a DatabaseBackup, in a StatefulSet', () => {
         /spec\.restore\.pointInTime: a Database in a StatefulSet restores from dumps/,
       ],
       [
-        'aws',
-        call(restoredXr({ placement: 'aws', aws: { region: 'eu-west-1' } })),
-        /spec\.restore: restoring an RDS instance is not supported yet/,
+        'a dump into RDS',
+        call(restoredXr({ placement: 'aws', aws: { region: 'eu-west-1' } }), [], found()),
+        /spec\.restore\.fromBackup\.name: DatabaseBackup orders-db-202612020300 was taken by dump; a Database on AWS restores an RDS snapshot/,
       ],
       [
         'no store',

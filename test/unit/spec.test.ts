@@ -33,6 +33,7 @@ const specOf = (raw: unknown) =>
     owner: { kind: 'Widget', name: 'w', uid: 'u', namespace: 'default' },
     xr: {},
     observed: new Map(),
+    composed: new Map(),
     required: new Map(),
     newPassword: () => 'unused',
     now: new Date(),

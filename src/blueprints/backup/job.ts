@@ -69,8 +69,11 @@ export function dumpJob(backup: Owner, target: Target, attempt: number): Obj {
   );
 }
 
-/** The Job that restores the dump at `url` into the Database `database` (empty, its server up): download, then restore. */
-export function restoreJob(name: string, database: Owner, spec: Target['spec'], url: string): Obj {
+/**
+ * The Job that restores the dump at `url` into the Database `database` (empty,
+ * its server up at `host`, by default its client Service): download, then restore.
+ */
+export function restoreJob(name: string, database: Owner, spec: Target['spec'], url: string, host?: string): Obj {
   const store = spec.backup.objectStore!;
   const { bucket, key } = parseS3Url(url)!;
   const file = `${WORK}/${key.split('/').pop()}`;
@@ -88,7 +91,15 @@ export function restoreJob(name: string, database: Owner, spec: Target['spec'], 
     {
       initContainers: [s3Container('download', downloadScript(), store, bucket, key, [{ name: 'IN', value: file }])],
       containers: [
-        engineContainer('restore', restoreScript(spec.engine), database, spec, '1Gi', [{ name: 'IN', value: file }]),
+        engineContainer(
+          'restore',
+          restoreScript(spec.engine),
+          database,
+          spec,
+          '1Gi',
+          [{ name: 'IN', value: file }],
+          host,
+        ),
       ],
     },
   );
@@ -102,6 +113,7 @@ function engineContainer(
   spec: Target['spec'],
   memory: string,
   env: V1EnvVar[],
+  host = `${baseName(database)}.${database.namespace}.svc.cluster.local`,
 ) {
   const engine = ENGINES[spec.engine];
   const credentials = names.credentials(database);
@@ -114,7 +126,7 @@ function engineContainer(
     image: engine.image(spec.version),
     command: ['sh', '-c', script],
     env: [
-      { name: 'HOST', value: `${baseName(database)}.${database.namespace}.svc.cluster.local` },
+      { name: 'HOST', value: host },
       { name: 'PORT', value: String(engine.port) },
       secretEnv('DB_USER', 'username'),
       secretEnv('DB_PASSWORD', 'password'),

@@ -4,6 +4,7 @@
 // a DatabaseBackup adds a snapshot on demand. An S3 bucket that an earlier
 // version composed stays composed (it may hold objects) but is not named as a
 // backup location: nothing ever wrote backups to it.
+import { earliestRestorable, type ExternalFacts } from '../../facts.js';
 import { num, str, type Obj } from '../../kube.js';
 import { dnsLabel } from '../../names.js';
 import type { Desired, Owner, Plan } from '../blueprint.js';
@@ -20,7 +21,11 @@ import {
   type ResolvedSpec,
   secretValue,
 } from './common.js';
+import { type CutoverPlan, restoredMeta, type Target } from './cutover.js';
 import { backupWindow, INSTANCE_CLASSES } from './engine.js';
+import { instanceName, keyOf, liveInstance } from './instances.js';
+import { DBNAME_ANNOTATION, type RdsRestore, type RestorePlan } from './restore.js';
+import { keepsDataWhenDeleted, judge } from '../../kinds/index.js';
 
 export const AWS_KEYS = {
   instance: 'rds-instance',
@@ -41,15 +46,16 @@ export const RDS_CONNECTION = 'rds-connection';
  * resources have no deletionPolicy; leaving Delete out of the management
  * policies is what makes the provider orphan the external resource.
  */
-function managementPolicies(spec: ResolvedSpec): string[] {
-  return spec.deletionPolicy === 'Retain' ? ['Observe', 'Create', 'Update', 'LateInitialize'] : ['*'];
+function managementPolicies(spec: ResolvedSpec, keep = false): string[] {
+  return keep || spec.deletionPolicy === 'Retain' ? ['Observe', 'Create', 'Update', 'LateInitialize'] : ['*'];
 }
 
 function providerConfigRef(spec: ResolvedSpec): Obj {
   return { kind: 'ClusterProviderConfig', name: spec.aws?.providerConfigName ?? 'default' };
 }
 
-const rdsSecretName = (input: DatabaseInput) => dnsLabel(baseName(input.owner), 'rds');
+/** The provider's connection Secret of a generation's instance. */
+const rdsSecretName = (input: DatabaseInput, generation = 0) => dnsLabel(instanceName(input.owner, generation), 'rds');
 const masterPasswordName = (input: DatabaseInput) => dnsLabel(baseName(input.owner), 'master-password');
 
 /**
@@ -58,8 +64,9 @@ const masterPasswordName = (input: DatabaseInput) => dnsLabel(baseName(input.own
  * keeps it unique when it has to be shortened. RDS allows 63 characters,
  * letters, digits and single hyphens, starting with a letter.
  */
-export function rdsIdentifier(input: DatabaseInput): string {
-  return rdsIdentifierOf(input.owner);
+export function rdsIdentifier(input: DatabaseInput, generation = 0): string {
+  const first = rdsIdentifierOf(input.owner);
+  return generation === 0 ? first : dnsLabel(first, `r${generation}`).replace(/-+/g, '-');
 }
 
 /** The same, for a Database known by its owner alone (a DatabaseBackup names it). */
@@ -75,15 +82,28 @@ export function bucketName(input: DatabaseInput): string {
   return `${stem}-${token}`;
 }
 
-function instance(input: DatabaseInput, spec: ResolvedSpec): Obj {
+/**
+ * One generation's RDS instance. `restore` makes it from a snapshot or the
+ * source instance at a time (it then takes the source's database and master
+ * user); `keep` orphans it when deleted, whatever the deletion policy (an
+ * instance a restore replaced is handed to the user).
+ */
+function instance(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  generation = 0,
+  opts: { restore?: RdsRestore; keep?: boolean; restored?: Target; database?: string } = {},
+): Obj {
   const aws = spec.aws!;
   const retain = spec.deletionPolicy === 'Retain';
   const window = backupWindow(spec.backup.schedule);
+  const identifier = rdsIdentifier(input, generation);
   const forProvider: Obj = {
     region: aws.region,
-    identifier: rdsIdentifier(input),
+    identifier,
     engine: spec.engine,
     engineVersion: spec.version,
+    ...(opts.restore ?? {}),
     // Only when the spec asks for a newer major version than RDS runs.
     ...(upgrading(input, spec) ? { allowMajorVersionUpgrade: true } : {}),
     instanceClass: aws.instanceClass ?? INSTANCE_CLASSES[spec.size],
@@ -92,8 +112,8 @@ function instance(input: DatabaseInput, spec: ResolvedSpec): Obj {
     storageEncrypted: true,
     multiAz: spec.highAvailability,
     publiclyAccessible: false,
-    dbName: dbname(input.owner),
-    username: APP_USER,
+    // A restored instance has the source's database and master user.
+    ...(opts.restore ? {} : { dbName: dbname(input.owner), username: APP_USER }),
     // The provider generates the password into this Secret once and never replaces it.
     autoGeneratePassword: true,
     passwordSecretRef: { name: masterPasswordName(input), key: 'password' },
@@ -106,7 +126,7 @@ function instance(input: DatabaseInput, spec: ResolvedSpec): Obj {
     skipFinalSnapshot: !retain,
     ...(retain
       ? {
-          finalSnapshotIdentifier: `${rdsIdentifier(input).slice(0, 48).replace(/-+$/, '')}-final-${identity(input.owner, 6)}`,
+          finalSnapshotIdentifier: `${identifier.slice(0, 48).replace(/-+$/, '')}-final-${identity(input.owner, 6)}`,
         }
       : {}),
     deleteAutomatedBackups: !retain,
@@ -114,15 +134,19 @@ function instance(input: DatabaseInput, spec: ResolvedSpec): Obj {
     ...(aws.securityGroupIds?.length ? { vpcSecurityGroupIds: aws.securityGroupIds } : {}),
     tags: tags(input),
   };
+  const restored = restoredMeta(opts.restored);
+  const metadata = meta(input.owner, spec, instanceName(input.owner, generation), restored.labels);
+  const notes = { ...restored.annotations, ...(opts.database ? { [DBNAME_ANNOTATION]: opts.database } : {}) };
+  if (Object.keys(notes).length > 0) metadata['annotations'] = notes;
   return {
     apiVersion: 'rds.aws.m.upbound.io/v1beta1',
     kind: 'Instance',
-    metadata: meta(input.owner, spec, baseName(input.owner)),
+    metadata,
     spec: {
-      managementPolicies: managementPolicies(spec),
+      managementPolicies: managementPolicies(spec, opts.keep),
       providerConfigRef: providerConfigRef(spec),
       forProvider,
-      writeConnectionSecretToRef: { name: rdsSecretName(input) },
+      writeConnectionSecretToRef: { name: rdsSecretName(input, generation) },
     },
   };
 }
@@ -130,7 +154,7 @@ function instance(input: DatabaseInput, spec: ResolvedSpec): Obj {
 function upgrading(input: DatabaseInput, spec: ResolvedSpec): boolean {
   const running = majorVersion(
     spec.engine,
-    str(input.observed.get(AWS_KEYS.instance), 'spec', 'forProvider', 'engineVersion'),
+    str(liveInstance(input.observed, AWS_KEYS.instance), 'spec', 'forProvider', 'engineVersion'),
   );
   return running !== undefined && compareVersions(spec.version, running) > 0;
 }
@@ -229,51 +253,115 @@ function bucketResources(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
   ];
 }
 
-/** Host and port of the instance, from what the provider observed. */
-export function instanceAddress(input: DatabaseInput): { host: string; port: number } | undefined {
-  const inst = input.observed.get(AWS_KEYS.instance);
+/** Host and port of a generation's instance (the live one by default), from what the provider observed. */
+export function instanceAddress(input: DatabaseInput, generation?: number): { host: string; port: number } | undefined {
+  const inst =
+    generation === undefined
+      ? liveInstance(input.observed, AWS_KEYS.instance)
+      : input.observed.get(keyOf(AWS_KEYS.instance, generation));
   const host = str(inst, 'status', 'atProvider', 'address');
   const port = num(inst, 'status', 'atProvider', 'port');
   return host && port ? { host, port } : undefined;
 }
 
-export function composeAws(input: DatabaseInput, spec: ResolvedSpec): Plan {
-  const resources: Desired[] = [{ key: AWS_KEYS.instance, object: instance(input, spec) }];
+/** The connection a generation's instance offers, from the provider's Secret and what it observed; undefined until whole. */
+function connectionOf(input: DatabaseInput, generation: number, fallback?: Obj) {
+  const providerSecret = input.required.get(rdsConnection(generation))?.[0];
+  const password = secretValue(providerSecret, 'password') ?? secretValue(fallback, 'password');
+  const address = instanceAddress(input, generation);
+  const host = address?.host ?? secretValue(providerSecret, 'address') ?? secretValue(fallback, 'host');
+  const port = address?.port ?? portOf(secretValue(providerSecret, 'port')) ?? portOf(secretValue(fallback, 'port'));
+  if (!password || !host || port === undefined) return undefined;
+  return { host, port, password, username: secretValue(providerSecret, 'username') ?? APP_USER };
+}
+
+/** The required resource that is a generation's provider Secret. */
+const rdsConnection = (generation: number) => keyOf(RDS_CONNECTION, generation);
+
+/** Whether the restored generation can take the connection: its instance ready and its Secret whole. */
+export function rdsTargetReady(input: DatabaseInput, target: Target): boolean {
+  return (
+    judge(input.observed.get(keyOf(AWS_KEYS.instance, target.generation))).ready &&
+    connectionOf(input, target.generation) !== undefined
+  );
+}
+
+export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: RestorePlan, cutover: CutoverPlan): Plan {
+  const restore = made.rds;
+  const { live, target } = cutover;
+  const ns = input.owner.namespace;
+  const resources: Desired[] = [
+    {
+      key: keyOf(AWS_KEYS.instance, live),
+      object: instance(input, spec, live, {
+        ...(live === 0 && restore ? { restore } : {}),
+        ...(made.database ? { database: made.database } : {}),
+      }),
+    },
+  ];
+  // Our connection Secret is built from the provider's, which holds the generated password.
+  const requirements: Plan['requirements'] = {
+    ...cutover.requirements,
+    [rdsConnection(live)]: { apiVersion: 'v1', kind: 'Secret', matchName: rdsSecretName(input, live), namespace: ns },
+  };
+  if (made.requirement) requirements[made.requirement.name] = made.requirement.requirement;
+  const releasing: Array<{ key: string; why: string }> = [];
+  if (target) {
+    const source = target.source;
+    const restoreFrom: RdsRestore =
+      source.kind === 'backup'
+        ? { snapshotIdentifier: source.location.replace(/^rds-snapshot:/, '') }
+        : {
+            restoreToPointInTime: {
+              sourceDbInstanceIdentifier: rdsIdentifier(input, live),
+              ...(source.time ? { restoreTime: source.time } : { useLatestRestorableTime: true }),
+            },
+          };
+    resources.push({
+      key: keyOf(AWS_KEYS.instance, target.generation),
+      object: instance(input, spec, target.generation, {
+        restore: restoreFrom,
+        restored: target,
+        ...(made.database ? { database: made.database } : {}),
+      }),
+      independent: true,
+    });
+    requirements[rdsConnection(target.generation)] = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      matchName: rdsSecretName(input, target.generation),
+      namespace: ns,
+    };
+  }
+  for (const g of cutover.release) {
+    const key = keyOf(AWS_KEYS.instance, g);
+    const observed = input.composed.get(key);
+    if (observed && keepsDataWhenDeleted(observed))
+      releasing.push({ key, why: 'replaced by a restore; the RDS instance is orphaned, not deleted' });
+    else
+      resources.push({
+        key,
+        object: instance(input, spec, g, { keep: true, ...(made.database ? { database: made.database } : {}) }),
+        independent: true,
+      });
+  }
   if (spec.aws?.subnetIds?.length) resources.push({ key: AWS_KEYS.subnetGroup, object: subnetGroup(input, spec) });
   // An earlier version's bucket stays: whatever is in it is not ours to delete.
   if (input.observed.has(AWS_KEYS.bucket)) resources.push(...bucketResources(input, spec));
 
-  // Our connection Secret is built from the provider's, which holds the generated password.
-  const requirements: Plan['requirements'] = {
-    [RDS_CONNECTION]: {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      matchName: rdsSecretName(input),
-      namespace: input.owner.namespace,
-    },
-  };
-  const providerSecret = input.required.get(RDS_CONNECTION)?.[0];
   const observedOwn = input.observed.get(AWS_KEYS.connection);
-  const password = secretValue(providerSecret, 'password') ?? secretValue(observedOwn, 'password');
-  const address = instanceAddress(input);
-  const host = address?.host ?? secretValue(providerSecret, 'address') ?? secretValue(observedOwn, 'host');
-  const port = address?.port ?? portOf(secretValue(providerSecret, 'port')) ?? portOf(secretValue(observedOwn, 'port'));
-  if (password && host && port !== undefined) {
+  const serving = target && rdsTargetReady(input, target) ? target.generation : live;
+  const c = connectionOf(input, serving, serving === live ? observedOwn : undefined);
+  if (c) {
     resources.push({
       key: AWS_KEYS.connection,
-      object: connectionSecret(input, spec, {
-        host,
-        port,
-        username: secretValue(providerSecret, 'username') ?? APP_USER,
-        password,
-        dbname: dbname(input.owner),
-      }),
+      object: connectionSecret(input, spec, { ...c, dbname: made.database ?? dbname(input.owner) }),
     });
   } else if (observedOwn) {
     // Never drop it: keep what exists until the provider's Secret can be read again.
     resources.push({ key: AWS_KEYS.connection, object: keepSecret(observedOwn) });
   }
-  return { resources, requirements };
+  return { resources, requirements, releasing };
 }
 
 function portOf(text: string | undefined): number | undefined {
@@ -295,10 +383,26 @@ function keepSecret(observed: Obj): Obj {
   };
 }
 
-/** RDS automated backups as the provider observes them: where a restore can start from, and since when. */
-export function awsBackupStatus(input: DatabaseInput, spec: ResolvedSpec): Obj | undefined {
-  const latest = str(input.observed.get(AWS_KEYS.instance), 'status', 'atProvider', 'latestRestorableTime');
+/**
+ * RDS automated backups as the provider observes them: where a restore can
+ * start from, and the window a point-in-time restore can reach. The earliest
+ * time is AWS's when the step has credentials (facts), else the later of the
+ * instance's creation and the retention period back.
+ */
+export function awsBackupStatus(input: DatabaseInput, spec: ResolvedSpec, facts?: ExternalFacts): Obj | undefined {
+  const inst = liveInstance(input.observed, AWS_KEYS.instance);
+  const latest = str(inst, 'status', 'atProvider', 'latestRestorableTime');
   if (!spec.backup.enabled && !latest) return undefined;
+  if (!latest) return {};
+  const retention = num(inst, 'spec', 'forProvider', 'backupRetentionPeriod') ?? spec.backup.retentionDays;
+  const created = str(inst, 'metadata', 'creationTimestamp');
+  const earliest =
+    facts?.aws?.instance?.earliestRestorableTime ??
+    earliestRestorable(created ? new Date(created) : undefined, retention, input.now).earliestRestorableTime;
   // Named only once RDS can restore from its automated backups.
-  return latest ? { latestRestorableTime: latest, location: `rds-automated-backups:${rdsIdentifier(input)}` } : {};
+  return {
+    latestRestorableTime: latest,
+    ...(earliest ? { earliestRestorableTime: earliest } : {}),
+    location: `rds-automated-backups:${str(inst, 'spec', 'forProvider', 'identifier') ?? rdsIdentifier(input)}`,
+  };
 }

@@ -8,7 +8,22 @@ import { dnsLabel } from '../../names.js';
 import { gigabytes } from '../../quantity.js';
 import type { Context, Desired, Plan } from '../blueprint.js';
 import { type BackupPlan, storePath } from './backups.js';
-import { RESTORE_BACKUP, type RestorePlan } from './restore.js';
+import { type CutoverPlan, restoredMeta, type Target } from './cutover.js';
+import {
+  claimNames,
+  hasInstance,
+  instanceName,
+  keyOf,
+  liveInstance,
+  INSTANCE_KEYS,
+  ROLE_LABEL,
+  serverRole,
+} from './instances.js';
+import { DBNAME_ANNOTATION, type RestorePlan } from './restore.js';
+import { pointOf } from './restore-source.js';
+import { restoreJob } from '../backup/job.js';
+import { judge, keepsDataWhenDeleted } from '../../kinds/index.js';
+import { condition } from '../../kube.js';
 import {
   APP_USER,
   appName,
@@ -49,16 +64,15 @@ export const CLUSTER_KEYS = {
 export const DATA_CLAIM = 'data-claim';
 export const KEPT_CREDENTIALS = 'kept-credentials';
 
-/** The data volume's claim, as the StatefulSet controller names it: <template>-<statefulset>-<ordinal>. */
-export function dataClaimName(input: DatabaseInput): string {
-  return `data-${baseName(input.owner)}-0`;
+/** A generation's data volume claim, as the StatefulSet controller names it: <template>-<statefulset>-<ordinal>. */
+export function dataClaimName(input: DatabaseInput, generation = 0): string {
+  return `data-${instanceName(input.owner, generation)}-0`;
 }
 
 /** The required resource that tells whether CloudNativePG is installed. */
 export const CNPG_CRD = 'cnpg-crd';
 const CNPG_CRD_NAME = 'clusters.postgresql.cnpg.io';
 
-const ROLE_LABEL = 'function-platform.dev/role';
 /** uid and gid the official postgres and mysql images run their server as. */
 const DB_UID = 999;
 
@@ -70,15 +84,18 @@ export type OperatorState = 'installed' | 'missing' | 'unknown';
 
 /** Is the CloudNativePG operator installed? Read from the CRD Crossplane fetched for us. */
 export function cnpgOperator(input: DatabaseInput): OperatorState {
-  if (input.observed.has(CLUSTER_KEYS.cnpg)) return 'installed';
+  if (hasInstance(input.observed, INSTANCE_KEYS.cnpg)) return 'installed';
   const answer = input.required.get(CNPG_CRD);
   if (answer === undefined) return 'unknown';
   return answer.length > 0 ? 'installed' : 'missing';
 }
 
-/** Where applications connect in the cluster. */
-export function clusterHost(input: DatabaseInput, spec: ResolvedSpec): string {
-  const service = usesCnpg(spec) ? `${baseName(input.owner)}-rw` : baseName(input.owner);
+/**
+ * Where applications connect in the cluster: a StatefulSet's client Service
+ * (it follows the live generation), or the live Cluster's -rw Service.
+ */
+export function clusterHost(input: DatabaseInput, spec: ResolvedSpec, generation = 0): string {
+  const service = usesCnpg(spec) ? `${instanceName(input.owner, generation)}-rw` : baseName(input.owner);
   return `${service}.${input.owner.namespace}.svc.cluster.local`;
 }
 
@@ -110,14 +127,14 @@ function claimTemplate(input: DatabaseInput, spec: ResolvedSpec, name: string): 
 
 /** Storage of the StatefulSet's data volume as observed, in GiB. */
 export function observedStatefulSetGB(input: Pick<Context, 'observed'>): number | undefined {
-  const sts = input.observed.get(CLUSTER_KEYS.statefulset);
+  const sts = liveInstance(input.observed, INSTANCE_KEYS.statefulset);
   const data = list(sts, 'spec', 'volumeClaimTemplates').find((t) => str(t, 'metadata', 'name') === 'data');
   return gigabytes(str(data, 'spec', 'resources', 'requests', 'storage'));
 }
 
 /** Storage of the CloudNativePG cluster as observed, in GiB. */
 export function observedCnpgGB(input: Pick<Context, 'observed'>): number | undefined {
-  return gigabytes(str(input.observed.get(CLUSTER_KEYS.cnpg), 'spec', 'storage', 'size'));
+  return gigabytes(str(liveInstance(input.observed, INSTANCE_KEYS.cnpg), 'spec', 'storage', 'size'));
 }
 
 /** Storage of the highly available database's backup volume as observed, in GiB. */
@@ -125,33 +142,59 @@ export function observedBackupVolumeGB(input: Pick<Context, 'observed'>): number
   return gigabytes(str(input.observed.get(CLUSTER_KEYS.backupVolume), 'spec', 'resources', 'requests', 'storage'));
 }
 
-function statefulSet(input: DatabaseInput, spec: ResolvedSpec): Obj {
+/** The pods of one generation of the StatefulSet: what its Services select. */
+function podSelector(input: DatabaseInput, spec: ResolvedSpec, generation: number): Record<string, string> {
+  return {
+    'app.kubernetes.io/instance': labels(input.owner, spec)['app.kubernetes.io/instance']!,
+    'app.kubernetes.io/name': 'database',
+    [ROLE_LABEL]: serverRole(generation),
+  };
+}
+
+/** The governing (headless) Service of a generation's StatefulSet. */
+const headlessName = (input: DatabaseInput, generation: number) =>
+  dnsLabel(instanceName(input.owner, generation), 'headless');
+
+/**
+ * One generation's StatefulSet. `keepVolumes` retains its volumes whatever
+ * the deletion policy: an instance a restore replaced is handed to the user
+ * with its data. A restored generation carries its DatabaseRestore's label.
+ */
+function statefulSet(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  generation = 0,
+  opts: { keepVolumes?: boolean; restored?: Target } = {},
+): Obj {
   const { owner } = input;
   const engine = ENGINES[spec.engine];
-  const base = baseName(owner);
-  const selector = {
-    'app.kubernetes.io/instance': labels(owner, spec)['app.kubernetes.io/instance']!,
-    'app.kubernetes.io/name': 'database',
-    [ROLE_LABEL]: 'server',
-  };
+  const name = instanceName(owner, generation);
+  const selector = podSelector(input, spec, generation);
   const probe = { exec: { command: engine.readyCommand }, timeoutSeconds: 5 };
   // Claim templates cannot change once the StatefulSet exists: keep what runs.
-  const observedTemplates = list(input.observed.get(CLUSTER_KEYS.statefulset), 'spec', 'volumeClaimTemplates');
+  const observed = input.observed.get(keyOf(CLUSTER_KEYS.statefulset, generation));
+  const observedTemplates = list(observed, 'spec', 'volumeClaimTemplates');
   // (An earlier version's StatefulSet also has a "backup" template; it stays, with its volume.)
   const templates = observedTemplates.length > 0 ? observedTemplates : [claimTemplate(input, spec, 'data')];
+  const restored = restoredMeta(opts.restored);
+  const metadata = meta(owner, spec, name, restored.labels);
+  if (Object.keys(restored.annotations).length > 0) metadata['annotations'] = restored.annotations;
   const sts: V1StatefulSet = {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
-    metadata: meta(owner, spec, base),
+    metadata,
     spec: {
-      serviceName: dnsLabel(base, 'headless'),
+      serviceName: headlessName(input, generation),
       replicas: 1,
       selector: { matchLabels: selector },
       // Retain: deleting the Database (and so this StatefulSet) keeps the volumes.
-      persistentVolumeClaimRetentionPolicy: { whenDeleted: spec.deletionPolicy, whenScaled: 'Retain' },
+      persistentVolumeClaimRetentionPolicy: {
+        whenDeleted: opts.keepVolumes ? 'Retain' : spec.deletionPolicy,
+        whenScaled: 'Retain',
+      },
       updateStrategy: { type: 'RollingUpdate' },
       template: {
-        metadata: { labels: labels(owner, spec, { [ROLE_LABEL]: 'server' }) },
+        metadata: { labels: labels(owner, spec, { [ROLE_LABEL]: serverRole(generation) }) },
         spec: {
           securityContext: podSecurity(),
           terminationGracePeriodSeconds: 60,
@@ -177,36 +220,39 @@ function statefulSet(input: DatabaseInput, spec: ResolvedSpec): Obj {
   return sts as unknown as Obj;
 }
 
-function services(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
-  const { owner } = input;
-  const base = baseName(owner);
-  const port = ENGINES[spec.engine].port;
-  const selector = {
-    'app.kubernetes.io/instance': labels(owner, spec)['app.kubernetes.io/instance']!,
-    'app.kubernetes.io/name': 'database',
-    [ROLE_LABEL]: 'server',
+const servicePorts = (spec: ResolvedSpec) => [
+  { name: 'db', port: ENGINES[spec.engine].port, targetPort: 'db', protocol: 'TCP' },
+];
+
+/** The client Service: where applications connect, selecting the serving generation's pods. */
+function clientService(input: DatabaseInput, spec: ResolvedSpec, serving: number): Desired {
+  return {
+    key: CLUSTER_KEYS.service,
+    object: {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(input.owner, spec, baseName(input.owner)),
+      spec: { type: 'ClusterIP', selector: podSelector(input, spec, serving), ports: servicePorts(spec) },
+    },
   };
-  const ports = [{ name: 'db', port, targetPort: 'db', protocol: 'TCP' }];
-  return [
-    {
-      key: CLUSTER_KEYS.service,
-      object: {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: meta(owner, spec, base),
-        spec: { type: 'ClusterIP', selector, ports },
+}
+
+/** A generation's headless Service: its StatefulSet's pods by name, ready or not. */
+function headlessService(input: DatabaseInput, spec: ResolvedSpec, generation: number): Desired {
+  return {
+    key: keyOf(CLUSTER_KEYS.headless, generation),
+    object: {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(input.owner, spec, headlessName(input, generation)),
+      spec: {
+        clusterIP: 'None',
+        publishNotReadyAddresses: true,
+        selector: podSelector(input, spec, generation),
+        ports: servicePorts(spec),
       },
     },
-    {
-      key: CLUSTER_KEYS.headless,
-      object: {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: meta(owner, spec, dnsLabel(base, 'headless')),
-        spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector, ports },
-      },
-    },
-  ];
+  };
 }
 
 /**
@@ -215,42 +261,90 @@ function services(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
  * Delete) orphan it, where a directly composed object would be garbage
  * collected with its owner. Delete lets the Object take it along.
  */
-function lasting(input: DatabaseInput, spec: ResolvedSpec, name: string, manifest: Obj): Obj {
+function lasting(input: DatabaseInput, spec: ResolvedSpec, name: string, manifest: Obj, keep = false): Obj {
   return {
     apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
     kind: 'Object',
     metadata: meta(input.owner, spec, name),
     spec: {
-      managementPolicies: spec.deletionPolicy === 'Retain' ? ['Observe', 'Create', 'Update', 'LateInitialize'] : ['*'],
+      managementPolicies:
+        keep || spec.deletionPolicy === 'Retain' ? ['Observe', 'Create', 'Update', 'LateInitialize'] : ['*'],
       forProvider: { manifest },
     },
   };
 }
 
-function cnpgCluster(input: DatabaseInput, spec: ResolvedSpec): Obj {
-  const { owner } = input;
-  const base = baseName(owner);
-  return lasting(input, spec, base, {
-    apiVersion: 'postgresql.cnpg.io/v1',
-    kind: 'Cluster',
-    metadata: { name: base, namespace: owner.namespace, labels: labels(owner, spec) },
-    spec: {
-      instances: 2,
-      imageName: `ghcr.io/cloudnative-pg/postgresql:${spec.version}`,
-      primaryUpdateStrategy: 'unsupervised',
-      storage: { size: gi(spec.storageGB) },
-      resources: resources(spec),
-      affinity: { enablePodAntiAffinity: true, topologyKey: 'kubernetes.io/hostname' },
-      bootstrap: { initdb: { database: dbname(owner), owner: APP_USER, secret: { name: names.credentials(owner) } } },
-      ...(spec.backup.objectStore
-        ? {
-            plugins: [
-              { name: CNPG_PLUGIN, isWALArchiver: true, parameters: { barmanObjectName: objectStoreName(input) } },
-            ],
-          }
-        : {}),
+/** Where a CloudNativePG cluster recovers from: another cluster's archive in an ObjectStore, up to a time (or its end). */
+export interface Recovery {
+  store: string;
+  /** The cluster whose base backups and WAL are read (its server name in the store). */
+  server: string;
+  targetTime?: string;
+}
+
+const RECOVERY_SOURCE = 'origin';
+
+/** initdb for a new cluster; recovery (then the app's owner and password set again) for a restored one. */
+function cnpgBootstrap(input: DatabaseInput, recovery: Recovery | undefined, database: string): Obj {
+  const account = { database, owner: APP_USER, secret: { name: names.credentials(input.owner) } };
+  if (!recovery) return { bootstrap: { initdb: account } };
+  return {
+    bootstrap: {
+      recovery: {
+        source: RECOVERY_SOURCE,
+        ...account,
+        ...(recovery.targetTime ? { recoveryTarget: { targetTime: recovery.targetTime } } : {}),
+      },
     },
-  });
+    externalClusters: [
+      {
+        name: RECOVERY_SOURCE,
+        plugin: { name: CNPG_PLUGIN, parameters: { barmanObjectName: recovery.store, serverName: recovery.server } },
+      },
+    ],
+  };
+}
+
+function cnpgCluster(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  generation = 0,
+  opts: { keep?: boolean; recovery?: Recovery; restored?: Target; database?: string } = {},
+): Obj {
+  const { owner } = input;
+  const name = instanceName(owner, generation);
+  const restored = restoredMeta(opts.restored);
+  const notes = { ...restored.annotations, ...(opts.database ? { [DBNAME_ANNOTATION]: opts.database } : {}) };
+  const annotations = Object.keys(notes).length > 0 ? { annotations: notes } : {};
+  const { bootstrap, externalClusters } = cnpgBootstrap(input, opts.recovery, opts.database ?? dbname(owner)) as Obj;
+  return lasting(
+    input,
+    spec,
+    name,
+    {
+      apiVersion: 'postgresql.cnpg.io/v1',
+      kind: 'Cluster',
+      metadata: { name, namespace: owner.namespace, labels: labels(owner, spec, restored.labels), ...annotations },
+      spec: {
+        instances: 2,
+        imageName: `ghcr.io/cloudnative-pg/postgresql:${spec.version}`,
+        primaryUpdateStrategy: 'unsupervised',
+        storage: { size: gi(spec.storageGB) },
+        resources: resources(spec),
+        affinity: { enablePodAntiAffinity: true, topologyKey: 'kubernetes.io/hostname' },
+        bootstrap,
+        ...(externalClusters ? { externalClusters } : {}),
+        ...(spec.backup.objectStore
+          ? {
+              plugins: [
+                { name: CNPG_PLUGIN, isWALArchiver: true, parameters: { barmanObjectName: objectStoreName(input) } },
+              ],
+            }
+          : {}),
+      },
+    },
+    opts.keep,
+  );
 }
 
 function backupVolume(input: DatabaseInput, spec: ResolvedSpec): Obj {
@@ -293,16 +387,98 @@ function cnpgObjectStore(input: DatabaseInput, spec: ResolvedSpec): Obj {
   };
 }
 
+/** Keys and objects of one generation's StatefulSet with its headless Service. */
+function statefulSetGeneration(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  generation: number,
+  opts: { keepVolumes?: boolean; restored?: Target; independent?: boolean } = {},
+): Desired[] {
+  const independent = opts.independent ? { independent: true } : {};
+  return [
+    {
+      key: keyOf(CLUSTER_KEYS.statefulset, generation),
+      object: statefulSet(input, spec, generation, opts),
+      ...independent,
+    },
+    { ...headlessService(input, spec, generation), ...independent },
+  ];
+}
+
+/** What the user is told was kept of a generation handed over: its volumes, or its Cluster. */
+export function keptOf(input: DatabaseInput, spec: ResolvedSpec, generation: number, why: string): string[] {
+  const ns = input.owner.namespace;
+  const name = instanceName(input.owner, generation);
+  if (usesCnpg(spec))
+    return [
+      `CloudNativePG Cluster ${name} (${why}) keeps running with its volumes; delete it when it is no longer needed: kubectl delete clusters.postgresql.cnpg.io ${name} -n ${ns}`,
+    ];
+  const sts = input.observed.get(keyOf(CLUSTER_KEYS.statefulset, generation));
+  return claimNames(sts, name).map(
+    (claim) =>
+      `PersistentVolumeClaim ${claim} (${why}) is kept; delete it when it is no longer needed: kubectl delete pvc ${claim} -n ${ns}`,
+  );
+}
+
+/** The restore into a StatefulSet generation: its Job, once the generation's server runs. */
+function cutoverJob(input: DatabaseInput, spec: ResolvedSpec, target: Target): Desired | undefined {
+  const sts = input.observed.get(keyOf(CLUSTER_KEYS.statefulset, target.generation));
+  const key = keyOf(RESTORE_JOB_KEY, target.generation);
+  if (target.source.kind !== 'backup' || (!input.observed.has(key) && !judge(sts).ready)) return undefined;
+  const name = dnsLabel(instanceName(input.owner, target.generation), 'restore');
+  const host = `${headlessName(input, target.generation)}.${input.owner.namespace}.svc.cluster.local`;
+  return { key, object: restoreJob(name, input.owner, spec, target.source.location, host), independent: true };
+}
+
+/** The restore Job's key of a generation: `restore` (a Database created from a backup) or `restore-r<n>`. */
+export const RESTORE_JOB_KEY = 'restore';
+
+/** How far a cutover into `target` has come, read from what was composed for it. */
+export function cutoverProgress(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  target: Target,
+): { state: 'building' | 'restoring' | 'ready' | 'failed'; detail: string } {
+  const instance = input.observed.get(
+    keyOf(usesCnpg(spec) ? CLUSTER_KEYS.cnpg : CLUSTER_KEYS.statefulset, target.generation),
+  );
+  const name = instanceName(input.owner, target.generation);
+  const verdict = judge(instance);
+  if (usesCnpg(spec))
+    return verdict.ready
+      ? { state: 'ready', detail: `CloudNativePG Cluster ${name} recovered and healthy` }
+      : { state: 'restoring', detail: `CloudNativePG Cluster ${name} recovering: ${verdict.detail}` };
+  const job = input.observed.get(keyOf(RESTORE_JOB_KEY, target.generation));
+  if (condition(job, 'Failed')?.status === 'True') {
+    const why = condition(job, 'Failed')?.message ?? condition(job, 'Failed')?.reason ?? 'the restore Job failed';
+    return { state: 'failed', detail: `the restore into ${name} failed (${why})` };
+  }
+  if (condition(job, 'Complete')?.status === 'True')
+    return verdict.ready
+      ? { state: 'ready', detail: `${name} holds the restored data` }
+      : { state: 'restoring', detail: `${name} holds the restored data; StatefulSet ${name}: ${verdict.detail}` };
+  if (job) return { state: 'restoring', detail: `restore Job ${dnsLabel(name, 'restore')} running into ${name}` };
+  if (verdict.ready)
+    return { state: 'restoring', detail: `starting restore Job ${dnsLabel(name, 'restore')} into ${name}` };
+  return { state: 'building', detail: `starting the empty instance ${name}: StatefulSet ${name}: ${verdict.detail}` };
+}
+
 export function composeCluster(
   input: DatabaseInput,
   spec: ResolvedSpec,
   backups: BackupPlan,
   restore: RestorePlan,
+  cutover: CutoverPlan,
 ): Plan {
   const { owner } = input;
+  const { live, target } = cutover;
+  // The restored generation takes the connection once it holds the data and is ready.
+  const switchTo = target && cutoverProgress(input, spec, target).state === 'ready' ? target.generation : live;
   // The workload first: it is what the user hears about while it is not ready.
   const resources: Desired[] = [];
-  const requirements: Plan['requirements'] = {};
+  const releasing: Array<{ key: string; why: string }> = [];
+  const requirements: Plan['requirements'] = { ...cutover.requirements };
+  const kept: string[] = [];
   if (usesCnpg(spec)) {
     requirements[CNPG_CRD] = {
       apiVersion: 'apiextensions.k8s.io/v1',
@@ -310,14 +486,67 @@ export function composeCluster(
       matchName: CNPG_CRD_NAME,
     };
     // Without the operator its Cluster kind does not exist: composing one would only fail to apply.
-    if (cnpgOperator(input) === 'installed')
-      resources.push({ key: CLUSTER_KEYS.cnpg, object: cnpgCluster(input, spec) });
+    if (cnpgOperator(input) === 'installed') {
+      resources.push({
+        key: keyOf(CLUSTER_KEYS.cnpg, live),
+        object: cnpgCluster(input, spec, live, {
+          ...(live === 0 && restore.recovery ? { recovery: restore.recovery } : {}),
+          ...(restore.database ? { database: restore.database } : {}),
+        }),
+      });
+      if (target) {
+        const recovery: Recovery = {
+          store: objectStoreName(input),
+          server: instanceName(owner, live),
+          ...(pointOf(target.source) ? { targetTime: pointOf(target.source)! } : {}),
+        };
+        resources.push({
+          key: keyOf(CLUSTER_KEYS.cnpg, target.generation),
+          object: cnpgCluster(input, spec, target.generation, {
+            recovery,
+            restored: target,
+            ...(restore.database ? { database: restore.database } : {}),
+          }),
+          independent: true,
+        });
+      }
+      for (const g of cutover.release) {
+        const key = keyOf(CLUSTER_KEYS.cnpg, g);
+        const observed = input.composed.get(key);
+        if (observed && keepsDataWhenDeleted(observed)) {
+          releasing.push({ key, why: 'replaced by a restore; kept with its data' });
+          kept.push(...keptOf(input, spec, g, `the data before a restore`));
+        } else
+          resources.push({
+            key,
+            object: cnpgCluster(input, spec, g, {
+              keep: true,
+              ...(restore.database ? { database: restore.database } : {}),
+            }),
+            independent: true,
+          });
+      }
+    }
     if (input.observed.has(CLUSTER_KEYS.backupVolume))
       resources.push({ key: CLUSTER_KEYS.backupVolume, object: backupVolume(input, spec) });
     if (spec.backup.objectStore && cnpgOperator(input) === 'installed')
       resources.push({ key: CLUSTER_KEYS.objectStore, object: cnpgObjectStore(input, spec) });
   } else {
-    resources.push({ key: CLUSTER_KEYS.statefulset, object: statefulSet(input, spec) }, ...services(input, spec));
+    resources.push(...statefulSetGeneration(input, spec, live), clientService(input, spec, switchTo));
+    if (target) {
+      resources.push(...statefulSetGeneration(input, spec, target.generation, { restored: target, independent: true }));
+      const job = cutoverJob(input, spec, target);
+      if (job) resources.push(job);
+    }
+    for (const g of cutover.release) {
+      const key = keyOf(CLUSTER_KEYS.statefulset, g);
+      const observed = input.composed.get(key);
+      if (observed && keepsDataWhenDeleted(observed)) {
+        // Its volumes stay; the StatefulSet, its Service and its Job go.
+        releasing.push({ key, why: 'replaced by a restore; its volumes are retained' });
+        kept.push(...keptOf(input, spec, g, 'the data before a restore'));
+      } else resources.push(...statefulSetGeneration(input, spec, g, { keepVolumes: true, independent: true }));
+    }
   }
   const ns = owner.namespace;
   // Claims mode wraps the Secret in an Object whose deletion policy keeps it; a namespaced Database asks.
@@ -334,13 +563,13 @@ export function composeCluster(
     requirements[DATA_CLAIM] = {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
-      matchName: dataClaimName(input),
+      matchName: dataClaimName(input, live),
       namespace: ns,
     };
-  const kept = input.required.get(KEPT_CREDENTIALS)?.[0];
+  const kept_ = input.required.get(KEPT_CREDENTIALS)?.[0];
   const password =
     stablePassword(input, CLUSTER_KEYS.credentials, CLUSTER_KEYS.connection) ??
-    secretValue(kept, 'password') ??
+    secretValue(kept_, 'password') ??
     input.newPassword();
   // basic-auth, the type CloudNativePG's initdb wants; the StatefulSet reads the same keys.
   const credentials = secret(
@@ -352,13 +581,13 @@ export function composeCluster(
   );
   const claim = keepWithData ? input.required.get(DATA_CLAIM)?.[0] : undefined;
   const claimUid = str(claim, 'metadata', 'uid');
-  if (claimUid) {
+  if (claimUid && str(claim, 'metadata', 'name') === dataClaimName(input, live)) {
     (credentials['metadata'] as Obj)['ownerReferences'] = [
-      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: dataClaimName(input), uid: claimUid },
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: dataClaimName(input, live), uid: claimUid },
     ];
   }
   resources.push({ key: CLUSTER_KEYS.credentials, object: credentials });
-  if (restore.requirement) requirements[RESTORE_BACKUP] = restore.requirement;
+  if (restore.requirement) requirements[restore.requirement.name] = restore.requirement.requirement;
   // Its own status tells how a restore goes: the Job does not hold readiness by itself.
   if (restore.job) resources.push({ ...restore.job, independent: true });
   // Applications connect once the data is back, not to the empty server before it.
@@ -367,13 +596,14 @@ export function composeCluster(
     resources.push({
       key: CLUSTER_KEYS.connection,
       object: connectionSecret(input, spec, {
-        host: clusterHost(input, spec),
+        host: clusterHost(input, spec, switchTo),
         port: ENGINES[spec.engine].port,
         username: APP_USER,
         password,
-        dbname: dbname(owner),
+        dbname: restore.database ?? dbname(owner),
       }),
     });
   resources.push(...backups.resources);
-  return { resources, requirements, retiring: backups.retiring };
+  cutover.kept.push(...kept.filter((k) => !cutover.kept.includes(k)));
+  return { resources, requirements, retiring: backups.retiring, releasing };
 }

@@ -10,11 +10,15 @@ import * as validators from '../../generated/validators.js';
 import { specValidator } from '../../spec/validate.js';
 import type { Blueprint, BlueprintInput } from '../blueprint.js';
 import { entry } from '../manifest.js';
-import { composeAws } from './aws.js';
+import { awsBackupStatus, composeAws, rdsIdentifier } from './aws.js';
+import { windowOf } from './restore-source.js';
+import { cnpgWindow } from './status.js';
 import { type BackupPlan, planBackups } from './backups.js';
-import { composeCluster } from './cluster.js';
+import { composeCluster, usesCnpg } from './cluster.js';
+import { type CutoverPlan, type Instances, planCutover } from './cutover.js';
+import { INSTANCE_KEYS, instanceName, liveGeneration, observedGenerations } from './instances.js';
 import { checkRestoreSpec, planRestore, type RestorePlan } from './restore.js';
-import { resolve, type ResolvedSpec } from './common.js';
+import { type DatabaseInput, resolve, type ResolvedSpec } from './common.js';
 import { runningVersion } from './observed.js';
 import { awsQuestion } from './query.js';
 import { checkAgainstObserved, checkDatabaseRules, checkFacts } from './rules.js';
@@ -27,8 +31,24 @@ export interface ResolvedDatabase {
   input: BlueprintInput<ResolvedSpec>;
   /** In the cluster: its DatabaseBackups, retention and backup health, from spec, observed state and the clock. */
   backups?: BackupPlan;
-  /** In the cluster: a restore from a backup, when spec.restore asks for one. */
-  restore?: RestorePlan;
+  /** The Database made from a backup or a point in time, when spec.restore asks for one. */
+  restore: RestorePlan;
+  /** Its instances, and the DatabaseRestore being switched to, if any. */
+  instances: Instances;
+  cutover: CutoverPlan;
+}
+
+/** The placement's instances as observed: which key, which generation is live, what the user calls each. */
+export function instancesOf(input: DatabaseInput & { spec: ResolvedSpec }): Instances {
+  const { spec, observed, owner } = input;
+  const base =
+    spec.placement === 'aws' ? INSTANCE_KEYS.rds : usesCnpg(spec) ? INSTANCE_KEYS.cnpg : INSTANCE_KEYS.statefulset;
+  return {
+    base,
+    live: liveGeneration(observed, base),
+    generations: observedGenerations(observed, base),
+    name: (g) => (spec.placement === 'aws' ? rdsIdentifier(input, g) : instanceName(owner, g)),
+  };
 }
 
 export const database: Blueprint<ResolvedDatabase> = {
@@ -41,21 +61,30 @@ export const database: Blueprint<ResolvedDatabase> = {
     checkAgainstObserved(spec, ctx);
     checkRestoreSpec(spec, ctx);
     const input = { ...ctx, spec };
+    const restore = planRestore(input, spec);
+    const instances = instancesOf(input);
+    // The window a point-in-time restore may reach: as last reported, updated from what is observed now.
+    const window = {
+      ...windowOf(ctx.xr),
+      ...(spec.placement === 'aws'
+        ? windowOf({ status: { backup: awsBackupStatus(input, spec) } })
+        : windowOf({ status: { backup: cnpgWindow(input, spec, instances.name(instances.live)) } })),
+    };
+    const cutover = planCutover(input, spec, instances, restore.state === 'none' || restore.state === 'done', window);
     return spec.placement === 'cluster'
-      ? { input, backups: planBackups(input, spec), restore: planRestore(input, spec) }
-      : { input };
+      ? { input, backups: planBackups(input, spec), restore, instances, cutover }
+      : { input, restore, instances, cutover };
   },
   query: ({ input }) => {
     const aws = awsQuestion(input);
     return aws ? { aws } : undefined;
   },
-  compose({ input, backups, restore }, facts) {
+  compose({ input, backups, restore, cutover }, facts) {
     checkFacts(facts);
     const withFacts = facts ? { ...input, facts } : input;
-    return backups && restore
-      ? composeCluster(withFacts, input.spec, backups, restore)
-      : composeAws(withFacts, input.spec);
+    return backups
+      ? composeCluster(withFacts, input.spec, backups, restore, cutover)
+      : composeAws(withFacts, input.spec, restore, cutover);
   },
-  status: ({ input, backups, restore }, facts, plan, verdicts) =>
-    databaseStatus(input, facts, plan, verdicts, backups, restore),
+  status: (resolved, facts, plan, verdicts) => databaseStatus(resolved, facts, plan, verdicts),
 };

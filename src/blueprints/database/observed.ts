@@ -7,6 +7,7 @@ import type { Context } from '../blueprint.js';
 import { AWS_KEYS } from './aws.js';
 import { CLUSTER_KEYS, observedBackupVolumeGB, observedCnpgGB, observedStatefulSetGB } from './cluster.js';
 import { ENGINE_LABEL, majorVersion } from './common.js';
+import { hasInstance, INSTANCE_KEYS, liveInstance } from './instances.js';
 
 /** The engine that exists, read from what was composed. */
 export function observedEngine(o: Context): string | undefined {
@@ -14,14 +15,14 @@ export function observedEngine(o: Context): string | undefined {
     const label = str(obj, 'metadata', 'labels', ENGINE_LABEL);
     if (label) return label;
   }
-  return str(o.observed.get(AWS_KEYS.instance), 'spec', 'forProvider', 'engine');
+  return str(liveInstance(o.observed, INSTANCE_KEYS.rds), 'spec', 'forProvider', 'engine');
 }
 
 export function observedPlacement(o: Context): 'cluster' | 'aws' | undefined {
-  if (o.observed.has(AWS_KEYS.instance) || o.observed.has(AWS_KEYS.bucket)) return 'aws';
+  if (hasInstance(o.observed, INSTANCE_KEYS.rds) || o.observed.has(AWS_KEYS.bucket)) return 'aws';
   if (
-    o.observed.has(CLUSTER_KEYS.statefulset) ||
-    o.observed.has(CLUSTER_KEYS.cnpg) ||
+    hasInstance(o.observed, INSTANCE_KEYS.statefulset) ||
+    hasInstance(o.observed, INSTANCE_KEYS.cnpg) ||
     o.observed.has(CLUSTER_KEYS.credentials)
   )
     return 'cluster';
@@ -32,12 +33,13 @@ export function observedPlacement(o: Context): 'cluster' | 'aws' | undefined {
 export function runningVersion(engine: DatabaseSpec['engine'], o: Context): string | undefined {
   const tagOf = (image: string | undefined) =>
     image?.includes(':') ? image.slice(image.lastIndexOf(':') + 1) : undefined;
-  const sts = o.observed.get(CLUSTER_KEYS.statefulset);
+  // The live instance's: a restored one runs the version of the one it replaced.
+  const sts = liveInstance(o.observed, INSTANCE_KEYS.statefulset);
   const container = list(sts, 'spec', 'template', 'spec', 'containers').find((c) => str(c, 'name') === 'db');
   const candidates = [
     tagOf(str(container, 'image')),
-    tagOf(str(o.observed.get(CLUSTER_KEYS.cnpg), 'spec', 'imageName')),
-    str(o.observed.get(AWS_KEYS.instance), 'spec', 'forProvider', 'engineVersion'),
+    tagOf(str(liveInstance(o.observed, INSTANCE_KEYS.cnpg), 'spec', 'imageName')),
+    str(liveInstance(o.observed, INSTANCE_KEYS.rds), 'spec', 'forProvider', 'engineVersion'),
   ];
   for (const c of candidates) {
     const major = majorVersion(engine, c);
@@ -47,7 +49,7 @@ export function runningVersion(engine: DatabaseSpec['engine'], o: Context): stri
 }
 
 export function observedStorageGB(o: Context): number | undefined {
-  const rds = o.observed.get(AWS_KEYS.instance);
+  const rds = liveInstance(o.observed, INSTANCE_KEYS.rds);
   const sizes = [
     observedStatefulSetGB(o),
     observedCnpgGB(o),

@@ -1,46 +1,86 @@
-// A Database created from a backup (spec.restore): in the cluster, in a
-// StatefulSet, from a Completed dump. The server starts empty; once it is
-// ready a Job downloads the dump (its checksum checked) and restores it; only
-// then does the Database get its connection Secret and become Ready. The
-// outcome is kept in status (restoredFrom, restorePoint), after which the
-// restore is over and the Job goes.
+// A Database created from a backup or a point in time (spec.restore), per
+// placement:
+//   StatefulSet     the server starts empty; once it is ready a Job downloads
+//                   the dump (its checksum checked) and restores it;
+//   CloudNativePG   the Cluster bootstraps by recovery from the source's
+//                   Barman Cloud archive, to the backup's end or the point asked;
+//   RDS             the instance is created from the backup's snapshot, or
+//                   restored from the source instance to the point asked.
+// Only once the data is there does the Database get its connection Secret and
+// become Ready. The outcome is kept in status (restoredFrom, restorePoint),
+// after which the restore is over.
 import { SpecError } from '../../errors.js';
-import { condition, str, type Obj } from '../../kube.js';
-import { restoreJob } from '../backup/job.js';
-import type { Desired, Requirement } from '../blueprint.js';
-import { CLUSTER_KEYS, usesCnpg } from './cluster.js';
-import { baseName, type DatabaseInput, majorVersion, type ResolvedSpec } from './common.js';
+import { condition, list, record, str, type Obj } from '../../kube.js';
 import { dnsLabel } from '../../names.js';
 import { judge } from '../../kinds/index.js';
+import { restoreJob } from '../backup/job.js';
+import { lookUp } from '../backup/target.js';
+import type { Desired, Requirement } from '../blueprint.js';
+import { rdsIdentifierOf } from './aws.js';
+import { CLUSTER_KEYS, objectStoreName, type Recovery, usesCnpg } from './cluster.js';
+import { baseName, type DatabaseInput, majorVersion, type ResolvedSpec } from './common.js';
+import { databaseName } from './engine.js';
+import { hasInstance, INSTANCE_KEYS } from './instances.js';
+import { describeSource, judgeBackup, judgePoint, type Source, windowOf } from './restore-source.js';
 
-/** The required resource that is the DatabaseBackup restored from, and the Job's key. */
+/** Required resources: the DatabaseBackup or the Database restored from; and the dump restore Job's key. */
 export const RESTORE_BACKUP = 'restore-backup';
+export const RESTORE_DATABASE = 'restore-database';
 export const RESTORE_KEY = 'restore';
 
 export type RestoreState = 'none' | 'lookup' | 'waiting' | 'running' | 'failed' | 'done';
+
+/** How an RDS instance is created from the source: its snapshot, or the source instance at a time. */
+export type RdsRestore =
+  | { snapshotIdentifier: string }
+  | {
+      restoreToPointInTime: {
+        sourceDbInstanceIdentifier: string;
+        restoreTime?: string;
+        useLatestRestorableTime?: boolean;
+      };
+    };
 
 export interface RestorePlan {
   state: RestoreState;
   /** What the user reads while it is not done. */
   message?: string;
-  requirement?: Requirement;
+  requirement?: { name: string; requirement: Requirement };
+  /** A dump's restore Job. */
   job?: Desired;
+  /** CloudNativePG's recovery, or RDS's creation from the source: composed for as long as the instance exists. */
+  recovery?: Recovery;
+  rds?: RdsRestore;
+  /**
+   * The database inside a CloudNativePG or RDS instance made from another
+   * Database's data: the source's (it comes with the data), not this one's.
+   */
+  database?: string;
   /** status.restoredFrom and status.restorePoint, once done. */
   status?: Obj;
 }
 
-/** Refusals: the XRD's CEL rules on spec.restore, mirrored, and what this version can restore, and how. */
+/** What status.restoredFrom says for a spec.restore: the backup's name, or `<database>@<time|latest>`. */
+function restoredFromOf(r: NonNullable<ResolvedSpec['restore']>): string | undefined {
+  if (r.fromBackup) return r.fromBackup.name;
+  if (r.fromDatabase) return `${r.fromDatabase.name}@${r.pointInTime ?? 'latest'}`;
+  return undefined;
+}
+
+/** Refusals: the XRD's CEL rules on spec.restore, mirrored, and what no placement can restore. */
 export function checkRestoreSpec(spec: ResolvedSpec, ctx: Pick<DatabaseInput, 'xr' | 'observed'>): void {
   const r = spec.restore;
   const previous = ctx.xr['status'] as Obj | undefined;
   const restoredFrom = str(previous, 'restoredFrom');
-  if (restoredFrom !== undefined && r?.fromBackup?.name !== restoredFrom)
+  if (restoredFrom !== undefined && (r ? restoredFromOf(r) : undefined) !== restoredFrom)
     throw new SpecError([
-      `spec.restore names ${r?.fromBackup?.name ?? 'nothing'} but this Database was restored from ${restoredFrom}; spec.restore cannot change once the Database exists`,
+      `spec.restore names ${r ? restoredFromOf(r) : 'nothing'} but this Database was restored from ${restoredFrom}; spec.restore cannot change once the Database exists`,
     ]);
   if (!r) return;
   const problems: string[] = [];
-  const existed = ctx.observed.has(CLUSTER_KEYS.statefulset) || ctx.observed.has(CLUSTER_KEYS.cnpg);
+  const existed = [INSTANCE_KEYS.statefulset, INSTANCE_KEYS.cnpg, INSTANCE_KEYS.rds].some((k) =>
+    hasInstance(ctx.observed, k),
+  );
   if (existed && restoredFrom === undefined && str(previous, 'phase') !== 'Restoring')
     problems.push('spec.restore can only be given when the Database is created');
   if (Boolean(r.fromBackup) === Boolean(r.fromDatabase))
@@ -48,68 +88,198 @@ export function checkRestoreSpec(spec: ResolvedSpec, ctx: Pick<DatabaseInput, 'x
   if (r.pointInTime !== undefined && !r.fromDatabase) problems.push('spec.restore.pointInTime goes with fromDatabase');
   if (r.pointInTime !== undefined && Number.isNaN(Date.parse(r.pointInTime)))
     problems.push(`spec.restore.pointInTime is ${JSON.stringify(r.pointInTime)}; it must be an RFC 3339 time`);
-  if (spec.placement === 'aws' || usesCnpg(spec)) {
-    problems.push(
-      `spec.restore: restoring ${spec.placement === 'aws' ? 'an RDS instance' : 'a CloudNativePG cluster'} is not supported yet; a Database in the cluster without highAvailability restores from a DatabaseBackup (spec.restore.fromBackup)`,
-    );
-  } else if (r.pointInTime !== undefined || r.fromDatabase) {
+  if (r.fromDatabase && spec.placement === 'cluster' && !usesCnpg(spec))
     problems.push(
       'spec.restore.pointInTime: a Database in a StatefulSet restores from dumps, which hold one moment and no point in time; name a DatabaseBackup in spec.restore.fromBackup (point-in-time recovery needs highAvailability or placement aws)',
     );
-  }
-  if (r.fromBackup && !spec.backup.objectStore)
-    problems.push('spec.restore.fromBackup: the dump is read from spec.backup.objectStore, which is not set');
+  if (spec.placement === 'cluster' && !spec.backup.objectStore)
+    problems.push(
+      `spec.restore.${r.fromBackup ? 'fromBackup' : 'fromDatabase'}: ${usesCnpg(spec) ? 'CloudNativePG recovers from' : 'the dump is read from'} spec.backup.objectStore, which is not set`,
+    );
   if (problems.length > 0) throw new SpecError(problems);
 }
 
-/** Where the restore stands, from the DatabaseBackup read, the observed Job and the status already written. */
+function backupRequirement(input: DatabaseInput, name: string): RestorePlan['requirement'] {
+  return {
+    name: RESTORE_BACKUP,
+    requirement: {
+      apiVersion: 'example.com/v1',
+      kind: 'DatabaseBackup',
+      matchName: name,
+      namespace: input.owner.namespace,
+    },
+  };
+}
+
+function databaseRequirement(input: DatabaseInput, name: string): RestorePlan['requirement'] {
+  return {
+    name: RESTORE_DATABASE,
+    requirement: { apiVersion: 'example.com/v1', kind: 'Database', matchName: name, namespace: input.owner.namespace },
+  };
+}
+
+/** The source looked up and judged: a backup, or another Database's history at a time. Throws SpecError naming the field. */
+function judgeSource(input: DatabaseInput, spec: ResolvedSpec, found: Obj): { source: Source; instance?: string } {
+  const r = spec.restore!;
+  if (r.fromBackup) return { source: judgeBackup('spec.restore.fromBackup.name', found, spec) };
+  const name = r.fromDatabase!.name;
+  const field = 'spec.restore.fromDatabase.name';
+  const lookup = lookUp([found], name, input.owner.namespace);
+  if (lookup.state === 'refused') throw new SpecError([`${field}: Database ${name} ${lookup.why}`]);
+  if (lookup.state !== 'found') throw new SpecError([`${field}: Database ${name} cannot be read`]);
+  const source = lookup.target.spec;
+  if (
+    source.placement !== spec.placement ||
+    usesCnpg(source) !== usesCnpg(spec) ||
+    source.engine !== spec.engine ||
+    majorVersion(spec.engine, source.version) !== majorVersion(spec.engine, spec.version)
+  )
+    throw new SpecError([
+      `${field}: Database ${name} is ${source.engine} ${source.version} (${placementWords(source)}), and this Database is ${spec.engine} ${spec.version} (${placementWords(spec)}); a point-in-time restore needs the same engine, major version and placement`,
+    ]);
+  judgePoint('spec.restore.pointInTime', r.pointInTime, spec, windowOf(found), input.now);
+  const instance = str(found, 'status', 'instance');
+  return {
+    source: { kind: 'point', database: name, ...(r.pointInTime ? { time: r.pointInTime } : {}) },
+    ...(instance ? { instance } : {}),
+  };
+}
+
+function placementWords(spec: ResolvedSpec): string {
+  return spec.placement === 'aws' ? 'on AWS' : usesCnpg(spec) ? 'CloudNativePG' : 'a StatefulSet';
+}
+
+/** Where the restore stands, from the source read, what was composed and the status already written. */
 export function planRestore(input: DatabaseInput, spec: ResolvedSpec): RestorePlan {
-  const name = spec.restore?.fromBackup?.name;
-  if (!name) return { state: 'none' };
+  const r = spec.restore;
+  if (!r) return { state: 'none' };
   const previous = input.xr['status'] as Obj | undefined;
   const restoredFrom = str(previous, 'restoredFrom');
+  const sourceName = r.fromBackup?.name ?? r.fromDatabase!.name;
+  const requirement = r.fromBackup ? backupRequirement(input, sourceName) : databaseRequirement(input, sourceName);
+  // Done: the status is the record, and the instance keeps saying how it was made (the source may be gone).
   if (restoredFrom) {
     const point = str(previous, 'restorePoint');
-    return { state: 'done', status: { restoredFrom, ...(point ? { restorePoint: point } : {}) } };
+    return {
+      state: 'done',
+      status: { restoredFrom, ...(point ? { restorePoint: point } : {}) },
+      ...keptCreation(input, spec),
+    };
   }
-  const requirement: Requirement = {
-    apiVersion: 'example.com/v1',
-    kind: 'DatabaseBackup',
-    matchName: name,
-    namespace: input.owner.namespace,
-  };
-  const answer = input.required.get(RESTORE_BACKUP);
-  if (answer === undefined) return { state: 'lookup', requirement, message: `looking up DatabaseBackup ${name}` };
-  const backup = answer[0];
-  const field = 'spec.restore.fromBackup.name';
-  // Not there (yet): the empty server may start, nothing is restored and nobody connects; the user may still make it.
-  if (!backup)
+  const what = r.fromBackup ? `DatabaseBackup ${sourceName}` : `Database ${sourceName}`;
+  const answer = input.required.get(requirement!.name);
+  if (answer === undefined) return { state: 'lookup', requirement, message: `looking up ${what}` };
+  const found = answer[0];
+  // Not there (yet): nothing is restored and nobody connects; the user may still make it.
+  if (!found)
     return {
       state: 'waiting',
       requirement,
-      message: `restoring ${input.owner.name}: ${field} names DatabaseBackup ${name}, which does not exist in namespace ${input.owner.namespace}`,
+      message: `restoring ${input.owner.name}: ${r.fromBackup ? 'spec.restore.fromBackup.name' : 'spec.restore.fromDatabase.name'} names ${what}, which does not exist in namespace ${input.owner.namespace}`,
     };
-  const status = (backup['status'] ?? {}) as Obj;
-  if (status['phase'] !== 'Completed' || status['restorable'] !== true)
-    throw new SpecError([
-      `${field}: DatabaseBackup ${name} is ${String(status['phase'] ?? 'Pending')}${status['restorable'] === true ? '' : ' and not restorable'}; a restore needs a Completed, restorable backup`,
-    ]);
-  if (status['method'] !== 'dump' || !str(status, 'location')?.startsWith('s3://'))
-    throw new SpecError([
-      `${field}: DatabaseBackup ${name} was taken by ${String(status['method'])}; a Database in a StatefulSet restores a dump`,
-    ]);
-  const engine = str(status, 'engine');
-  const version = str(status, 'version');
-  if (engine !== spec.engine || majorVersion(spec.engine, version) !== majorVersion(spec.engine, spec.version))
-    throw new SpecError([
-      `${field}: DatabaseBackup ${name} holds ${engine} ${version}, and this Database is ${spec.engine} ${spec.version}; a restore needs the same engine and major version`,
-    ]);
-  const point = str(status, 'completedAt');
-  const done = { restoredFrom: name, ...(point ? { restorePoint: point } : {}) };
+  const judged = judgeSource(input, spec, found);
+  const point =
+    judged.source.kind === 'backup'
+      ? judged.source.completedAt
+      : (judged.source.time ?? str(found, 'status', 'backup', 'latestRestorableTime'));
+  const done = { restoredFrom: restoredFromOf(r)!, ...(point ? { restorePoint: point } : {}) };
+  const message = `restoring ${input.owner.name} from ${describeSource(judged.source)}`;
+  if (spec.placement === 'cluster' && !usesCnpg(spec))
+    return dumpRestore(input, spec, judged.source, requirement, done, message);
+  // CloudNativePG and RDS build the instance from the source: done when it is ready.
+  const how = creation(input, spec, judged);
+  const instance = input.observed.get(spec.placement === 'aws' ? INSTANCE_KEYS.rds : INSTANCE_KEYS.cnpg);
+  const verdict = judge(instance);
+  if (verdict.ready) return { state: 'done', requirement, ...how, status: done };
+  return {
+    state: 'running',
+    requirement,
+    ...how,
+    message: `${message}: ${instance ? verdict.detail : 'creating the instance'}`,
+  };
+}
+
+/** How the instance is made from the source, per placement. */
+function creation(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  judged: { source: Source; instance?: string },
+): Pick<RestorePlan, 'recovery' | 'rds' | 'database'> {
+  const { source } = judged;
+  const sourceOwner = { kind: 'Database', name: source.database, uid: '', namespace: input.owner.namespace };
+  const database = databaseName(source.database);
+  if (spec.placement === 'aws') {
+    if (source.kind === 'backup')
+      return { database, rds: { snapshotIdentifier: source.location.replace(/^rds-snapshot:/, '') } };
+    const sourceDbInstanceIdentifier = judged.instance ?? rdsIdentifierOf(sourceOwner);
+    return {
+      database,
+      rds: {
+        restoreToPointInTime: {
+          sourceDbInstanceIdentifier,
+          ...(source.time ? { restoreTime: source.time } : { useLatestRestorableTime: true }),
+        },
+      },
+    };
+  }
+  const targetTime = source.kind === 'backup' ? source.completedAt : source.time;
+  return {
+    database,
+    recovery: {
+      store: objectStoreName({ owner: sourceOwner }),
+      server: judged.instance ?? baseName(sourceOwner),
+      ...(targetTime ? { targetTime } : {}),
+    },
+  };
+}
+
+/** On an instance made from another Database's data: the database inside it. */
+export const DBNAME_ANNOTATION = 'function-platform.dev/dbname';
+
+/** Once restored: how the instance was made, as composed (creation settings are kept as they were). */
+function keptCreation(input: DatabaseInput, spec: ResolvedSpec): Pick<RestorePlan, 'recovery' | 'rds' | 'database'> {
+  const instance = input.observed.get(spec.placement === 'aws' ? INSTANCE_KEYS.rds : INSTANCE_KEYS.cnpg);
+  const dbname = str(instance, 'metadata', 'annotations', DBNAME_ANNOTATION);
+  const database = dbname ? { database: dbname } : {};
+  if (spec.placement === 'aws') {
+    const forProvider = record(instance, 'spec', 'forProvider');
+    const snapshotIdentifier = str(forProvider, 'snapshotIdentifier');
+    if (snapshotIdentifier) return { ...database, rds: { snapshotIdentifier } };
+    const pitr = record(forProvider, 'restoreToPointInTime');
+    const sourceDbInstanceIdentifier = str(pitr, 'sourceDbInstanceIdentifier');
+    if (!pitr || !sourceDbInstanceIdentifier) return database;
+    const restoreTime = str(pitr, 'restoreTime');
+    return {
+      ...database,
+      rds: {
+        restoreToPointInTime: {
+          sourceDbInstanceIdentifier,
+          ...(restoreTime ? { restoreTime } : { useLatestRestorableTime: true }),
+        },
+      },
+    };
+  }
+  const origin = list(instance, 'spec', 'externalClusters')[0];
+  const store = str(origin, 'plugin', 'parameters', 'barmanObjectName');
+  const server = str(origin, 'plugin', 'parameters', 'serverName');
+  const targetTime = str(instance, 'spec', 'bootstrap', 'recovery', 'recoveryTarget', 'targetTime');
+  return store && server
+    ? { ...database, recovery: { store, server, ...(targetTime ? { targetTime } : {}) } }
+    : database;
+}
+
+/** A dump restored into the empty StatefulSet by a Job, once the server runs. */
+function dumpRestore(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  source: Source,
+  requirement: RestorePlan['requirement'],
+  done: Obj,
+  what: string,
+): RestorePlan {
+  if (source.kind !== 'backup') throw new SpecError(['spec.restore: a Database in a StatefulSet restores a dump']);
   const job = input.observed.get(RESTORE_KEY);
-  const object = restoreJob(dnsLabel(baseName(input.owner), 'restore'), input.owner, spec, str(status, 'location')!);
-  const size = typeof status['sizeBytes'] === 'number' ? `, ${status['sizeBytes']} bytes` : '';
-  const what = `restoring ${input.owner.name} from DatabaseBackup ${name} (${engine} ${version}${size})`;
+  const object = restoreJob(dnsLabel(baseName(input.owner), 'restore'), input.owner, spec, source.location);
   if (condition(job, 'Complete')?.status === 'True')
     return { state: 'done', requirement, job: { key: RESTORE_KEY, object }, status: done };
   if (condition(job, 'Failed')?.status === 'True') {

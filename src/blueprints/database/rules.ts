@@ -6,9 +6,10 @@ import type { ExternalFacts } from '../../facts.js';
 import type { DatabaseSpec } from '../../generated/schemas.js';
 import { cronProblem } from '../../spec/cron.js';
 import type { Context } from '../blueprint.js';
-import { CLUSTER_KEYS, usesCnpg } from './cluster.js';
+import { usesCnpg } from './cluster.js';
 import { compareVersions, type ResolvedSpec } from './common.js';
 import { ENGINES } from './engine.js';
+import { hasInstance, INSTANCE_KEYS } from './instances.js';
 import { observedEngine, observedPlacement, observedStorageGB, runningVersion } from './observed.js';
 
 /** The rules the XRD states in CEL, which a JSON Schema validator cannot evaluate. */
@@ -55,7 +56,7 @@ export function checkAgainstObserved(spec: ResolvedSpec, o: Context): void {
     const cmp = compareVersions(spec.version, running);
     if (cmp < 0)
       problems.push(`spec.version is ${spec.version} but the database runs ${running}; spec.version cannot go down`);
-    if (cmp > 0 && spec.engine === 'postgres' && o.observed.has(CLUSTER_KEYS.statefulset)) {
+    if (cmp > 0 && spec.engine === 'postgres' && hasInstance(o.observed, INSTANCE_KEYS.statefulset)) {
       problems.push(
         `spec.version is ${spec.version} but the database runs ${running}: a postgres major upgrade in a StatefulSet needs pg_upgrade, which the official image does not do; create a new Database on ${spec.version} and move the data, or use highAvailability (CloudNativePG upgrades in place)`,
       );
@@ -68,12 +69,12 @@ export function checkAgainstObserved(spec: ResolvedSpec, o: Context): void {
     );
   }
   if (spec.placement === 'cluster' && placement === 'cluster') {
-    if (usesCnpg(spec) && o.observed.has(CLUSTER_KEYS.statefulset)) {
+    if (usesCnpg(spec) && hasInstance(o.observed, INSTANCE_KEYS.statefulset)) {
       problems.push(
         'spec.highAvailability cannot be turned on for an existing in-cluster database: it would replace the StatefulSet and its volume; move the data to a new highly available Database instead',
       );
     }
-    if (!usesCnpg(spec) && o.observed.has(CLUSTER_KEYS.cnpg)) {
+    if (!usesCnpg(spec) && hasInstance(o.observed, INSTANCE_KEYS.cnpg)) {
       problems.push(
         'spec.highAvailability cannot be turned off for an existing CloudNativePG database: it would delete the Cluster and its volumes; move the data to a new Database instead',
       );

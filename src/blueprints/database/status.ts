@@ -3,13 +3,24 @@
 import type { ExternalFacts } from '../../facts.js';
 import type { Verdict } from '../../kinds/index.js';
 import { condition, field, record, str, type Obj } from '../../kube.js';
+import { judge } from '../../kinds/index.js';
 import { firstBlocking, type Plan, type Summary } from '../blueprint.js';
 import { AWS_KEYS, awsBackupStatus, instanceAddress, rdsIdentifier } from './aws.js';
-import type { BackupPlan } from './backups.js';
-import type { RestorePlan } from './restore.js';
-import { clusterHost, CLUSTER_KEYS, cnpgOperator, observedStatefulSetGB, usesCnpg } from './cluster.js';
+import {
+  clusterHost,
+  CLUSTER_KEYS,
+  cnpgOperator,
+  cutoverProgress,
+  keptOf,
+  observedStatefulSetGB,
+  usesCnpg,
+} from './cluster.js';
 import { type DatabaseInput, names, type ResolvedSpec } from './common.js';
 import { ENGINES } from './engine.js';
+import type { BackupPlan } from './backups.js';
+import type { ResolvedDatabase } from './index.js';
+import { generationOfKey, keyOf, liveInstance, INSTANCE_KEYS } from './instances.js';
+import { rdsTargetReady } from './aws.js';
 
 type Phase = 'Provisioning' | 'Restoring' | 'Ready' | 'Updating' | 'Degraded';
 
@@ -21,51 +32,154 @@ function phaseOf(ready: boolean, xr: Obj, blocking: Verdict | undefined): Phase 
   return blocking?.state === 'updating' ? 'Updating' : 'Degraded';
 }
 
-function endpointStatus(input: DatabaseInput, spec: ResolvedSpec): Obj {
+function endpointStatus(input: DatabaseInput, spec: ResolvedSpec, live: number): Obj {
   if (spec.placement === 'aws') {
-    const address = instanceAddress(input);
+    const address = instanceAddress(input, live);
     return address ? { host: address.host, port: address.port, endpoint: `${address.host}:${address.port}` } : {};
   }
-  const host = clusterHost(input, spec);
+  const host = clusterHost(input, spec, live);
   const port = ENGINES[spec.engine].port;
   return { host, port, endpoint: `${host}:${port}` };
 }
 
 /** What the user reads while the RDS instance is not ready: AWS's own word for its state. */
-function rdsBlocker(input: DatabaseInput, verdicts: ReadonlyMap<string, Verdict>): string | undefined {
-  const verdict = verdicts.get(AWS_KEYS.instance);
+function rdsBlocker(input: DatabaseInput, verdicts: ReadonlyMap<string, Verdict>, live: number): string | undefined {
+  const verdict = verdicts.get(keyOf(AWS_KEYS.instance, live));
   if (!verdict || verdict.ready) return undefined;
-  const inst = input.observed.get(AWS_KEYS.instance);
-  if (!inst) return `RDS instance ${rdsIdentifier(input)}: not created yet`;
+  const inst = input.observed.get(keyOf(AWS_KEYS.instance, live));
+  if (!inst) return `RDS instance ${rdsIdentifier(input, live)}: not created yet`;
   const state = str(inst, 'status', 'atProvider', 'status');
   const created = str(inst, 'status', 'atProvider', 'address') !== undefined;
   const said = condition(inst, 'Ready')?.message;
   const aws = state ? ` (AWS status: ${state})` : '';
-  return `RDS instance ${rdsIdentifier(input)}: ${created ? 'not ready' : 'being created'}${aws}${said ? `: ${said}` : ''}`;
+  return `RDS instance ${rdsIdentifier(input, live)}: ${created ? 'not ready' : 'being created'}${aws}${said ? `: ${said}` : ''}`;
 }
 
-/** The summary of a call; `input.spec` is the resolved spec. */
+/** CloudNativePG's restorable window: from the ObjectStore's first recoverability point of the live cluster to now. */
+export function cnpgWindow(input: DatabaseInput, spec: ResolvedSpec, liveName: string): Obj {
+  if (!usesCnpg(spec)) return {};
+  const store = input.observed.get(CLUSTER_KEYS.objectStore);
+  const first = str(store, 'status', 'serverRecoveryWindow', liveName, 'firstRecoverabilityPoint');
+  return first ? { earliestRestorableTime: first } : {};
+}
+
+/**
+ * The DatabaseRestore cutover as the user reads it: status.restore,
+ * status.restores and status.kept, the sentence while it runs, and the
+ * events when it fails or switches.
+ */
+function cutoverStatus(
+  resolved: ResolvedDatabase,
+  plan: Plan,
+  status: Obj,
+  warnings: Summary['warnings'],
+  notices: Summary['warnings'],
+): string | undefined {
+  const { input, cutover, instances } = resolved;
+  const spec = input.spec;
+  const previous = record(input.xr, 'status') ?? {};
+  // What the user must delete by hand: what was kept before, and what this call hands over.
+  const kept = [...cutover.kept];
+  for (const r of plan.releasing ?? []) {
+    const g = generationOfKey(instances.base, r.key);
+    if (g === undefined) continue;
+    const said =
+      spec.placement === 'aws'
+        ? [
+            `RDS instance ${instances.name(g)} (the data before a restore) keeps running in AWS, no longer managed; delete it when it is no longer needed: aws rds delete-db-instance --db-instance-identifier ${instances.name(g)} --final-db-snapshot-identifier ${instances.name(g)}-final (first: aws rds modify-db-instance --db-instance-identifier ${instances.name(g)} --no-deletion-protection)`,
+          ]
+        : keptOf(input, spec, g, 'the data before a restore');
+    for (const k of said) if (!kept.includes(k)) kept.push(k);
+  }
+  if (kept.length > 0) status['kept'] = kept;
+  if (cutover.restores.length > 0) status['restores'] = cutover.restores;
+  const last = cutover.restores[cutover.restores.length - 1];
+  const wasSwitched =
+    str(previous, 'restore', 'phase') === 'Switched' && str(previous, 'restore', 'name') === str(last, 'name');
+  if (cutover.refused) {
+    const message = `DatabaseRestore ${cutover.refused.restore} cannot be done: ${cutover.refused.why}`;
+    status['restore'] = { name: cutover.refused.restore, phase: 'Failed', message };
+    warnings.push({ reason: 'RestoreRefused', message });
+    return undefined;
+  }
+  const target = cutover.target;
+  if (target) {
+    const progress =
+      spec.placement === 'aws'
+        ? rdsTargetReady(input, target)
+          ? { state: 'ready' as const, detail: `RDS instance ${instances.name(target.generation)} is available` }
+          : {
+              state: 'restoring' as const,
+              detail: `RDS instance ${instances.name(target.generation)}: ${judgeDetail(input, instances.base, target.generation)}`,
+            }
+        : cutoverProgress(input, spec, target);
+    const into = instances.name(target.generation);
+    const head = `restoring ${input.owner.name} ${target.from} into ${into}`;
+    const queued = cutover.queued.length > 0 ? `; waiting after it: ${cutover.queued.join(', ')}` : '';
+    const message =
+      progress.state === 'failed'
+        ? `${head}: ${progress.detail}; ${instances.name(cutover.live)} still serves, unchanged. Delete DatabaseRestore ${target.restore} to hand ${into} over, then make another`
+        : progress.state === 'ready'
+          ? `${head}: switching the connection to ${into}`
+          : `${head}: ${progress.detail}; ${instances.name(cutover.live)} serves until the switch${queued}`;
+    status['restore'] = {
+      name: target.restore,
+      phase: progress.state === 'failed' ? 'Failed' : 'Restoring',
+      instance: into,
+      previousInstance: instances.name(cutover.live),
+      ...(pointOfTarget(target) ? { restorePoint: pointOfTarget(target) } : {}),
+      message,
+    };
+    if (progress.state === 'failed') warnings.push({ reason: 'RestoreFailed', message });
+    return message;
+  }
+  if (last) {
+    const message = `switched to ${String(last['instance'])}, restored by DatabaseRestore ${String(last['name'])}${last['restorePoint'] ? ` (data from ${String(last['restorePoint'])})` : ''}${last['previousInstance'] ? `; ${String(last['previousInstance'])} is kept for you to delete (status.kept)` : ''}`;
+    status['restore'] = { ...last, phase: 'Switched', message };
+    if (!wasSwitched) notices.push({ reason: 'RestoreSwitched', message });
+  }
+  if (cutover.queued.length > 0) {
+    const message = `DatabaseRestore ${cutover.queued.join(', ')} waits until the Database is ready`;
+    status['restore'] = { name: cutover.queued[0], phase: 'Pending', message };
+  }
+  return undefined;
+}
+
+function judgeDetail(input: DatabaseInput, base: string, generation: number): string {
+  const key = generation === 0 ? base : `${base}-r${generation}`;
+  const obj = input.observed.get(key);
+  return obj ? judge(obj).detail : 'being created';
+}
+
+function pointOfTarget(target: NonNullable<ResolvedDatabase['cutover']['target']>): string | undefined {
+  return target.source.kind === 'backup' ? target.source.completedAt : target.source.time;
+}
+
+/** The summary of a call. */
 export function databaseStatus(
-  input: DatabaseInput & { spec: ResolvedSpec },
+  resolved: ResolvedDatabase,
   facts: ExternalFacts | undefined,
   plan: Plan,
   verdicts: ReadonlyMap<string, Verdict>,
-  backups: BackupPlan | undefined,
-  restore?: RestorePlan,
 ): Summary {
+  const { input, backups, restore, instances } = resolved;
   const spec = input.spec;
   const warnings: Summary['warnings'] = [];
-  const status: Obj = { ...endpointStatus(input, spec) };
+  const notices: Summary['warnings'] = [];
+  const status: Obj = { ...endpointStatus(input, spec, instances.live) };
+  if (instances.generations.length > 0) status['instance'] = instances.name(instances.live);
   if (plan.resources.some((r) => r.key === CLUSTER_KEYS.connection))
     status['connectionSecret'] = names.connection(input.owner);
-  const backup = backups ? backups.status : awsBackupStatus(input, spec);
+  const backup = backups
+    ? { ...backups.status, ...cnpgWindow(input, spec, instances.name(instances.live)) }
+    : awsBackupStatus(input, spec, facts);
   if (backup && Object.keys(backup).length > 0) status['backup'] = backup;
   // What AWS said on this call, or the last known facts (with the time they were read) when it said nothing.
   const said = facts?.aws;
   const aws = said?.instance ? { ...said.instance, observedAt: said.observedAt } : record(input.xr, 'status', 'aws');
   if (aws) status['aws'] = aws;
   if (backups) warnings.push(...backups.warnings);
-  const kept = input.observed.has(AWS_KEYS.instance) ? '; status.aws keeps the facts last read' : '';
+  const kept = instances.generations.length > 0 ? '; status.aws keeps the facts last read' : '';
   for (const message of said?.warnings ?? []) warnings.push({ reason: 'AwsUnavailable', message: `${message}${kept}` });
 
   let blocker: string | undefined;
@@ -83,17 +197,18 @@ export function databaseStatus(
       blocker = 'checking whether the CloudNativePG operator is installed';
     }
   }
-  if (blocker === undefined && spec.placement === 'aws') {
-    blocker = rdsBlocker(input, verdicts);
-    if (blocker !== undefined) blocking = verdicts.get(AWS_KEYS.instance);
-  }
-  const restoring = restore !== undefined && restore.state !== 'none' && restore.state !== 'done';
-  if (restore?.status) Object.assign(status, restore.status);
+  const restoring = restore.state !== 'none' && restore.state !== 'done';
+  if (restore.status) Object.assign(status, restore.status);
+  const cutoverMessage = cutoverStatus(resolved, plan, status, warnings, notices);
   // A restore in progress says more than the resource it waits for.
   if (blocker === undefined && restoring) {
     blocker = restore.message;
     reason = restore.state === 'failed' ? 'RestoreFailed' : 'Restoring';
     if (restore.state === 'failed') warnings.push({ reason, message: restore.message! });
+  }
+  if (blocker === undefined && spec.placement === 'aws') {
+    blocker = rdsBlocker(input, verdicts, instances.live);
+    if (blocker !== undefined) blocking = verdicts.get(keyOf(AWS_KEYS.instance, instances.live));
   }
   if (blocker === undefined) {
     const first = firstBlocking(plan, verdicts);
@@ -102,9 +217,9 @@ export function databaseStatus(
   }
   if (blocker === undefined && backups?.blocker) blocker = backups.blocker;
   if (blocker === undefined && spec.placement === 'aws' && !status['connectionSecret']) {
-    blocker = `waiting for provider-upjet-aws to write the connection Secret of RDS instance ${rdsIdentifier(input)}`;
+    blocker = `waiting for provider-upjet-aws to write the connection Secret of RDS instance ${rdsIdentifier(input, instances.live)}`;
   }
-  const sts = input.observed.get(CLUSTER_KEYS.statefulset);
+  const sts = liveInstance(input.observed, INSTANCE_KEYS.statefulset);
   const stsGB = observedStatefulSetGB(input);
   if (sts && stsGB !== undefined && spec.storageGB > stsGB) {
     // A StatefulSet's claim templates are immutable: growing its volume is the volume's business.
@@ -114,22 +229,24 @@ export function databaseStatus(
     });
   }
   const ready = blocker === undefined;
-  const phase = restoring ? 'Restoring' : phaseOf(ready, input.xr, blocking);
+  // A cutover in flight: the live instance serves (ready), and the sentence tells the restore's story.
+  const phase = restoring || (ready && cutoverMessage) ? 'Restoring' : phaseOf(ready, input.xr, blocking);
   status['phase'] = phase;
   const conditions = [{ type: 'BackupHealthy', ...backupHealth(input, spec, backups) }];
   if (ready) {
     return {
       ready,
-      reason: 'Available',
-      message: `${spec.engine} ${spec.version} accepts connections at ${String(status['endpoint'])}`,
+      reason: cutoverMessage ? 'Restoring' : 'Available',
+      message: cutoverMessage ?? `${spec.engine} ${spec.version} accepts connections at ${String(status['endpoint'])}`,
       status,
       warnings,
+      notices,
       conditions,
     };
   }
   if (reason === 'Provisioning') reason = phase === 'Provisioning' ? 'Provisioning' : phase;
   if (phase === 'Restoring' && reason === 'Restoring') reason = 'Restoring';
-  return { ready, reason, message: blocker!, status, warnings, conditions };
+  return { ready, reason, message: blocker!, status, warnings, notices, conditions };
 }
 
 /** The BackupHealthy condition: the cluster's from its DatabaseBackups; on AWS from RDS's automated backups. */
@@ -145,7 +262,7 @@ function backupHealth(
       reason: 'BackupsDisabled',
       message: 'spec.backup.enabled is false: RDS keeps one day of automated backups',
     };
-  const latest = str(input.observed.get(AWS_KEYS.instance), 'status', 'atProvider', 'latestRestorableTime');
+  const latest = str(liveInstance(input.observed, AWS_KEYS.instance), 'status', 'atProvider', 'latestRestorableTime');
   return latest
     ? {
         ok: true,

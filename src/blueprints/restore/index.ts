@@ -1,0 +1,157 @@
+// The DatabaseRestore blueprint: a restore of an existing Database, asked for
+// as its own object. The Database does the work (database/cutover.ts: the
+// restored instance is its next generation, and it moves its connection
+// there); this blueprint judges the request with the same words the Database
+// uses, answering Fatal and naming the field when it cannot be done, and
+// reports how the restore goes as the Database says it in its status.
+import type { ValidateFunction } from 'ajv';
+import { SpecError } from '../../errors.js';
+import { type DatabaseRestoreSpec, databaserestoreSpecSchema } from '../../generated/schemas.js';
+import * as validators from '../../generated/validators.js';
+import { list, record, str, type Obj } from '../../kube.js';
+import { specValidator } from '../../spec/validate.js';
+import { DATABASE, databaseRequirement, type Lookup, lookUp } from '../backup/target.js';
+import type { Blueprint, BlueprintInput, Plan, Summary } from '../blueprint.js';
+import { judgeRequest } from '../database/cutover.js';
+import { windowOf } from '../database/restore-source.js';
+import { entry } from '../manifest.js';
+
+/** The required resource that is the DatabaseBackup restored from. */
+export const BACKUP = 'backup';
+
+/** The XRD's CEL rules, mirrored. */
+function checkRules(spec: DatabaseRestoreSpec): void {
+  if (Boolean(spec.fromBackup) === (spec.pointInTime !== undefined))
+    throw new SpecError(['spec needs exactly one of fromBackup and pointInTime']);
+}
+
+const validate = specValidator<DatabaseRestoreSpec>(validators.databaserestore as ValidateFunction, 'spec', checkRules);
+
+/** What was asked for, in the words status.requested keeps. */
+function requestedOf(spec: DatabaseRestoreSpec): string {
+  return spec.fromBackup ? `fromBackup ${spec.fromBackup.name}` : `pointInTime ${spec.pointInTime}`;
+}
+
+export interface ResolvedRestore {
+  input: BlueprintInput<DatabaseRestoreSpec>;
+  lookup: Lookup;
+  /** The Database as found, for its status (the restore's progress, its restorable window). */
+  database?: Obj;
+  /** The DatabaseBackup named, once Crossplane answered (an empty list: it does not exist). */
+  backup?: Obj[];
+}
+
+function resolve(raw: unknown, ctx: BlueprintInput<unknown>): ResolvedRestore {
+  const spec = validate(raw);
+  const previous = record(ctx.xr, 'status') ?? {};
+  const requested = str(previous, 'requested');
+  if (requested !== undefined && requested !== requestedOf(spec))
+    throw new SpecError([
+      `spec asks for ${requestedOf(spec)} but this DatabaseRestore was made for ${requested}; spec cannot be changed; make another DatabaseRestore`,
+    ]);
+  const answer = ctx.required.get(DATABASE);
+  const lookup = lookUp(answer, spec.databaseRef.name, ctx.owner.namespace);
+  const input = { ...ctx, spec };
+  const backup = spec.fromBackup ? ctx.required.get(BACKUP) : undefined;
+  const resolved: ResolvedRestore = {
+    input,
+    lookup,
+    ...(answer?.[0] ? { database: answer[0] } : {}),
+    ...(backup ? { backup } : {}),
+  };
+  // A restore the Database has switched to is history: its backup may be pruned since, and that is fine.
+  if (lookup.state === 'found' && !switched(resolved) && (!spec.fromBackup || backup !== undefined)) {
+    const db = answer![0]!;
+    judgeRequest(spec as unknown as Obj, lookup.target.spec, windowOf(db), backup?.[0], ctx.now, spec.databaseRef.name);
+  }
+  return resolved;
+}
+
+/** What the Database says of this restore: the one in progress, or one it switched to. */
+function reported(r: ResolvedRestore): Obj | undefined {
+  const name = r.input.owner.name;
+  const current = record(r.database, 'status', 'restore');
+  if (current && str(current, 'name') === name) return current;
+  const done = list(r.database, 'status', 'restores').find((x) => str(x, 'name') === name);
+  return done ? { ...(done as Obj), phase: 'Switched' } : undefined;
+}
+
+function switched(r: ResolvedRestore): boolean {
+  return str(r.input.xr, 'status', 'phase') === 'Switched' || str(reported(r), 'phase') === 'Switched';
+}
+
+function compose(r: ResolvedRestore): Plan {
+  const { spec, owner } = r.input;
+  const requirements: NonNullable<Plan['requirements']> = {
+    [DATABASE]: databaseRequirement(spec.databaseRef.name, owner.namespace),
+  };
+  if (spec.fromBackup)
+    requirements[BACKUP] = {
+      apiVersion: 'example.com/v1',
+      kind: 'DatabaseBackup',
+      matchName: spec.fromBackup.name,
+      namespace: owner.namespace,
+    };
+  // Nothing of its own: the restored instance is the Database's.
+  return { resources: [], requirements };
+}
+
+function status(r: ResolvedRestore): Summary {
+  const { spec, owner } = r.input;
+  const db = spec.databaseRef.name;
+  const base = { requested: requestedOf(spec) };
+  const pending = (message: string): Summary => ({
+    ready: false,
+    reason: 'Pending',
+    message,
+    status: { ...base, phase: 'Pending' },
+    warnings: [],
+  });
+  if (r.lookup.state === 'unknown') return pending(`looking up Database ${db}`);
+  if (r.lookup.state === 'missing') return pending(`Database ${db} does not exist in namespace ${owner.namespace}`);
+  if (r.lookup.state === 'refused') return pending(`Database ${db} cannot be restored: ${r.lookup.why}`);
+  if (spec.fromBackup && r.backup === undefined) return pending(`looking up DatabaseBackup ${spec.fromBackup.name}`);
+  const said = reported(r);
+  const previous = record(r.input.xr, 'status') ?? {};
+  if (!said) {
+    // Switched before and since forgotten by the Database's short history: the record here stays.
+    if (str(previous, 'phase') === 'Switched') {
+      const { ready: _r, ...kept } = previous;
+      return {
+        ready: true,
+        reason: 'Switched',
+        message: str(previous, 'message') ?? 'switched',
+        status: kept,
+        warnings: [],
+      };
+    }
+    return pending(`waiting for Database ${db} to start the restore (it does at its next reconcile, within a minute)`);
+  }
+  const phase = str(said, 'phase') ?? 'Pending';
+  const fields: Obj = { ...base, phase };
+  for (const k of ['instance', 'previousInstance', 'restorePoint', 'switchedAt'])
+    if (str(said, k)) fields[k] = str(said, k);
+  const message = str(said, 'message') ?? phase;
+  if (phase === 'Switched') {
+    const kept = list(r.database, 'status', 'kept').filter(
+      (k): k is string =>
+        typeof k === 'string' && (!fields['previousInstance'] || k.includes(String(fields['previousInstance']))),
+    );
+    if (kept.length > 0) fields['kept'] = kept;
+  }
+  return {
+    ready: phase === 'Switched',
+    reason: phase === 'Failed' ? 'RestoreFailed' : phase,
+    message,
+    status: fields,
+    warnings: phase === 'Failed' ? [{ reason: 'RestoreFailed', message }] : [],
+  };
+}
+
+export const databaseRestore: Blueprint<ResolvedRestore> = {
+  ...entry('databaserestore'),
+  specSchema: databaserestoreSpecSchema,
+  resolve: (raw, ctx) => resolve(raw, ctx as BlueprintInput<unknown>),
+  compose: (resolved) => compose(resolved),
+  status: (resolved) => status(resolved),
+};
