@@ -960,12 +960,12 @@ export const databaserestoreSpecSchema = {
   ],
   "x-kubernetes-validations": [
     {
-      "rule": "self == oldSelf",
-      "message": "spec cannot be changed; make another DatabaseRestore"
-    },
-    {
       "rule": "has(self.fromBackup) != has(self.pointInTime)",
       "message": "spec needs exactly one of fromBackup and pointInTime"
+    },
+    {
+      "rule": "has(self.fromBackup) == has(oldSelf.fromBackup) && has(self.pointInTime) == has(oldSelf.pointInTime)",
+      "message": "spec cannot be changed; make another DatabaseRestore"
     }
   ],
   "properties": {
@@ -974,6 +974,12 @@ export const databaserestoreSpecSchema = {
       "description": "The Database, in this namespace.",
       "required": [
         "name"
+      ],
+      "x-kubernetes-validations": [
+        {
+          "rule": "self == oldSelf",
+          "message": "spec cannot be changed; make another DatabaseRestore"
+        }
       ],
       "properties": {
         "name": {
@@ -991,6 +997,12 @@ export const databaserestoreSpecSchema = {
       "required": [
         "name"
       ],
+      "x-kubernetes-validations": [
+        {
+          "rule": "self == oldSelf",
+          "message": "spec cannot be changed; make another DatabaseRestore"
+        }
+      ],
       "properties": {
         "name": {
           "type": "string",
@@ -1003,6 +1015,12 @@ export const databaserestoreSpecSchema = {
     "pointInTime": {
       "type": "string",
       "format": "date-time",
+      "x-kubernetes-validations": [
+        {
+          "rule": "self == oldSelf",
+          "message": "spec cannot be changed; make another DatabaseRestore"
+        }
+      ],
       "description": "The time to restore the Database to (RFC 3339), within its restorable window: on AWS and with highAvailability (CloudNativePG) only; a Database in a StatefulSet restores from dumps, which hold one moment."
     }
   }

@@ -247,6 +247,139 @@ spec:
     );
   });
 
+  test('a DatabaseRestore of a serving Database: the restored instance beside the live one, its restore Job, the switch, the old volume kept', async (t) => {
+    // A Database of its own: Crossplane's watch circuit breaker has not counted orders' events against it.
+    const yaml = (doc: string) => cp.kubectl(['apply', '-f', '-'], { input: doc });
+    await yaml(`apiVersion: example.com/v1
+kind: Database
+metadata: {name: ledger, namespace: ${NS}}
+spec:
+  engine: postgres
+  storageGB: 20
+  # A slot the moved clock has not passed: no scheduled backup runs beside the restore.
+  backup: {schedule: "0 3 1 1 *", objectStore: {bucket: team-a-backups, region: eu-west-1, prefix: databases, credentialsSecretRef: {name: backup-store}}}
+`);
+    await eventually('Database ledger Ready', async () => {
+      const d = await get('Database', 'ledger');
+      return d?.['status']?.['phase'] === 'Ready' ? d : undefined;
+    });
+    await yaml(`apiVersion: example.com/v1
+kind: DatabaseBackup
+metadata: {name: ledger-before-import, namespace: ${NS}}
+spec: {databaseRef: {name: ledger}}
+`);
+    await endPod('ledger-before-import-a1', 'succeeded', {
+      key: 'databases/ledger/ledger-before-import.dump',
+      sizeBytes: 1_234_567_890,
+    });
+    await backupIn('ledger-before-import', 'Completed');
+    const before = await cp.client.getObj(ref('v1', 'Secret', 'ledger-db-connection'));
+
+    const started = Date.now();
+    const lap = (what: string) => t.diagnostic(`${what}: ${Date.now() - started} ms after the apply`);
+    await yaml(`apiVersion: example.com/v1
+kind: DatabaseRestore
+metadata: {name: ledger-undo-import, namespace: ${NS}}
+spec:
+  databaseRef: {name: ledger}
+  fromBackup: {name: ledger-before-import}
+`);
+    // The Database reads its DatabaseRestores when it reconciles: at its next poll (a minute), or now.
+    await nudge('ledger');
+    await eventually('StatefulSet ledger-db-r1', () => cp.client.getObj(ref('apps/v1', 'StatefulSet', 'ledger-db-r1')));
+    lap('restored instance composed');
+    const restoring = await eventually('ledger Restoring', async () => {
+      const d = await get('Database', 'ledger');
+      return d?.['status']?.['phase'] === 'Restoring' ? d : undefined;
+    });
+    assert.match(
+      String(restoring['status']['message']),
+      /^restoring ledger from DatabaseBackup ledger-before-import \(postgres 17, 1\.2 GB\) into ledger-db-r1/,
+    );
+    assert.equal(restoring['status']['ready'], true, 'the live instance serves during the restore');
+    const service = () => cp.client.getObj(ref('v1', 'Service', 'ledger-db'));
+    assert.equal((await service())?.['spec']['selector']['function-platform.dev/role'], 'server');
+
+    const job = await eventually(
+      'restore Job ledger-db-r1-restore',
+      () => cp.client.getObj(ref('batch/v1', 'Job', 'ledger-db-r1-restore')),
+      90_000,
+    );
+    lap('restore Job created (the restored instance ready)');
+    const env = job['spec']['template']['spec']['containers'][0]['env'] as Json[];
+    assert.equal(env.find((e) => e['name'] === 'HOST')?.['value'], `ledger-db-r1-headless.${NS}.svc.cluster.local`);
+    assert.equal(
+      (await service())?.['spec']['selector']['function-platform.dev/role'],
+      'server',
+      'no switch before the data',
+    );
+    // KUBELET STAND-IN: the restore pod downloads and restores, and ends well.
+    await endPod('ledger-db-r1-restore', 'succeeded', undefined, ['download', 'restore']);
+    lap('restore pod ended');
+    await eventually(
+      'Service ledger-db selects the restored pods',
+      async () =>
+        (await service())?.['spec']['selector']['function-platform.dev/role'] === 'server-r1' ? true : undefined,
+      90_000,
+    );
+    lap('switched');
+    // The old StatefulSet goes once its volumes are seen retained; its claim stays, with the data from before.
+    await eventually(
+      'the old StatefulSet handed over',
+      async () => ((await cp.client.getObj(ref('apps/v1', 'StatefulSet', 'ledger-db'))) ? undefined : true),
+      90_000,
+    );
+    lap('old instance handed over');
+    const claim = await cp.client.getObj(ref('v1', 'PersistentVolumeClaim', 'data-ledger-db-0'));
+    assert.equal(claim?.['status']?.['phase'], 'Bound', 'the volume from before stays');
+    const db = await eventually('ledger Ready on ledger-db-r1', async () => {
+      const d = await get('Database', 'ledger');
+      return d?.['status']?.['phase'] === 'Ready' && d['status']['instance'] === 'ledger-db-r1' ? d : undefined;
+    });
+    lap('Database Ready on the restored instance');
+    assert.equal(db['status']['restore']['phase'], 'Switched');
+    assert.match(
+      String(db['status']['kept'][0]),
+      /^PersistentVolumeClaim data-ledger-db-0 .*kubectl delete pvc data-ledger-db-0 -n team-a$/,
+    );
+    const after = await cp.client.getObj(ref('v1', 'Secret', 'ledger-db-connection'));
+    assert.deepEqual(after?.['data'], before?.['data'], 'the connection Secret keeps its name, keys and values');
+
+    await cp.kubectl([
+      'annotate',
+      'databaserestore',
+      'ledger-undo-import',
+      '-n',
+      NS,
+      `test.function-platform.dev/nudge=${Date.now()}`,
+    ]);
+    const done = await eventually('DatabaseRestore Switched', async () => {
+      const r = await get('DatabaseRestore', 'ledger-undo-import');
+      return r?.['status']?.['phase'] === 'Switched' ? r : undefined;
+    });
+    assert.equal(done['status']['instance'], 'ledger-db-r1');
+    assert.equal(done['status']['previousInstance'], 'ledger-db');
+    const listed = (await cp.kubectl(['get', 'databaserestores', '-n', NS])).stdout;
+    t.diagnostic(`kubectl get databaserestores -n ${NS}\n${listed}`);
+    assert.deepEqual(table(listed)[1]!.slice(0, 4), ['ledger-undo-import', 'ledger', 'Switched', 'ledger-db-r1']);
+    // Its spec is held as given.
+    const changed = await cp.kubectl(
+      [
+        'patch',
+        'databaserestore',
+        'ledger-undo-import',
+        '-n',
+        NS,
+        '--type',
+        'merge',
+        '-p',
+        '{"spec":{"fromBackup":{"name":"other"}}}',
+      ],
+      { allowFail: true },
+    );
+    assert.match(changed.stderr, /spec cannot be changed; make another DatabaseRestore/);
+  });
+
   test('no function call refused a connection or failed', () => {
     const log = cp.functionLog();
     assert.doesNotMatch(log, /refusing|failed unexpectedly/);
