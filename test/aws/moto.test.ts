@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { createServer, type Server } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { CreateDBInstanceCommand, RDSClient } from '@aws-sdk/client-rds';
+import {
+  CreateDBInstanceCommand,
+  CreateDBSnapshotCommand,
+  RDSClient,
+  RestoreDBInstanceFromDBSnapshotCommand,
+  RestoreDBInstanceToPointInTimeCommand,
+} from '@aws-sdk/client-rds';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk-typescript';
 import { AwsFactsSource, type AwsQuery } from '../../src/aws/facts.js';
@@ -194,6 +200,97 @@ describe('AWS facts against moto', { skip }, () => {
       assert.deepEqual(warnings(rsp), []);
       assertNoSecret(rsp);
     }
+  });
+
+  test('restores: the window read from AWS, and what the function composes, restored by RDS itself', async () => {
+    // The instance exists (the test before made it). Its window, as the function reads it from AWS.
+    const aws = new AwsFactsSource(PATIENT);
+    const rsp = await runFunctionLive(buildRequest(xr, ready, [credentialsSecret(moto.endpoint)]), aws);
+    const facts = statusOf(rsp)['aws'] as Obj;
+    const earliest = Date.parse(String(facts['earliestRestorableTime']));
+    const latest = Date.parse(String(facts['latestRestorableTime']));
+    assert.ok(
+      earliest <= latest,
+      `window ${String(facts['earliestRestorableTime'])} to ${String(facts['latestRestorableTime'])}`,
+    );
+    assert.ok(Date.now() - earliest <= 7 * 86_400_000 + 60_000, 'not further back than the retention period');
+
+    // A DatabaseRestore to a point inside it: the RDS instance the function composes beside the live one.
+    const point = new Date(Math.max(earliest, latest - 60_000)).toISOString();
+    const request = {
+      apiVersion: 'example.com/v1',
+      kind: 'DatabaseRestore',
+      metadata: { name: 'undo', namespace: 'team-a', creationTimestamp: new Date().toISOString() },
+      spec: { databaseRef: { name: 'orders' }, pointInTime: point },
+    };
+    // The provider observes what AWS says: the instance's latest restorable time as moto gives it.
+    const observed = structuredClone(ready);
+    for (const o of observed)
+      if (o['kind'] === 'Instance')
+        ((o['status'] as Obj)['atProvider'] as Obj)['latestRestorableTime'] = facts['latestRestorableTime'];
+    const withRestore = runFunction(
+      buildRequest({ ...xr, status: statusOf(rsp) }, observed, [], undefined, {
+        'database-restores': { items: [{ resource: request, connectionDetails: {}, ready: 0 }] },
+      }),
+    );
+    assert.equal(fatal(withRestore), undefined, fatal(withRestore));
+    const composed = withRestore.desired?.resources['rds-instance-r1']?.resource as Obj;
+    const fp = (composed['spec'] as Obj)['forProvider'] as Obj;
+    const pitr = fp['restoreToPointInTime'] as Obj;
+    assert.deepEqual(pitr, { sourceDbInstanceIdentifier: identifier, restoreTime: point });
+    // What provider-upjet-aws would ask RDS for, with these very values.
+    const restored = await clients.rds.send(
+      new RestoreDBInstanceToPointInTimeCommand({
+        SourceDBInstanceIdentifier: String(pitr['sourceDbInstanceIdentifier']),
+        TargetDBInstanceIdentifier: String(fp['identifier']),
+        RestoreTime: new Date(String(pitr['restoreTime'])),
+        DBInstanceClass: String(fp['instanceClass']),
+      }),
+    );
+    assert.equal(restored.DBInstance?.DBInstanceIdentifier, 'team-a-orders-db-r1');
+    assert.equal(restored.DBInstance?.Engine, 'postgres');
+
+    // A snapshot (a DatabaseBackup on AWS), and a new Database made from it.
+    await clients.rds.send(
+      new CreateDBSnapshotCommand({ DBInstanceIdentifier: identifier, DBSnapshotIdentifier: 'undo-snapshot' }),
+    );
+    const snapshotBackup = {
+      apiVersion: 'example.com/v1',
+      kind: 'DatabaseBackup',
+      metadata: { name: 'undo-snapshot', namespace: 'team-a' },
+      spec: { databaseRef: { name: 'orders' } },
+      status: {
+        phase: 'Completed',
+        method: 'rds-snapshot',
+        engine: 'postgres',
+        version: '17',
+        location: 'rds-snapshot:undo-snapshot',
+        restorable: true,
+      },
+    };
+    const copy = runFunction(
+      buildRequest(
+        {
+          ...xr,
+          metadata: { name: 'orders-copy', namespace: 'team-a' },
+          spec: { ...(xr['spec'] as Obj), restore: { fromBackup: { name: 'undo-snapshot' } } },
+        },
+        [],
+        [],
+        undefined,
+        { 'restore-backup': { items: [{ resource: snapshotBackup, connectionDetails: {}, ready: 0 }] } },
+      ),
+    );
+    assert.equal(fatal(copy), undefined, fatal(copy));
+    const copyFp = ((copy.desired?.resources['rds-instance']?.resource as Obj)['spec'] as Obj)['forProvider'] as Obj;
+    const fromSnapshot = await clients.rds.send(
+      new RestoreDBInstanceFromDBSnapshotCommand({
+        DBSnapshotIdentifier: String(copyFp['snapshotIdentifier']),
+        DBInstanceIdentifier: String(copyFp['identifier']),
+        DBInstanceClass: String(copyFp['instanceClass']),
+      }),
+    );
+    assert.equal(fromSnapshot.DBInstance?.DBInstanceIdentifier, 'team-a-orders-copy-db');
   });
 
   test('answers are cached per composite, and concurrent calls share one request', async () => {

@@ -9,12 +9,17 @@ import type { Obj } from '../../src/kube.js';
 import {
   answered,
   asObserved,
+  CNPG_CRD_OBJECT,
   call,
   databaseXr,
   desiredOf,
   fatalOf,
+  inner,
+  k8sSecret,
   NAMESPACE,
+  secretData,
   statusOf,
+  withObjectStore,
 } from '../support/database.js';
 import { healthyStatus } from '../support/observed-state.js';
 
@@ -197,5 +202,269 @@ describe('a Database restored from a DatabaseBackup, in a StatefulSet', () => {
       assert.match(fatal(rsp), message, what);
       assert.deepEqual(Object.keys(rsp.desired?.resources ?? {}), [], `${what}: nothing composed`);
     }
+  });
+});
+
+const AWS_SPEC = { engine: 'postgres', storageGB: 20, placement: 'aws', aws: { region: 'eu-west-1' } };
+
+/** The source Database of a point-in-time restore, as Crossplane returns it: its status gives the window. */
+function sourceDatabase(spec: Obj = AWS_SPEC, backup: Obj = {}): Obj {
+  return {
+    apiVersion: 'example.com/v1',
+    kind: 'Database',
+    metadata: { name: 'orders', namespace: NAMESPACE, uid: 'uid-orders' },
+    spec,
+    status: {
+      instance: 'team-a-orders-db',
+      backup: {
+        earliestRestorableTime: '2026-11-25T10:00:00Z',
+        latestRestorableTime: '2026-12-02T03:55:00Z',
+        ...backup,
+      },
+    },
+  };
+}
+
+describe('a Database created from another one at a point in time, or from a snapshot', () => {
+  const pitr = (pointInTime?: string, extra: Obj = {}) =>
+    databaseXr(
+      { ...AWS_SPEC, restore: { fromDatabase: { name: 'orders' }, ...(pointInTime ? { pointInTime } : {}) }, ...extra },
+      { name: 'orders-copy' },
+    );
+  const source = (s = sourceDatabase()) => answered({ 'restore-database': [s] });
+
+  test('on AWS: RDS restores the source instance to the point; no database or user of its own; Ready once available', () => {
+    const rsp = call(pitr('2026-12-01T09:30:00Z'), [], source());
+    assert.equal(fatalOf(rsp), undefined, fatal(rsp));
+    const fp = (desiredOf(rsp, 'rds-instance')!['spec'] as Obj)['forProvider'] as Obj;
+    assert.deepEqual(fp['restoreToPointInTime'], {
+      sourceDbInstanceIdentifier: 'team-a-orders-db',
+      restoreTime: '2026-12-01T09:30:00Z',
+    });
+    assert.equal(fp['identifier'], 'team-a-orders-copy-db');
+    assert.equal(fp['dbName'], undefined);
+    assert.equal(fp['username'], undefined);
+    assert.equal(statusOf(rsp)['phase'], 'Restoring');
+    assert.match(String(statusOf(rsp)['message']), /^restoring orders-copy from orders at 2026-12-01T09:30:00Z/);
+
+    // Available, the provider's Secret written: the connection names the source's database.
+    const observed = asObserved(rsp, (_key, obj) => healthyStatus(obj));
+    const rds = k8sSecret('orders-copy-db-rds', NAMESPACE, {
+      address: 'team-a-orders-copy-db.abc.eu-west-1.rds.amazonaws.com',
+      port: '5432',
+      username: 'app',
+      password: 'pw',
+    });
+    const done = call(
+      { ...pitr('2026-12-01T09:30:00Z'), status: statusOf(rsp) },
+      observed,
+      answered({ 'restore-database': [sourceDatabase()], 'rds-connection': [rds] }),
+    );
+    assert.equal(statusOf(done)['restoredFrom'], 'orders@2026-12-01T09:30:00Z');
+    assert.equal(statusOf(done)['restorePoint'], '2026-12-01T09:30:00Z');
+    assert.equal(secretData(desiredOf(done, 'connection'))['dbname'], 'orders');
+    // Later, the source gone: what the instance was made from is composed as it was.
+    const afterXr = { ...pitr('2026-12-01T09:30:00Z'), status: statusOf(done) };
+    const kept = call(
+      afterXr,
+      asObserved(done, (_key, obj) => healthyStatus(obj)),
+      answered({ 'rds-connection': [rds] }),
+    );
+    assert.equal(fatalOf(kept), undefined, fatal(kept));
+    assert.deepEqual(
+      ((desiredOf(kept, 'rds-instance')!['spec'] as Obj)['forProvider'] as Obj)['restoreToPointInTime'],
+      fp['restoreToPointInTime'],
+    );
+    assert.equal(secretData(desiredOf(kept, 'connection'))['dbname'], 'orders');
+  });
+
+  test('on AWS, no point: the latest restorable time', () => {
+    const rsp = call(pitr(), [], source());
+    const fp = (desiredOf(rsp, 'rds-instance')!['spec'] as Obj)['forProvider'] as Obj;
+    assert.deepEqual(fp['restoreToPointInTime'], {
+      sourceDbInstanceIdentifier: 'team-a-orders-db',
+      useLatestRestorableTime: true,
+    });
+  });
+
+  test('on AWS from an RDS snapshot DatabaseBackup: snapshotIdentifier', () => {
+    const snapshot = backup({ method: 'rds-snapshot', location: 'rds-snapshot:orders-before-migration' });
+    const rsp = call(
+      databaseXr({ ...AWS_SPEC, restore: { fromBackup: { name: 'orders-db-202612020300' } } }, { name: 'orders-copy' }),
+      [],
+      found(snapshot),
+    );
+    assert.equal(fatalOf(rsp), undefined, fatal(rsp));
+    const fp = (desiredOf(rsp, 'rds-instance')!['spec'] as Obj)['forProvider'] as Obj;
+    assert.equal(fp['snapshotIdentifier'], 'orders-before-migration');
+  });
+
+  test('CloudNativePG: recovery from the source cluster archive to the point, the source database kept', () => {
+    const ha = { engine: 'postgres', storageGB: 20, highAvailability: true };
+    const xr = databaseXr(
+      { ...ha, restore: { fromDatabase: { name: 'orders' }, pointInTime: '2026-12-01T09:30:00Z' } },
+      { name: 'orders-copy' },
+    );
+    const rsp = call(
+      xr,
+      [],
+      answered({
+        'restore-database': [
+          sourceDatabase(withObjectStore(ha) as Obj, { earliestRestorableTime: '2026-11-30T00:00:00Z' }),
+        ],
+        'cnpg-crd': [CNPG_CRD_OBJECT],
+      }),
+    );
+    assert.equal(fatalOf(rsp), undefined, fatal(rsp));
+    const cluster = inner(desiredOf(rsp, 'cnpg-cluster'))!;
+    const spec = cluster['spec'] as Obj;
+    assert.deepEqual((spec['bootstrap'] as Obj)['recovery'], {
+      source: 'origin',
+      database: 'orders',
+      owner: 'app',
+      secret: { name: 'orders-copy-db-credentials' },
+      recoveryTarget: { targetTime: '2026-12-01T09:30:00Z' },
+    });
+    assert.deepEqual((spec['externalClusters'] as Obj[])[0], {
+      name: 'origin',
+      plugin: {
+        name: 'barman-cloud.cloudnative-pg.io',
+        parameters: { barmanObjectName: 'orders-db-store', serverName: 'team-a-orders-db' },
+      },
+    });
+    assert.equal(desiredOf(rsp, 'connection'), undefined, 'nobody connects before the recovery');
+  });
+
+  test('refused with Fatal, naming the field and what is allowed', () => {
+    const cases: Array<[string, RunFunctionResponse, RegExp]> = [
+      [
+        'future',
+        call(pitr('2099-01-01T00:00:00Z'), [], source()),
+        /spec\.restore\.pointInTime is 2099-01-01T00:00:00Z, which is in the future/,
+      ],
+      [
+        'before the window',
+        call(pitr('2026-11-01T00:00:00Z'), [], source()),
+        /spec\.restore\.pointInTime is 2026-11-01T00:00:00Z, before the earliest restorable time 2026-11-25T10:00:00Z; allowed: 2026-11-25T10:00:00Z to 2026-12-02T03:55:00Z/,
+      ],
+      [
+        'after the window',
+        call(pitr('2026-12-02T03:58:00Z'), [], source()),
+        /after the latest restorable time 2026-12-02T03:55:00Z/,
+      ],
+      [
+        'another engine',
+        call(pitr('2026-12-01T09:30:00Z', { engine: 'mysql', version: '8.4' }), [], source()),
+        /spec\.restore\.fromDatabase\.name: Database orders is postgres 17 \(on AWS\), and this Database is mysql 8\.4 \(on AWS\)/,
+      ],
+    ];
+    for (const [what, rsp, message] of cases) {
+      assert.match(fatal(rsp), message, what);
+      assert.deepEqual(Object.keys(rsp.desired?.resources ?? {}), [], `${what}: nothing composed`);
+    }
+  });
+});
+
+describe('the DatabaseRestore blueprint', () => {
+  const restoreXr = (spec: Obj, status?: Obj): Obj => ({
+    apiVersion: 'example.com/v1',
+    kind: 'DatabaseRestore',
+    metadata: { name: 'orders-undo', namespace: NAMESPACE, uid: 'uid-undo' },
+    spec: { databaseRef: { name: 'orders' }, ...spec },
+    ...(status ? { status } : {}),
+  });
+  const clusterDb = (status: Obj = {}): Obj => ({
+    apiVersion: 'example.com/v1',
+    kind: 'Database',
+    metadata: { name: 'orders', namespace: NAMESPACE, uid: 'uid-orders' },
+    spec: withObjectStore({ engine: 'postgres', storageGB: 20 }),
+    status,
+  });
+
+  test('looks up the Database and the backup; composes nothing of its own; mirrors what the Database says', () => {
+    const first = call(restoreXr({ fromBackup: { name: 'orders-db-202612020300' } }));
+    assert.deepEqual(Object.keys(first.requirements?.resources ?? {}).sort(), ['backup', 'database']);
+    assert.equal(statusOf(first)['phase'], 'Pending');
+    assert.equal(statusOf(first)['message'], 'looking up Database orders');
+
+    const waiting = call(
+      restoreXr({ fromBackup: { name: 'orders-db-202612020300' } }),
+      [],
+      answered({ database: [clusterDb()], backup: [backup()] }),
+    );
+    assert.equal(fatalOf(waiting), undefined, fatal(waiting));
+    assert.deepEqual(Object.keys(waiting.desired?.resources ?? {}), []);
+    assert.match(String(statusOf(waiting)['message']), /^waiting for Database orders to start the restore/);
+
+    const running = call(
+      restoreXr({ fromBackup: { name: 'orders-db-202612020300' } }),
+      [],
+      answered({
+        database: [
+          clusterDb({
+            restore: { name: 'orders-undo', phase: 'Restoring', instance: 'orders-db-r1', message: 'restoring orders' },
+          }),
+        ],
+        backup: [backup()],
+      }),
+    );
+    assert.equal(statusOf(running)['phase'], 'Restoring');
+    assert.equal(statusOf(running)['instance'], 'orders-db-r1');
+    assert.equal(statusOf(running)['ready'], false);
+
+    const kept =
+      'PersistentVolumeClaim data-orders-db-0 (the data before a restore) is kept; delete it when it is no longer needed: kubectl delete pvc data-orders-db-0 -n team-a';
+    const switched = call(
+      restoreXr({ fromBackup: { name: 'orders-db-202612020300' } }),
+      [],
+      answered({
+        database: [
+          clusterDb({
+            restores: [
+              {
+                name: 'orders-undo',
+                instance: 'orders-db-r1',
+                previousInstance: 'orders-db',
+                switchedAt: '2026-12-02T04:00:00Z',
+              },
+            ],
+            kept: [kept],
+          }),
+        ],
+        // Since pruned: a restore that switched is history.
+        backup: [],
+      }),
+    );
+    assert.equal(fatalOf(switched), undefined, fatal(switched));
+    assert.equal(statusOf(switched)['phase'], 'Switched');
+    assert.equal(statusOf(switched)['ready'], true);
+    assert.deepEqual(statusOf(switched)['kept'], [kept]);
+  });
+
+  test('refused with Fatal, naming the field', () => {
+    const db = clusterDb();
+    const cases: Array<[string, RunFunctionResponse, RegExp]> = [
+      [
+        'point in time of a StatefulSet',
+        call(restoreXr({ pointInTime: '2026-12-01T09:30:00Z' }), [], answered({ database: [db] })),
+        /spec\.pointInTime: a Database in a StatefulSet restores from dumps/,
+      ],
+      [
+        'both',
+        call(restoreXr({ pointInTime: '2026-12-01T09:30:00Z', fromBackup: { name: 'x' } })),
+        /spec needs exactly one of fromBackup and pointInTime/,
+      ],
+      [
+        'missing backup',
+        call(restoreXr({ fromBackup: { name: 'nope' } }), [], answered({ database: [db], backup: [] })),
+        /spec\.fromBackup\.name names DatabaseBackup nope, which does not exist in this namespace/,
+      ],
+      [
+        'changed',
+        call(restoreXr({ fromBackup: { name: 'other' } }, { requested: 'fromBackup orders-db-202612020300' })),
+        /spec cannot be changed; make another DatabaseRestore/,
+      ],
+    ];
+    for (const [what, rsp, message] of cases) assert.match(fatal(rsp), message, what);
   });
 });
