@@ -72,6 +72,12 @@ describe('claims mode with crossplane render', { skip }, () => {
       assert.equal(xr['kind'], `X${String(example['kind'])}`);
       assert.equal(xr['status']?.['ready'], false);
       const composed = [...composedOf(r).values()];
+      // A DatabaseRestore composes nothing of its own: the Database it names builds the restored instance.
+      if (example['kind'] === 'DatabaseRestore') {
+        assert.equal(composed.length, 0);
+        assert.equal(xr['status']?.['phase'], 'Pending');
+        return;
+      }
       assert.ok(composed.length > 0);
       const claimNamespace = String((example['metadata'] as Obj)['namespace'] ?? 'default');
       for (const obj of composed) {

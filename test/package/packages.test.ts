@@ -97,6 +97,7 @@ describe('package metadata and APIs', () => {
       Widget: ['COLOR', 'SIZE', 'AVAILABLE', 'URL'],
       Database: ['ENGINE', 'PLACEMENT', 'PHASE', 'ENDPOINT'],
       DatabaseBackup: ['DATABASE', 'PHASE', 'METHOD', 'COMPLETED', 'SIZE'],
+      DatabaseRestore: ['DATABASE', 'PHASE', 'INSTANCE', 'RESTORE-POINT'],
     };
     for (const file of XRDS) {
       const xrd = yamlOf(file);
