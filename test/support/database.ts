@@ -125,6 +125,27 @@ export function k8sSecret(name: string, namespace: string, values: Record<string
   };
 }
 
+/** A Completed, restorable dump of `database`, as its DatabaseBackup reports it (and Crossplane returns it). */
+export function completedBackup(name = 'orders-db-202612020300', database = 'orders', status: Obj = {}): Obj {
+  return {
+    apiVersion: 'example.com/v1',
+    kind: 'DatabaseBackup',
+    metadata: { name, namespace: NAMESPACE },
+    spec: { databaseRef: { name: database } },
+    status: {
+      phase: 'Completed',
+      method: 'dump',
+      engine: 'postgres',
+      version: '17',
+      completedAt: '2026-12-02T03:01:12Z',
+      location: `s3://team-a-backups/${database}/${name}.dump`,
+      sizeBytes: 48211,
+      restorable: true,
+      ...status,
+    },
+  };
+}
+
 /** A cluster-scoped composite made from a Database claim (claims mode). */
 export function claimXr(spec: unknown, opts: { claim?: string; namespace?: string; bare?: boolean } = {}): Obj {
   const claim = opts.claim ?? 'orders';

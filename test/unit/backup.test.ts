@@ -250,6 +250,22 @@ describe('a DatabaseBackup of a Database on AWS: an RDS Snapshot', () => {
     assert.ok(desiredOf(done, 'rds-snapshot'), 'the Snapshot, which holds the data, stays');
   });
 
+  test('of the instance that serves the Database now, and of that one for good once taken', () => {
+    // A DatabaseRestore moved the Database to its next instance: its status says which.
+    const restored = { ...awsDb, status: { instance: 'team-a-orders-db-r1' } };
+    const rsp = call(backupXr(), [], answered({ database: [restored] }));
+    const forProvider = () => (desiredOf(rsp, 'rds-snapshot')!['spec'] as Obj)['forProvider'] as Obj;
+    assert.equal(forProvider()['dbInstanceIdentifier'], 'team-a-orders-db-r1');
+    // Taken of r1: it stays a snapshot of r1 when the Database moves on to r2.
+    const later = call(
+      backupXr(statusOf(rsp)),
+      asObserved(rsp, () => ({ conditions: [{ type: 'Ready', status: 'True' }] })),
+      answered({ database: [{ ...awsDb, status: { instance: 'team-a-orders-db-r2' } }] }),
+    );
+    const kept = (desiredOf(later, 'rds-snapshot')!['spec'] as Obj)['forProvider'] as Obj;
+    assert.equal(kept['dbInstanceIdentifier'], 'team-a-orders-db-r1');
+  });
+
   // Found under real Crossplane: the first call of a reconcile has no answer to the requirements yet.
   test('before the Database is looked up, and when it is gone, the Snapshot stays composed as it is', () => {
     const rsp = call(backupXr(), [], answered({ database: [awsDb] }));

@@ -12,28 +12,11 @@ import { runFunction } from '../../src/function.js';
 import { holdsData, keepsDataWhenDeleted } from '../../src/kinds/index.js';
 import { kindOf, num, type Obj, str } from '../../src/kube.js';
 import { buildRequest, runWithRequirements } from '../../src/render.js';
-import { databaseXr, fatalOf, NAMESPACE, secretData } from '../support/database.js';
+import { completedBackup, databaseXr, fatalOf, NAMESPACE, secretData } from '../support/database.js';
 import { applyDesired, healthyStatus } from '../support/observed-state.js';
 
-function backup(name: string, database: string, status: Obj = {}): Obj {
-  return {
-    apiVersion: 'example.com/v1',
-    kind: 'DatabaseBackup',
-    metadata: { name, namespace: NAMESPACE },
-    spec: { databaseRef: { name: database } },
-    status: {
-      phase: 'Completed',
-      method: 'dump',
-      engine: 'postgres',
-      version: '17',
-      completedAt: '2026-12-02T03:01:12Z',
-      location: `s3://team-a-backups/${database}/${name}.dump`,
-      sizeBytes: 1_234_567_890,
-      restorable: true,
-      ...status,
-    },
-  };
-}
+const backup = (name: string, database: string, status: Obj = {}) =>
+  completedBackup(name, database, { sizeBytes: 1_234_567_890, ...status });
 
 function restoreRequest(name: string, spec: Obj, created = '2026-12-02T09:00:00Z'): Obj {
   return {

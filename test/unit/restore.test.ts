@@ -11,6 +11,7 @@ import {
   asObserved,
   CNPG_CRD_OBJECT,
   call,
+  completedBackup,
   databaseXr,
   desiredOf,
   fatalOf,
@@ -23,26 +24,7 @@ import {
 } from '../support/database.js';
 import { healthyStatus } from '../support/observed-state.js';
 
-const LOCATION = 's3://team-a-backups/orders/orders-db-202612020300.dump';
-function backup(status: Obj = {}): Obj {
-  return {
-    apiVersion: 'example.com/v1',
-    kind: 'DatabaseBackup',
-    metadata: { name: 'orders-db-202612020300', namespace: NAMESPACE },
-    spec: { databaseRef: { name: 'orders' } },
-    status: {
-      phase: 'Completed',
-      method: 'dump',
-      engine: 'postgres',
-      version: '17',
-      completedAt: '2026-12-02T03:01:12Z',
-      location: LOCATION,
-      sizeBytes: 48211,
-      restorable: true,
-      ...status,
-    },
-  };
-}
+const backup = (status: Obj = {}) => completedBackup('orders-db-202612020300', 'orders', status);
 const restoredXr = (spec: Obj = {}, status?: Obj) =>
   databaseXr(
     { engine: 'postgres', storageGB: 20, restore: { fromBackup: { name: 'orders-db-202612020300' } }, ...spec },

@@ -115,7 +115,13 @@ function compose(r: ResolvedBackup): Plan {
           kind: 'Backup',
           metadata: { name: owner.name, namespace: owner.namespace },
           spec: {
-            cluster: { name: baseName(target.owner) },
+            // The cluster it was taken of stays so, whichever instance serves the Database later.
+            cluster: {
+              name:
+                str(input.observed.get(BACKUP_KEYS.cnpg), 'spec', 'cluster', 'name') ??
+                target.instance ??
+                baseName(target.owner),
+            },
             method: 'plugin',
             pluginConfiguration: { name: CNPG_PLUGIN },
           },
@@ -132,7 +138,14 @@ function compose(r: ResolvedBackup): Plan {
           // The snapshot's identifier is the object's name: unique in the namespace.
           metadata: { name: owner.name, namespace: owner.namespace },
           spec: {
-            forProvider: { region: aws.region, dbInstanceIdentifier: rdsIdentifierOf(target.owner) },
+            forProvider: {
+              region: aws.region,
+              // The instance it was taken of stays so, whichever instance serves the Database later.
+              dbInstanceIdentifier:
+                str(input.observed.get(BACKUP_KEYS.snapshot), 'spec', 'forProvider', 'dbInstanceIdentifier') ??
+                target.instance ??
+                rdsIdentifierOf(target.owner),
+            },
             providerConfigRef: { kind: 'ClusterProviderConfig', name: aws.providerConfigName },
           },
         },

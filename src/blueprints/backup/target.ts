@@ -22,6 +22,12 @@ export interface Target {
   owner: Owner;
   spec: ResolvedSpec;
   method: BackupMethod;
+  /**
+   * The instance that serves it now, as its status says (a restore may have
+   * moved it to a later generation): the CloudNativePG Cluster or RDS
+   * instance a backup is taken of.
+   */
+  instance?: string;
 }
 
 /** What the lookup of the Database found: not answered yet, nothing, a Database that cannot be backed up, or one. */
@@ -67,5 +73,6 @@ export function lookUp(answer: Obj[] | undefined, name: string, namespace: strin
   const uid = str(db, 'metadata', 'uid') ?? '';
   // A claim (claims mode) or a namespaced composite: either way its workloads are named after it.
   const owner: Owner = { kind: 'Database', name, uid, namespace };
-  return { state: 'found', target: { owner, spec, method } };
+  const instance = str(db, 'status', 'instance');
+  return { state: 'found', target: { owner, spec, method, ...(instance ? { instance } : {}) } };
 }

@@ -24,7 +24,7 @@ import {
 import { type CutoverPlan, restoredMeta, type Target } from './cutover.js';
 import { backupWindow, INSTANCE_CLASSES } from './engine.js';
 import { instanceName, keyOf, liveInstance } from './instances.js';
-import { DBNAME_ANNOTATION, type RdsRestore, type RestorePlan } from './restore.js';
+import type { RdsRestore, RestorePlan } from './restore.js';
 import { keepsDataWhenDeleted, judge } from '../../kinds/index.js';
 
 export const AWS_KEYS = {
@@ -134,10 +134,9 @@ function instance(
     ...(aws.securityGroupIds?.length ? { vpcSecurityGroupIds: aws.securityGroupIds } : {}),
     tags: tags(input),
   };
-  const restored = restoredMeta(opts.restored);
+  const restored = restoredMeta(opts.restored, opts.database);
   const metadata = meta(input.owner, spec, instanceName(input.owner, generation), restored.labels);
-  const notes = { ...restored.annotations, ...(opts.database ? { [DBNAME_ANNOTATION]: opts.database } : {}) };
-  if (Object.keys(notes).length > 0) metadata['annotations'] = notes;
+  if (Object.keys(restored.annotations).length > 0) metadata['annotations'] = restored.annotations;
   return {
     apiVersion: 'rds.aws.m.upbound.io/v1beta1',
     kind: 'Instance',

@@ -19,7 +19,7 @@ import {
   ROLE_LABEL,
   serverRole,
 } from './instances.js';
-import { DBNAME_ANNOTATION, type RestorePlan } from './restore.js';
+import type { RestorePlan } from './restore.js';
 import { pointOf } from './restore-source.js';
 import { restoreJob } from '../backup/job.js';
 import { judge, keepsDataWhenDeleted } from '../../kinds/index.js';
@@ -313,9 +313,8 @@ function cnpgCluster(
 ): Obj {
   const { owner } = input;
   const name = instanceName(owner, generation);
-  const restored = restoredMeta(opts.restored);
-  const notes = { ...restored.annotations, ...(opts.database ? { [DBNAME_ANNOTATION]: opts.database } : {}) };
-  const annotations = Object.keys(notes).length > 0 ? { annotations: notes } : {};
+  const restored = restoredMeta(opts.restored, opts.database);
+  const annotations = Object.keys(restored.annotations).length > 0 ? { annotations: restored.annotations } : {};
   const { bootstrap, externalClusters } = cnpgBootstrap(input, opts.recovery, opts.database ?? dbname(owner)) as Obj;
   return lasting(
     input,

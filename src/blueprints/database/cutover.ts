@@ -223,12 +223,24 @@ function restoreLabel(obj: Obj | undefined): string | undefined {
   return str(obj, 'spec', 'forProvider', 'manifest', 'metadata', 'labels', RESTORE_LABEL);
 }
 
-/** The labels and annotations a restored generation's instance carries. */
-export function restoredMeta(target: Target | undefined): {
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-} {
-  if (!target) return { labels: {}, annotations: {} };
-  const point = pointOf(target.source);
-  return { labels: { [RESTORE_LABEL]: target.restore }, annotations: point ? { [POINT_ANNOTATION]: point } : {} };
+/**
+ * The labels and annotations an instance carries: a restored generation its
+ * DatabaseRestore and the time its data is from; an instance made from
+ * another Database's data that Database's database name.
+ */
+export function restoredMeta(
+  target: Target | undefined,
+  database?: string,
+): { labels: Record<string, string>; annotations: Record<string, string> } {
+  const point = target ? pointOf(target.source) : undefined;
+  return {
+    labels: target ? { [RESTORE_LABEL]: target.restore } : {},
+    annotations: {
+      ...(point ? { [POINT_ANNOTATION]: point } : {}),
+      ...(database ? { [DBNAME_ANNOTATION]: database } : {}),
+    },
+  };
 }
+
+/** On an instance made from another Database's data: the database inside it. */
+export const DBNAME_ANNOTATION = 'function-platform.dev/dbname';

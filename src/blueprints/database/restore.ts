@@ -21,6 +21,7 @@ import { CLUSTER_KEYS, objectStoreName, type Recovery, usesCnpg } from './cluste
 import { baseName, type DatabaseInput, majorVersion, type ResolvedSpec } from './common.js';
 import { databaseName } from './engine.js';
 import { hasInstance, INSTANCE_KEYS } from './instances.js';
+import { DBNAME_ANNOTATION } from './cutover.js';
 import { describeSource, judgeBackup, judgePoint, type Source, windowOf } from './restore-source.js';
 
 /** Required resources: the DatabaseBackup or the Database restored from; and the dump restore Job's key. */
@@ -232,9 +233,6 @@ function creation(
     },
   };
 }
-
-/** On an instance made from another Database's data: the database inside it. */
-export const DBNAME_ANNOTATION = 'function-platform.dev/dbname';
 
 /** Once restored: how the instance was made, as composed (creation settings are kept as they were). */
 function keptCreation(input: DatabaseInput, spec: ResolvedSpec): Pick<RestorePlan, 'recovery' | 'rds' | 'database'> {
