@@ -214,6 +214,11 @@ export const databaseSpecSchema = {
       "rule": "!has(self.restore) || has(oldSelf.restore)",
       "message": "spec.restore can only be given when the Database is created",
       "fieldPath": ".restore"
+    },
+    {
+      "rule": "!has(self.maxStorageGB) || self.maxStorageGB >= self.storageGB",
+      "message": "spec.maxStorageGB must be at least spec.storageGB",
+      "fieldPath": ".maxStorageGB"
     }
   ],
   "properties": {
@@ -250,6 +255,12 @@ export const databaseSpecSchema = {
           "message": "spec.storageGB may grow but never shrink"
         }
       ]
+    },
+    "maxStorageGB": {
+      "type": "integer",
+      "description": "On AWS, the most storage in GiB RDS may grow the instance to by itself (storage autoscaling, maxAllocatedStorage). At least storageGB.",
+      "minimum": 20,
+      "maximum": 65536
     },
     "size": {
       "type": "string",
@@ -565,6 +576,42 @@ export const databaseStatusSchema = {
         "type": "string"
       }
     },
+    "version": {
+      "type": "object",
+      "description": "The engine version asked for and the one that runs, read from what runs, never from the spec alone.",
+      "properties": {
+        "requested": {
+          "type": "string",
+          "description": "The major version spec.version asks for (or the default at creation)."
+        },
+        "running": {
+          "type": "string",
+          "description": "The version that runs: RDS's engineVersionActual, the image a finished rollout runs, or CloudNativePG's image."
+        },
+        "pending": {
+          "type": "string",
+          "description": "The version asked for that does not run yet."
+        }
+      }
+    },
+    "storage": {
+      "type": "object",
+      "description": "The storage asked for and what the instance has.",
+      "properties": {
+        "requestedGB": {
+          "type": "integer",
+          "description": "spec.storageGB."
+        },
+        "capacityGB": {
+          "type": "integer",
+          "description": "What the instance has (RDS's allocated storage, which autoscaling may grow)."
+        },
+        "maxGB": {
+          "type": "integer",
+          "description": "On AWS, the ceiling RDS may grow to by itself (spec.maxStorageGB)."
+        }
+      }
+    },
     "endpoint": {
       "type": "string",
       "description": "host:port where applications connect."
@@ -652,6 +699,8 @@ export type DatabaseSpec = {
   "version"?: string;
   /** Storage in GiB. It may grow but never shrink. */
   "storageGB": number;
+  /** On AWS, the most storage in GiB RDS may grow the instance to by itself (storage autoscaling, maxAllocatedStorage). At least storageGB. */
+  "maxStorageGB"?: number;
   /** Capacity: pod resources in the cluster, an instance class on AWS (spec.aws.instanceClass overrides it). */
   "size": "small" | "medium" | "large";
   /** Where the database runs. It cannot be changed once the Database exists. */
@@ -761,6 +810,24 @@ export type DatabaseStatus = {
   }>;
   /** What restores left in place and the function no longer manages: instances and volumes from before a restore, each with how to delete it by hand. */
   "kept"?: Array<string>;
+  /** The engine version asked for and the one that runs, read from what runs, never from the spec alone. */
+  "version"?: {
+    /** The major version spec.version asks for (or the default at creation). */
+    "requested"?: string;
+    /** The version that runs: RDS's engineVersionActual, the image a finished rollout runs, or CloudNativePG's image. */
+    "running"?: string;
+    /** The version asked for that does not run yet. */
+    "pending"?: string;
+  };
+  /** The storage asked for and what the instance has. */
+  "storage"?: {
+    /** spec.storageGB. */
+    "requestedGB"?: number;
+    /** What the instance has (RDS's allocated storage, which autoscaling may grow). */
+    "capacityGB"?: number;
+    /** On AWS, the ceiling RDS may grow to by itself (spec.maxStorageGB). */
+    "maxGB"?: number;
+  };
   /** host:port where applications connect. */
   "endpoint"?: string;
   /** The host applications connect to. */

@@ -108,6 +108,8 @@ function instance(
     ...(upgrading(input, spec) ? { allowMajorVersionUpgrade: true } : {}),
     instanceClass: aws.instanceClass ?? INSTANCE_CLASSES[spec.size],
     allocatedStorage: spec.storageGB,
+    // Storage autoscaling: RDS grows the instance by itself up to this.
+    ...(spec.maxStorageGB !== undefined ? { maxAllocatedStorage: spec.maxStorageGB } : {}),
     storageType: 'gp3',
     storageEncrypted: true,
     multiAz: spec.highAvailability,

@@ -50,12 +50,14 @@ export function runningVersion(engine: DatabaseSpec['engine'], o: Context): stri
 
 export function observedStorageGB(o: Context): number | undefined {
   const rds = liveInstance(o.observed, INSTANCE_KEYS.rds);
+  // With storage autoscaling RDS grows the instance past what was asked: only what was asked is the floor.
+  const autoscaled = num(rds, 'spec', 'forProvider', 'maxAllocatedStorage') !== undefined;
   const sizes = [
     observedStatefulSetGB(o),
     observedCnpgGB(o),
     observedBackupVolumeGB(o),
     num(rds, 'spec', 'forProvider', 'allocatedStorage'),
-    num(rds, 'status', 'atProvider', 'allocatedStorage'),
+    autoscaled ? undefined : num(rds, 'status', 'atProvider', 'allocatedStorage'),
   ].filter((n): n is number => n !== undefined);
   return sizes.length > 0 ? Math.max(...sizes) : undefined;
 }

@@ -25,6 +25,10 @@ export function checkDatabaseRules(spec: DatabaseSpec): void {
       'spec.highAvailability is true; highAvailability in the cluster needs engine postgres (CloudNativePG)',
     );
   }
+  if (spec.maxStorageGB !== undefined && spec.maxStorageGB < spec.storageGB)
+    problems.push(
+      `spec.maxStorageGB is ${spec.maxStorageGB}; spec.maxStorageGB must be at least spec.storageGB (${spec.storageGB})`,
+    );
   const cron = cronProblem(spec.backup.schedule);
   if (cron) problems.push(`spec.backup.schedule is ${JSON.stringify(spec.backup.schedule)}; ${cron}`);
   if (spec.version !== undefined && !ENGINES[spec.engine].versions.includes(spec.version)) {

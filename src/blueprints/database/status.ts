@@ -11,6 +11,7 @@ import {
   CLUSTER_KEYS,
   cnpgOperator,
   cutoverProgress,
+  DATA_CLAIM,
   keptOf,
   observedStatefulSetGB,
   usesCnpg,
@@ -21,6 +22,7 @@ import type { BackupPlan } from './backups.js';
 import type { ResolvedDatabase } from './index.js';
 import { generationOfKey, keyOf, liveInstance, INSTANCE_KEYS } from './instances.js';
 import { rdsTargetReady } from './aws.js';
+import { pendingVersion, storageStatus, versionStatus } from './running.js';
 
 type Phase = 'Provisioning' | 'Restoring' | 'Ready' | 'Updating' | 'Degraded';
 
@@ -228,6 +230,16 @@ export function databaseStatus(
       message: `spec.storageGB grew to ${spec.storageGB}; expand the volume, if its StorageClass allows: kubectl patch pvc data-${String(field(sts, 'metadata', 'name'))}-0 -n ${input.owner.namespace} -p '{"spec":{"resources":{"requests":{"storage":"${spec.storageGB}Gi"}}}}'`,
     });
   }
+  const version = versionStatus(input, spec, facts);
+  status['version'] = version;
+  const claim = spec.placement === 'cluster' ? input.required.get(DATA_CLAIM)?.[0] : undefined;
+  status['storage'] = storageStatus(input, spec, claim);
+  const upgrade = pendingVersion(input, spec, version);
+  if (spec.maxStorageGB !== undefined && spec.placement !== 'aws')
+    warnings.push({
+      reason: 'FieldIgnored',
+      message: `spec.maxStorageGB is for placement aws (RDS storage autoscaling); in the cluster it changes nothing: grow spec.storageGB`,
+    });
   const ready = blocker === undefined;
   // A cutover in flight: the live instance serves (ready), and the sentence tells the restore's story.
   const phase = restoring || (ready && cutoverMessage) ? 'Restoring' : phaseOf(ready, input.xr, blocking);
@@ -237,7 +249,9 @@ export function databaseStatus(
     return {
       ready,
       reason: cutoverMessage ? 'Restoring' : 'Available',
-      message: cutoverMessage ?? `${spec.engine} ${spec.version} accepts connections at ${String(status['endpoint'])}`,
+      message:
+        cutoverMessage ??
+        `${spec.engine} ${String(version['running'] ?? spec.version)} accepts connections at ${String(status['endpoint'])}${upgrade ? `; ${upgrade}` : ''}`,
       status,
       warnings,
       notices,

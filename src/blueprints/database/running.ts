@@ -1,0 +1,75 @@
+// What runs, as opposed to what the spec asks for: the engine version an
+// instance runs and the storage it has, read from what its controller or
+// provider reports (RDS's engineVersionActual and allocated storage,
+// CloudNativePG's image, the image of a finished StatefulSet rollout),
+// never from the spec alone.
+import type { ExternalFacts } from '../../facts.js';
+import { generationObserved } from '../../kinds/conditions.js';
+import { list, num, str, type Obj } from '../../kube.js';
+import { gigabytes } from '../../quantity.js';
+import { usesCnpg } from './cluster.js';
+import { compareVersions, type DatabaseInput, majorVersion, type ResolvedSpec } from './common.js';
+import { INSTANCE_KEYS, liveInstance } from './instances.js';
+
+const wholeGB = (gb: number | undefined) => (gb === undefined ? undefined : Math.floor(gb));
+
+const tagOf = (image: string | undefined) => (image?.includes(':') ? image.slice(image.lastIndexOf(':') + 1) : undefined);
+
+/** The engine version the live instance runs, if what runs says. */
+export function runningEngineVersion(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  facts: ExternalFacts | undefined,
+): string | undefined {
+  const { observed } = input;
+  if (spec.placement === 'aws')
+    return (
+      str(liveInstance(observed, INSTANCE_KEYS.rds), 'status', 'atProvider', 'engineVersionActual') ??
+      facts?.aws?.instance?.engineVersion
+    );
+  if (usesCnpg(spec)) return tagOf(str(liveInstance(observed, INSTANCE_KEYS.cnpg), 'status', 'image'));
+  // A StatefulSet runs its template's image once its rollout is done: every pod on the update revision.
+  const sts = liveInstance(observed, INSTANCE_KEYS.statefulset);
+  const done =
+    sts !== undefined &&
+    generationObserved(sts) &&
+    str(sts, 'status', 'currentRevision') !== undefined &&
+    str(sts, 'status', 'currentRevision') === str(sts, 'status', 'updateRevision');
+  if (!done) return undefined;
+  const db = list(sts, 'spec', 'template', 'spec', 'containers').find((c) => str(c, 'name') === 'db');
+  return tagOf(str(db, 'image'));
+}
+
+/** status.version: asked for, running, and pending while they differ. */
+export function versionStatus(input: DatabaseInput, spec: ResolvedSpec, facts: ExternalFacts | undefined): Obj {
+  const running = runningEngineVersion(input, spec, facts);
+  const major = majorVersion(spec.engine, running);
+  const pending = major !== undefined && compareVersions(spec.version, major) !== 0;
+  return { requested: spec.version, ...(running ? { running } : {}), ...(pending ? { pending: spec.version } : {}) };
+}
+
+/** A sentence for a version asked for that does not run yet, with where it stands. */
+export function pendingVersion(input: DatabaseInput, spec: ResolvedSpec, version: Obj): string | undefined {
+  if (!version['pending'] || !version['running']) return undefined;
+  const from = `${spec.engine} ${String(version['running'])}`;
+  if (spec.placement === 'aws') {
+    const state = str(liveInstance(input.observed, INSTANCE_KEYS.rds), 'status', 'atProvider', 'status');
+    return state === 'upgrading'
+      ? `upgrading ${from} → ${spec.version}`
+      : `version ${spec.version} is pending: RDS applies it in the instance's maintenance window (${from} runs)`;
+  }
+  return `upgrading ${from} → ${spec.version}`;
+}
+
+/** status.storage: what was asked, what the instance has, and on AWS how far RDS may grow it. */
+export function storageStatus(input: DatabaseInput, spec: ResolvedSpec, claim: Obj | undefined): Obj {
+  const capacity =
+    spec.placement === 'aws'
+      ? num(liveInstance(input.observed, INSTANCE_KEYS.rds), 'status', 'atProvider', 'allocatedStorage')
+      : wholeGB(gigabytes(str(claim, 'status', 'capacity', 'storage')));
+  return {
+    requestedGB: spec.storageGB,
+    ...(capacity !== undefined ? { capacityGB: capacity } : {}),
+    ...(spec.placement === 'aws' && spec.maxStorageGB !== undefined ? { maxGB: spec.maxStorageGB } : {}),
+  };
+}
