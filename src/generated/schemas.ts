@@ -262,6 +262,21 @@ export const databaseSpecSchema = {
       "minimum": 20,
       "maximum": 65536
     },
+    "maintenance": {
+      "type": "object",
+      "description": "When changes that interrupt the database are applied.",
+      "properties": {
+        "window": {
+          "type": "string",
+          "description": "On AWS, the weekly maintenance window in UTC, ddd:hh:mm-ddd:hh:mm (such as sun:03:00-sun:04:00); RDS picks one when it is not set.",
+          "pattern": "^(mon|tue|wed|thu|fri|sat|sun):([01][0-9]|2[0-3]):[0-5][0-9]-(mon|tue|wed|thu|fri|sat|sun):([01][0-9]|2[0-3]):[0-5][0-9]$"
+        },
+        "applyImmediately": {
+          "type": "boolean",
+          "description": "On AWS, apply a change now instead of in the maintenance window. When not set, storage changes apply now and version changes wait for the window."
+        }
+      }
+    },
     "size": {
       "type": "string",
       "description": "Capacity: pod resources in the cluster, an instance class on AWS (spec.aws.instanceClass overrides it).",
@@ -701,6 +716,13 @@ export type DatabaseSpec = {
   "storageGB": number;
   /** On AWS, the most storage in GiB RDS may grow the instance to by itself (storage autoscaling, maxAllocatedStorage). At least storageGB. */
   "maxStorageGB"?: number;
+  /** When changes that interrupt the database are applied. */
+  "maintenance"?: {
+    /** On AWS, the weekly maintenance window in UTC, ddd:hh:mm-ddd:hh:mm (such as sun:03:00-sun:04:00); RDS picks one when it is not set. */
+    "window"?: string;
+    /** On AWS, apply a change now instead of in the maintenance window. When not set, storage changes apply now and version changes wait for the window. */
+    "applyImmediately"?: boolean;
+  };
   /** Capacity: pod resources in the cluster, an instance class on AWS (spec.aws.instanceClass overrides it). */
   "size": "small" | "medium" | "large";
   /** Where the database runs. It cannot be changed once the Database exists. */

@@ -112,3 +112,33 @@ describe('the version that runs, not the one asked for', () => {
     });
   });
 });
+
+describe('when RDS applies a change', () => {
+  test('storage now, a version in the maintenance window, unless spec.maintenance says otherwise; a bad window is refused', () => {
+    const spec = { ...AWS, version: '16', storageGB: 20 };
+    const observed = observedRds(spec, { engineVersionActual: '16.4' });
+    assert.equal(
+      forProvider(call(databaseXr({ ...spec, storageGB: 40 }), observed, rdsSecret))['applyImmediately'],
+      true,
+    );
+    const upgrade = call(
+      databaseXr({ ...spec, version: '17', maintenance: { window: 'sun:03:00-sun:04:00' } }),
+      observed,
+      rdsSecret,
+    );
+    assert.equal(forProvider(upgrade)['applyImmediately'], false);
+    assert.equal(forProvider(upgrade)['maintenanceWindow'], 'sun:03:00-sun:04:00');
+    assert.match(
+      String(statusOf(upgrade)['message']),
+      /maintenance window sun:03:00-sun:04:00 \(postgres 16\.4 runs\)/,
+    );
+    const now = call(
+      databaseXr({ ...spec, version: '17', maintenance: { applyImmediately: true } }),
+      observed,
+      rdsSecret,
+    );
+    assert.equal(forProvider(now)['applyImmediately'], true);
+    const bad = call(databaseXr({ ...spec, maintenance: { window: 'sunday 3am' } }));
+    assert.match(fatalOf(bad)?.message ?? '', /spec\.maintenance\.window is "sunday 3am"; it must match/);
+  });
+});

@@ -110,6 +110,9 @@ function instance(
     allocatedStorage: spec.storageGB,
     // Storage autoscaling: RDS grows the instance by itself up to this.
     ...(spec.maxStorageGB !== undefined ? { maxAllocatedStorage: spec.maxStorageGB } : {}),
+    ...(spec.maintenance?.window ? { maintenanceWindow: spec.maintenance.window } : {}),
+    // Storage changes now, version changes in the maintenance window, unless the spec says otherwise.
+    applyImmediately: spec.maintenance?.applyImmediately ?? !upgrading(input, spec, true),
     storageType: 'gp3',
     storageEncrypted: true,
     multiAz: spec.highAvailability,
@@ -152,12 +155,15 @@ function instance(
   };
 }
 
-function upgrading(input: DatabaseInput, spec: ResolvedSpec): boolean {
+/** Whether the spec asks for another version than the instance is set to: a newer one, or with `any` any other. */
+function upgrading(input: DatabaseInput, spec: ResolvedSpec, any = false): boolean {
   const running = majorVersion(
     spec.engine,
     str(liveInstance(input.observed, AWS_KEYS.instance), 'spec', 'forProvider', 'engineVersion'),
   );
-  return running !== undefined && compareVersions(spec.version, running) > 0;
+  if (running === undefined) return false;
+  const cmp = compareVersions(spec.version, running);
+  return any ? cmp !== 0 : cmp > 0;
 }
 
 function tags(input: DatabaseInput): Record<string, string> {

@@ -13,7 +13,8 @@ import { INSTANCE_KEYS, liveInstance } from './instances.js';
 
 const wholeGB = (gb: number | undefined) => (gb === undefined ? undefined : Math.floor(gb));
 
-const tagOf = (image: string | undefined) => (image?.includes(':') ? image.slice(image.lastIndexOf(':') + 1) : undefined);
+const tagOf = (image: string | undefined) =>
+  image?.includes(':') ? image.slice(image.lastIndexOf(':') + 1) : undefined;
 
 /** The engine version the live instance runs, if what runs says. */
 export function runningEngineVersion(
@@ -54,9 +55,10 @@ export function pendingVersion(input: DatabaseInput, spec: ResolvedSpec, version
   const from = `${spec.engine} ${String(version['running'])}`;
   if (spec.placement === 'aws') {
     const state = str(liveInstance(input.observed, INSTANCE_KEYS.rds), 'status', 'atProvider', 'status');
+    const window = spec.maintenance?.window ? ` ${spec.maintenance.window}` : '';
     return state === 'upgrading'
       ? `upgrading ${from} → ${spec.version}`
-      : `version ${spec.version} is pending: RDS applies it in the instance's maintenance window (${from} runs)`;
+      : `version ${spec.version} is pending: RDS applies it in the instance's maintenance window${window} (${from} runs)`;
   }
   return `upgrading ${from} → ${spec.version}`;
 }
