@@ -1,5 +1,6 @@
 // The packages as Crossplane's package manager installs them: the control
-// plane (test/support/control-plane.ts) pushes the Function, the Configuration
+// plane (test/support/control-plane.ts) pushes the Function (here the complete
+// package, its runtime image built without a daemon and embedded), the Configuration
 // and stand-in provider packages to its registry, sends the published prefixes
 // there with ImageConfigs, and runs `crossplane xpkg install` for the Function
 // and the Configuration. Here: what the package manager made of that (the
@@ -7,6 +8,7 @@
 // then the Configuration upgraded from v0.1.0 to v0.1.1, whose Widget XRD
 // renames a printer column, with a Widget that exists and must keep working.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +21,7 @@ import {
   type ControlPlane,
   controlPlaneSkipReason,
   FUNCTION_NAME,
+  FUNCTION_VERSION,
   PUBLISHED_PREFIX,
 } from '../support/control-plane.js';
 import {
@@ -29,19 +32,42 @@ import {
   readyAndSynced,
   table,
 } from '../support/e2e.js';
+import { buildFunctionPackage, buildRuntimeImage, imageLayers, imageSkipReason } from '../support/image-root.js';
+import { toolPath } from '../support/tools.js';
 
-const skip = controlPlaneSkipReason('e2e: the packages installed by Crossplane’s package manager');
+const SUITE = 'e2e: the packages installed by Crossplane’s package manager';
+const skip = controlPlaneSkipReason(SUITE) ?? imageSkipReason(SUITE);
 const NS = 'team-a';
 
 let cp: ControlPlane;
 
 describe('the packages installed by Crossplane’s package manager', { skip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fp-install-'));
+  const image = join(dir, 'runtime.tar');
   before(async () => {
-    cp = await controlPlaneForSuite();
+    buildRuntimeImage(image);
+    const xpkg = join(dir, 'function-platform.xpkg');
+    buildFunctionPackage(image, xpkg);
+    cp = await controlPlaneForSuite({ functionPackage: xpkg });
     await ensureNamespace(cp, NS);
   });
   after(async () => {
     await cp?.stop();
+  });
+
+  test('the Function package in the registry is the complete one: the runtime image’s layers, then its own', () => {
+    const manifest = JSON.parse(
+      execFileSync(
+        toolPath('crane'),
+        ['manifest', `${cp.registry}/function-platform/${FUNCTION_NAME}:${FUNCTION_VERSION}`],
+        {
+          encoding: 'utf8',
+        },
+      ),
+    ) as { layers: Array<{ digest: string }> };
+    const pushed = manifest.layers.map((l) => l.digest);
+    const runtime = imageLayers(image).map((file) => `sha256:${file.replace(/\.tar\.gz$/, '')}`);
+    assert.deepEqual(pushed.slice(0, runtime.length), runtime);
   });
 
   test('the Function and the Configuration came from the local registry through the ImageConfig', async () => {

@@ -22,45 +22,19 @@ import {
 } from '../support/crossplane-tls.js';
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
 import {
-  canIsolate,
+  buildFunctionPackage,
+  buildRuntimeImage,
   type ImageConfig,
   imageConfig,
   imageDigest,
   imageLayers,
   imageRootCommand,
+  imageSkipReason,
   unpackImage,
 } from '../support/image-root.js';
 import { CROSSPLANE_UID } from '../support/run-to-exit.js';
-import { inCI, toolPath, toolsSkipReason } from '../support/tools.js';
 
-function skipReason(): string | undefined {
-  const tools = toolsSkipReason(
-    'the runtime image',
-    ['crank', 'crane', 'xp-image', ...XP_CERTS_TOOLS],
-    'scripts/install-crossplane.sh',
-  );
-  if (tools) return tools;
-  const missing = ['apt-get', 'dpkg-deb', 'strip', 'unshare'].filter(
-    (cmd) => execFileSync('sh', ['-c', `command -v ${cmd} || true`], { encoding: 'utf8' }).trim() === '',
-  );
-  const why = missing.length
-    ? `${missing.join(', ')} not installed`
-    : canIsolate()
-      ? undefined
-      : 'user namespaces are not allowed here';
-  if (why && inCI()) throw new Error(`the runtime image: ${why} (CI must run every suite)`);
-  if (why) console.warn(`\n!!! SKIPPING the runtime image: ${why} !!!\n`);
-  return why;
-}
-const skip = skipReason();
-
-const buildImage = (out: string): string =>
-  execFileSync('bash', [join(repoRoot, 'scripts', 'build-image.sh'), out], {
-    cwd: repoRoot,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-    timeout: 600_000,
-  }).trim();
+const skip = imageSkipReason('the runtime image', { run: true, tools: XP_CERTS_TOOLS });
 
 /** The Dockerfile's final ENTRYPOINT, USER, WORKDIR and ENV: the daemonless image must match them. */
 function dockerfileFinalStage(): { entrypoint: string[]; user: string; workdir: string; env: string[] } {
@@ -88,7 +62,7 @@ describe('the runtime image, built without a daemon', { skip }, () => {
   let config: ImageConfig;
 
   before(() => {
-    digest = buildImage(image);
+    digest = buildRuntimeImage(image);
     config = imageConfig(image);
   });
 
@@ -96,7 +70,7 @@ describe('the runtime image, built without a daemon', { skip }, () => {
     assert.match(digest, /^sha256:[0-9a-f]{64}$/);
     assert.equal(imageDigest(image), digest, 'crane reads back the digest the build printed');
     const again = join(dir, 'again.tar');
-    assert.equal(buildImage(again), digest);
+    assert.equal(buildRuntimeImage(again), digest);
     assert.equal(execFileSync('cmp', [image, again]).length, 0);
     console.log(`runtime image ${digest}`);
   });
@@ -118,22 +92,7 @@ describe('the runtime image, built without a daemon', { skip }, () => {
   });
 
   test('crank embeds it in the Function package: the runtime image’s layers, then the package’s', () => {
-    execFileSync(
-      toolPath('crank'),
-      [
-        'xpkg',
-        'build',
-        '-f',
-        join(repoRoot, 'package', 'function'),
-        '-e',
-        mkdtempSync(join(tmpdir(), 'fp-noexamples-')),
-        '--embed-runtime-image-tarball',
-        image,
-        '-o',
-        xpkg,
-      ],
-      { stdio: 'pipe' },
-    );
+    buildFunctionPackage(image, xpkg);
     const runtime = imageLayers(image);
     const pkg = imageLayers(xpkg);
     assert.deepEqual(pkg.slice(0, runtime.length), runtime);

@@ -100,6 +100,8 @@ export interface ControlPlaneOptions {
   say?: (line: string) => void;
   /** Leave what started running when the bring-up fails, to look at it (CLUSTER_KEEP_ON_FAILURE=1). */
   keepOnFailure?: boolean;
+  /** A built Function package to install (e.g. with its runtime image embedded) instead of one built here without. */
+  functionPackage?: string;
 }
 
 /** What state.json records, so that `cluster:down` can stop exactly what `cluster` started. */
@@ -360,7 +362,7 @@ export async function startCrossplane(
   return { proc, caSecret, healthPort };
 }
 
-/** Builds the package at `root` with crank (no examples) into the run's `dir`, and pushes it to `ref` (a loopback registry: plain HTTP). */
+/** Builds the package at `root` with crank (no examples) into the run's `dir`, and pushes it to `ref`. */
 export async function buildAndPush(dir: string, root: string, ref: string): Promise<void> {
   const emptyExamples = fileOf(dir, 'no-examples');
   mkdirSync(emptyExamples, { recursive: true });
@@ -368,6 +370,11 @@ export async function buildAndPush(dir: string, root: string, ref: string): Prom
   const xpkg = fileOf(dir, 'xpkg', `${ref.slice(ref.indexOf('/') + 1).replace(/[/:]/g, '_')}.xpkg`);
   const build = await run(toolPath('crank'), ['xpkg', 'build', '-f', root, '-e', emptyExamples, '-o', xpkg]);
   if (build.code !== 0) throw new Error(`crank xpkg build of ${root} failed: ${build.stderr}`);
+  await pushXpkg(xpkg, ref);
+}
+
+/** Pushes a built package to `ref` (a loopback registry: plain HTTP). */
+export async function pushXpkg(xpkg: string, ref: string): Promise<void> {
   let push = { code: 1, stdout: '', stderr: '' };
   // The registry may still be starting.
   for (let i = 0; i < 20 && push.code !== 0; i++) {
@@ -536,11 +543,10 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     const registry = `127.0.0.1:${registryPort}`;
     start('registry', toolPath('registry'), [`-port=${registryPort}`]);
     const pushPackage = (root: string, ref: string) => buildAndPush(dir, root, ref);
-    // The Function package without its runtime image: the External runtime never pulls it.
-    await pushPackage(
-      join(repoRoot, 'package', 'function'),
-      `${registry}/function-platform/${FUNCTION_NAME}:${FUNCTION_VERSION}`,
-    );
+    // The Function package as given (with its runtime image), else built without one: the External runtime never pulls it.
+    const functionRef = `${registry}/function-platform/${FUNCTION_NAME}:${FUNCTION_VERSION}`;
+    if (opts.functionPackage) await pushXpkg(opts.functionPackage, functionRef);
+    else await pushPackage(join(repoRoot, 'package', 'function'), functionRef);
     const configurationRoot = join(repoRoot, 'package', claims ? 'configuration-claims' : 'configuration');
     const configurationName = packageName(configurationRoot);
     await pushPackage(configurationRoot, `${registry}/function-platform/${configurationName}:${FUNCTION_VERSION}`);

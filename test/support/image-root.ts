@@ -1,13 +1,73 @@
-// A container image, unpacked and run the way a container runtime would run
-// it, without one: its filesystem exported by crane (go-containerregistry),
+// The runtime image, built as scripts/build-image.sh and build-packages.sh
+// build it, then unpacked and run the way a container runtime would run it,
+// without one: its filesystem exported by crane (go-containerregistry),
 // its entrypoint started in its own root by unshare (a user namespace that
 // maps the host user to the pod's uid, a mount namespace with the root and
 // the certificates mounted read-only), with only the image's environment.
 // The network namespace is the host's, so a test dials it on loopback.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { toolPath } from './tools.js';
+import { repoRoot } from '../../dev/infra/paths.js';
+import { inCI, toolPath, toolsSkipReason } from './tools.js';
+
+/**
+ * Why `suite` cannot build (and, with `run`, run) the image: a missing tool or
+ * command, or no user namespaces; an error in CI, a loud skip elsewhere.
+ */
+export function imageSkipReason(
+  suite: string,
+  opts: { run?: boolean; tools?: readonly string[] } = {},
+): string | undefined {
+  const tools = toolsSkipReason(
+    suite,
+    ['crank', 'crane', 'xp-image', ...(opts.tools ?? [])],
+    'scripts/install-crossplane.sh',
+  );
+  if (tools) return tools;
+  const missing = ['apt-get', 'dpkg-deb', 'strip', ...(opts.run ? ['unshare'] : [])].filter(
+    (cmd) => execFileSync('sh', ['-c', `command -v ${cmd} || true`], { encoding: 'utf8' }).trim() === '',
+  );
+  const why = missing.length
+    ? `${missing.join(', ')} not installed`
+    : opts.run && !canIsolate()
+      ? 'user namespaces are not allowed here'
+      : undefined;
+  if (why && inCI()) throw new Error(`${suite}: ${why} (CI must run every suite)`);
+  if (why) console.warn(`\n!!! SKIPPING ${suite}: ${why} !!!\n`);
+  return why;
+}
+
+/** Builds the runtime image into `out` with scripts/build-image.sh; its digest. */
+export function buildRuntimeImage(out: string): string {
+  return execFileSync('bash', [join(repoRoot, 'scripts', 'build-image.sh'), out], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 600_000,
+  }).trim();
+}
+
+/** The Function package with `image` embedded, as build-packages.sh builds it, into `out`. */
+export function buildFunctionPackage(image: string, out: string): void {
+  execFileSync(
+    toolPath('crank'),
+    [
+      'xpkg',
+      'build',
+      '-f',
+      join(repoRoot, 'package', 'function'),
+      '-e',
+      mkdtempSync(join(tmpdir(), 'fp-noexamples-')),
+      '--embed-runtime-image-tarball',
+      image,
+      '-o',
+      out,
+    ],
+    { stdio: 'pipe' },
+  );
+}
 
 /** The parts of an image config (docker save's config JSON) a runtime uses. */
 export interface ImageConfig {
