@@ -69,7 +69,8 @@ async function packageRuntime(client: KubeClient, o: Options, certs: Record<stri
       data: certs,
     };
     const have = await client.getObj(secret);
-    if (!have || JSON.stringify(have['data']) !== JSON.stringify(certs)) {
+    // Key by key: the API server returns the keys sorted, not in the order written.
+    if (!have || Object.entries(certs).some(([k, v]) => have['data']?.[k] !== v)) {
       await client.applyObj(secret, { fieldManager: FIELD_MANAGER, force: true });
       say('wrote the server TLS Secret', { revision: name, secret: secretName });
     }
