@@ -91,8 +91,12 @@ describe('the runtime image, built without a daemon', { skip }, () => {
     assert.equal(config.Labels['org.opencontainers.image.source'], 'function-platform');
   });
 
-  test('crank embeds it in the Function package: the runtime image’s layers, then the package’s', () => {
+  test('crank embeds it in the Function package, reproducibly: the runtime image’s layers, then the package’s', () => {
     buildFunctionPackage(image, xpkg);
+    const again = join(dir, 'again.xpkg');
+    buildFunctionPackage(image, again);
+    assert.equal(imageDigest(again), imageDigest(xpkg), 'the package is reproducible too');
+    console.log(`function package ${imageDigest(xpkg)}`);
     const runtime = imageLayers(image);
     const pkg = imageLayers(xpkg);
     assert.deepEqual(pkg.slice(0, runtime.length), runtime);
