@@ -9,7 +9,7 @@
 // renames a printer column, with a Widget that exists and must keep working.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -53,6 +53,7 @@ describe('the packages installed by Crossplane’s package manager', { skip }, (
   });
   after(async () => {
     await cp?.stop();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   test('the Function package in the registry is the complete one: the runtime image’s layers, then its own', () => {

@@ -6,7 +6,7 @@
 // over mutual TLS to a Go client that dials as Crossplane does.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -65,6 +65,8 @@ describe('the runtime image, built without a daemon', { skip }, () => {
     digest = buildRuntimeImage(image);
     config = imageConfig(image);
   });
+  // Two images, two packages and a root: about 600 MB.
+  after(() => rmSync(dir, { recursive: true, force: true }));
 
   test('the same inputs give the same digest: a second build matches byte for byte', () => {
     assert.match(digest, /^sha256:[0-9a-f]{64}$/);
