@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Crossplane packages into .cache/xpkg/:
-#   function-platform.xpkg  the Function (with its runtime image embedded when Docker can build it)
+#   function-platform.xpkg  the Function, its runtime image embedded (scripts/build-image.sh, no daemon)
 #   platform.xpkg           the Configuration: namespaced Widget and Database APIs (Crossplane v2)
 #   platform-claims.xpkg    the Configuration for claims (Crossplane v1 and legacy XRDs), when present
-# The runtime image needs a Docker engine; everything else runs anywhere.
+# FUNCTION_PLATFORM_IMAGE_BUILDER=docker builds the runtime image from the
+# Dockerfile instead, where a Docker engine runs; the result is equivalent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-crossplane.sh >/dev/null
@@ -21,14 +22,13 @@ for root in configuration configuration-claims; do
   echo "built $out/$name.xpkg"
 done
 
-runtime=()
-if docker info >/dev/null 2>&1; then
+runtime="$out/runtime.tar"
+if [[ "${FUNCTION_PLATFORM_IMAGE_BUILDER:-}" == docker ]]; then
   docker build -t function-platform-runtime:dev .
-  docker save function-platform-runtime:dev -o "$out/runtime.tar"
-  runtime=(--embed-runtime-image-tarball "$out/runtime.tar")
+  docker save function-platform-runtime:dev -o "$runtime"
 else
-  echo "NOTE: no Docker engine here: the Function package is built without its runtime image." >&2
-  echo "      On a machine with Docker, run this script again to embed it." >&2
+  digest="$(bash scripts/build-image.sh "$runtime")"
+  echo "built $runtime (runtime image $digest)"
 fi
-"$crank" xpkg build -f package/function -e "$noexamples" "${runtime[@]}" -o "$out/function-platform.xpkg"
+"$crank" xpkg build -f package/function -e "$noexamples" --embed-runtime-image-tarball "$runtime" -o "$out/function-platform.xpkg"
 echo "built $out/function-platform.xpkg"

@@ -7,6 +7,7 @@
 #   crane        go-containerregistry's image tool
 #   xp-certs     ours: certificates made with the templates of Crossplane's initializer
 #   xp-fnclient  ours: RunFunction dialled the way Crossplane's function runner dials
+#   xp-image     ours: the runtime image assembled from layer tarballs (go-containerregistry)
 #
 # Why v2.2.1? Its crank renders functions in-process (no Docker, no core
 # binary); the newer crossplane/cli module is not available to us, and core
@@ -27,7 +28,7 @@ VERSION="$(sed -n "s|^[[:space:]]*$MODULE ||p" "$ROOT/scripts/go/crossplane/go.m
 [[ -n "$VERSION" ]] || die "scripts/go/crossplane/go.mod names no $MODULE version"
 CR="github.com/google/go-containerregistry/cmd"
 build_go_family crossplane \
-  "crank=$MODULE/cmd/crank crossplane=$MODULE/cmd/crossplane registry=$CR/registry crane=$CR/crane xp-certs=./cmd/xp-certs xp-fnclient=./cmd/xp-fnclient" \
+  "crank=$MODULE/cmd/crank crossplane=$MODULE/cmd/crossplane registry=$CR/registry crane=$CR/crane xp-certs=./cmd/xp-certs xp-fnclient=./cmd/xp-fnclient xp-image=./cmd/xp-image" \
   "-s -w -X $MODULE/internal/version.version=$VERSION"
 expect_version crank "Client Version: $VERSION" version --client
 expect_version crossplane "$VERSION" --version

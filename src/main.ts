@@ -1,18 +1,45 @@
 #!/usr/bin/env node
 // The function's entry point, as Crossplane runs it:
 //   node dist/src/main.js [--address 0.0.0.0:9443] [--insecure] [--tls-server-certs-dir /tls/server] [--debug]
+//                         [--metrics-address :8080]
+// Crossplane passes none of these (a DeploymentRuntimeConfig can add them);
+// the SDK parses all but --metrics-address, which is ours.
 import { helpText, parseArgs } from '@crossplane-org/function-sdk-typescript';
 import { pino } from 'pino';
 import { AwsFactsSource } from './aws/facts.js';
 import { fileClock, setClock } from './clock.js';
+import { Metrics, serveMetrics } from './metrics.js';
 import { FunctionServer } from './server.js';
 
 const GRACE_MS = 10_000;
 
+/**
+ * --metrics-address A or --metrics-address=A taken out of argv, so the SDK's
+ * parser (which refuses flags it does not know) sees the rest. Off by default:
+ * the endpoint is plain HTTP without authentication, and a fixed port would
+ * clash where several functions run on one host (the External runtime).
+ */
+function takeMetricsAddress(argv: string[]): { address: string | undefined; rest: string[] } {
+  const rest: string[] = [];
+  let address: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--metrics-address') {
+      address = argv[++i];
+      if (address === undefined || address.startsWith('--')) throw new Error('--metrics-address needs host:port');
+    } else if (a.startsWith('--metrics-address=')) address = a.slice('--metrics-address='.length);
+    else rest.push(a);
+  }
+  return { address, rest };
+}
+
 function main(): void {
   let args: ReturnType<typeof parseArgs>;
+  let metricsAddress: string | undefined;
   try {
-    args = parseArgs(process.argv.slice(2));
+    const taken = takeMetricsAddress(process.argv.slice(2));
+    metricsAddress = taken.address;
+    args = parseArgs(taken.rest);
   } catch (err) {
     process.stderr.write(
       `function-platform: ${err instanceof Error ? err.message : String(err)}\nTry --help for the flags.\n`,
@@ -20,7 +47,9 @@ function main(): void {
     process.exit(2);
   }
   if (args.help) {
-    process.stdout.write(`${helpText('function-platform')}\n`);
+    process.stdout.write(
+      `${helpText('function-platform')}\n  --metrics-address=HOST:PORT  serve Prometheus metrics at /metrics (default: off)\n`,
+    );
     process.exit(0);
   }
   const log = pino({
@@ -36,7 +65,21 @@ function main(): void {
     setClock(fileClock(clockFile));
     log.warn({ clockFile }, 'the time of every call is read from FUNCTION_PLATFORM_CLOCK_FILE (a test setting)');
   }
-  const server = new FunctionServer(log, new AwsFactsSource(timeoutMs ? { timeoutMs } : {}));
+  const metrics = metricsAddress !== undefined ? new Metrics() : undefined;
+  const server = new FunctionServer(
+    log,
+    new AwsFactsSource({ ...(timeoutMs ? { timeoutMs } : {}), ...(metrics ? { metrics } : {}) }),
+    metrics,
+  );
+  if (metrics && metricsAddress !== undefined) {
+    serveMetrics(metrics, metricsAddress).then(
+      ({ port }) => log.info({ metricsAddress, metricsPort: port }, `metrics on port ${port} at /metrics`),
+      (err: Error) => {
+        log.error({ error: err.message }, 'cannot serve metrics');
+        process.exit(1);
+      },
+    );
+  }
   const opts = {
     address: args.address,
     insecure: args.insecure ?? false,

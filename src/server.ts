@@ -10,10 +10,13 @@ import {
   Severity,
   Target,
 } from '@crossplane-org/function-sdk-typescript';
+import { hostPort } from './address.js';
 import { AwsFactsSource } from './aws/facts.js';
+import { blueprintFor } from './blueprints/dispatch.js';
 import { EventMemory } from './events.js';
 import type { Log } from './function.js';
 import { runFunctionLive } from './live.js';
+import { type Metrics, reasonLabel } from './metrics.js';
 import { judgeClient, nameOf, readServerTls } from './tls.js';
 import { decodeRunFunctionRequest, encodeRunFunctionResponse } from './wire.js';
 
@@ -68,7 +71,34 @@ function encodeResponse(rsp: RunFunctionResponse): Buffer {
   return encodeRunFunctionResponse(tooLarge);
 }
 
-function newGrpcServer(log: Log, aws: AwsFactsSource): grpc.Server {
+const SEVERITY_LABEL: Record<number, string> = {
+  [Severity.SEVERITY_FATAL]: 'fatal',
+  [Severity.SEVERITY_WARNING]: 'warning',
+  [Severity.SEVERITY_NORMAL]: 'normal',
+};
+
+/** Counts one answered call: its blueprint (by the request's kind and input, as dispatch chooses), its most severe result, its Fatal reasons. */
+function countCall(metrics: Metrics, req: RunFunctionRequest, rsp: RunFunctionResponse, seconds: number): void {
+  let blueprint = 'none';
+  try {
+    const kind: unknown = req.observed?.composite?.resource?.['kind'];
+    blueprint = blueprintFor(typeof kind === 'string' ? kind : '', req.input).name;
+  } catch {
+    // No blueprint serves it: the call was answered with a Fatal result, counted under "none".
+  }
+  let worst = 'none';
+  for (const r of rsp.results) {
+    if (r.severity === Severity.SEVERITY_FATAL) {
+      worst = 'fatal';
+      metrics.fatals.inc([reasonLabel(r.reason ?? '')]);
+    } else if (worst !== 'fatal' && (r.severity === Severity.SEVERITY_WARNING || worst === 'none'))
+      worst = SEVERITY_LABEL[r.severity] ?? worst;
+  }
+  metrics.calls.inc([blueprint, worst]);
+  metrics.duration.observe([blueprint], seconds);
+}
+
+function newGrpcServer(log: Log, aws: AwsFactsSource, metrics: Metrics | undefined): grpc.Server {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': MAX_REQUEST_BYTES,
     'grpc.max_send_message_length': MAX_REQUEST_BYTES,
@@ -94,20 +124,18 @@ function newGrpcServer(log: Log, aws: AwsFactsSource): grpc.Server {
       // Whatever the request carries there: only a string names a composite.
       const raw: unknown = call.request.observed?.composite?.resource?.['metadata']?.['uid'];
       const uid = typeof raw === 'string' ? raw : undefined;
-      void runFunctionLive(call.request, aws, log).then((rsp) => callback(null, events.filter(uid, rsp)));
+      if (!metrics) {
+        void runFunctionLive(call.request, aws, log).then((rsp) => callback(null, events.filter(uid, rsp)));
+        return;
+      }
+      const start = performance.now();
+      void runFunctionLive(call.request, aws, log).then((rsp) => {
+        countCall(metrics, call.request, rsp, (performance.now() - start) / 1000);
+        callback(null, events.filter(uid, rsp));
+      });
     },
   });
   return server;
-}
-
-/** host and port of an --address such as 0.0.0.0:9443, [::]:9443 or :9443 (every interface). */
-function hostPort(address: string): { host: string | undefined; port: number } {
-  const at = address.lastIndexOf(':');
-  const port = Number(address.slice(at + 1));
-  if (at < 0 || !Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`--address ${address} is not host:port`);
-  const host = address.slice(0, at).replace(/^\[(.*)\]$/, '$1');
-  return { host: host === '' ? undefined : host, port };
 }
 
 /**
@@ -124,8 +152,9 @@ export class FunctionServer {
   constructor(
     private readonly log: Log,
     aws = new AwsFactsSource(),
+    metrics?: Metrics,
   ) {
-    this.grpc = newGrpcServer(log, aws);
+    this.grpc = newGrpcServer(log, aws, metrics);
   }
 
   /** Binds and resolves with the port actually bound (useful with port 0). */

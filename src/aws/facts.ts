@@ -7,6 +7,7 @@
 import type { RDSClient } from '@aws-sdk/client-rds';
 import { LRUCache } from 'lru-cache';
 import { type AwsAnswer, type AwsQuestion, earliestRestorable } from '../facts.js';
+import type { Metrics } from '../metrics.js';
 import { type AwsCredentials, scrub } from './credentials.js';
 
 /** What the function asks AWS about one Database: the blueprint's question, with the step's credentials. */
@@ -24,6 +25,8 @@ export interface AwsFactsOptions {
   ttlMs?: number;
   /** Composites (and client sets) remembered at most. */
   maxEntries?: number;
+  /** Where AWS calls and cache lookups are counted (--metrics-address). */
+  metrics?: Metrics;
 }
 
 interface Clients {
@@ -60,11 +63,13 @@ export class AwsFactsSource {
   /** Answers per composite for a bounded time, with concurrent asks sharing one request (lru-cache's fetch). */
   private readonly facts: LRUCache<string, AwsFacts, AwsQuery>;
   private readonly clients: LRUCache<string, Clients>;
+  private readonly metrics: Metrics | undefined;
   /** AWS calls actually made, for tests and the benchmark. */
   calls = 0;
 
   constructor(opts: AwsFactsOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 2000;
+    this.metrics = opts.metrics;
     this.facts = new LRUCache<string, AwsFacts, AwsQuery>({
       max: opts.maxEntries ?? 1000,
       ttl: opts.ttlMs ?? 30_000,
@@ -76,9 +81,14 @@ export class AwsFactsSource {
   /** Facts for a composite: cached, or shared with a request already under way. */
   async gather(q: AwsQuery): Promise<AwsFacts> {
     const key = `${q.cacheKey}|${q.beforeCreation ? 'create' : 'observe'}`;
-    const facts = (await this.facts.fetch(key, { context: q }))!;
+    const status: LRUCache.Status<string, AwsFacts, AwsQuery> = {};
+    const facts = (await this.facts.fetch(key, { context: q, status }))!;
+    if (this.metrics) this.metrics.cache.inc([status.fetch ?? 'miss']);
     // A failed read is not remembered: the next reconcile tries again.
-    if (facts.warnings.length > 0 && this.facts.peek(key) === facts) this.facts.delete(key);
+    if (facts.warnings.length > 0 && this.facts.peek(key) === facts) {
+      this.facts.delete(key);
+      this.metrics?.cacheFailures.inc();
+    }
     return facts;
   }
 
@@ -117,7 +127,9 @@ export class AwsFactsSource {
       this.calls++;
       try {
         await call();
+        this.metrics?.awsCalls.inc([what, 'ok']);
       } catch (err) {
+        this.metrics?.awsCalls.inc([what, 'error']);
         facts.warnings.push(`AWS ${what} failed: ${errorText(err, q.credentials)}`);
       }
     };

@@ -14,7 +14,7 @@
 // the function runner over mutual TLS). What is not: kwok fakes nodes and pods
 // (nothing runs in them), and stand-ins.ts names what it plays.
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -30,11 +30,30 @@ import {
   tail,
   waitFor,
 } from '../../dev/infra/processes.js';
+import { providerDependencies, writeStandInProvider } from './stand-in-packages.js';
 import { toolPath, toolsSkipReason } from './tools.js';
 
 export const CROSSPLANE_NAMESPACE = 'crossplane-system';
 export const FUNCTION_NAME = 'function-platform';
 export const FUNCTION_VERSION = 'v0.1.0';
+/** Where the project publishes its packages, and where the providers it depends on live. */
+export const PUBLISHED_PREFIX = 'xpkg.crossplane.io/function-platform/';
+const PROVIDERS_PREFIX = 'xpkg.crossplane.io/crossplane-contrib/';
+
+/** An ImageConfig that rewrites images under `prefix` to `rewrite` (Crossplane v2.2's spec.rewriteImage). */
+export function imageConfig(name: string, prefix: string, rewrite: string): Json {
+  return {
+    apiVersion: 'pkg.crossplane.io/v1beta1',
+    kind: 'ImageConfig',
+    metadata: { name },
+    spec: { matchImages: [{ type: 'Prefix', prefix }], rewriteImage: { prefix: rewrite } },
+  };
+}
+
+/** metadata.name of a package's crossplane.yaml. */
+function packageName(root: string): string {
+  return String(yamlDocs(join(root, 'crossplane.yaml'))[0]?.['metadata']?.['name']);
+}
 
 /** What each mode needs from .cache/bin. */
 const TOOLS = [
@@ -81,6 +100,8 @@ export interface ControlPlaneOptions {
   say?: (line: string) => void;
   /** Leave what started running when the bring-up fails, to look at it (CLUSTER_KEEP_ON_FAILURE=1). */
   keepOnFailure?: boolean;
+  /** A built Function package to install (e.g. with its runtime image embedded) instead of one built here without. */
+  functionPackage?: string;
 }
 
 /** What state.json records, so that `cluster:down` can stop exactly what `cluster` started. */
@@ -101,6 +122,8 @@ export interface ControlPlane {
   api: ApiServer;
   /** host:port of the local registry. */
   registry: string;
+  /** The name of the Configuration installed (platform, or platform-claims in claims mode). */
+  configuration: string;
   functionPort: number;
   timings: Record<string, number>;
   /** Runs the machine's kubectl against this control plane (its cache kept in the run's dir). */
@@ -339,6 +362,28 @@ export async function startCrossplane(
   return { proc, caSecret, healthPort };
 }
 
+/** Builds the package at `root` with crank (no examples) into the run's `dir`, and pushes it to `ref`. */
+export async function buildAndPush(dir: string, root: string, ref: string): Promise<void> {
+  const emptyExamples = fileOf(dir, 'no-examples');
+  mkdirSync(emptyExamples, { recursive: true });
+  mkdirSync(fileOf(dir, 'xpkg'), { recursive: true });
+  const xpkg = fileOf(dir, 'xpkg', `${ref.slice(ref.indexOf('/') + 1).replace(/[/:]/g, '_')}.xpkg`);
+  const build = await run(toolPath('crank'), ['xpkg', 'build', '-f', root, '-e', emptyExamples, '-o', xpkg]);
+  if (build.code !== 0) throw new Error(`crank xpkg build of ${root} failed: ${build.stderr}`);
+  await pushXpkg(xpkg, ref);
+}
+
+/** Pushes a built package to `ref` (a loopback registry: plain HTTP). */
+export async function pushXpkg(xpkg: string, ref: string): Promise<void> {
+  let push = { code: 1, stdout: '', stderr: '' };
+  // The registry may still be starting.
+  for (let i = 0; i < 20 && push.code !== 0; i++) {
+    push = await run(toolPath('crank'), ['xpkg', 'push', '-f', xpkg, ref]);
+    if (push.code !== 0) await sleep(100);
+  }
+  if (push.code !== 0) throw new Error(`crank xpkg push ${ref} failed: ${push.stderr}`);
+}
+
 /** Waits until Crossplane's readiness endpoint answers. */
 export async function crossplaneReady(xp: CrossplaneCore, timeoutMs = 60_000): Promise<void> {
   await waitFor(
@@ -492,32 +537,24 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     };
     await startFn(false);
 
-    // 6. The registry, and the function's package in it.
+    // 6. The registry, and the packages in it: the Function, the Configuration
+    // and stand-in packages of the providers it depends on (stand-in-packages.ts).
     const registryPort = await freePort();
     const registry = `127.0.0.1:${registryPort}`;
     start('registry', toolPath('registry'), [`-port=${registryPort}`]);
-    const xpkg = fileOf(dir, 'function-platform.xpkg');
-    const emptyExamples = fileOf(dir, 'no-examples');
-    mkdirSync(emptyExamples, { recursive: true });
-    const build = await run(toolPath('crank'), [
-      'xpkg',
-      'build',
-      '-f',
-      join(repoRoot, 'package', 'function'),
-      '-e',
-      emptyExamples,
-      '-o',
-      xpkg,
-    ]);
-    if (build.code !== 0) throw new Error(`crank xpkg build failed: ${build.stderr}`);
-    const ref = `${registry}/function-platform/function-platform:${FUNCTION_VERSION}`;
-    let push = { code: 1, stdout: '', stderr: '' };
-    for (let i = 0; i < 20 && push.code !== 0; i++) {
-      push = await run(toolPath('crank'), ['xpkg', 'push', '-f', xpkg, ref]);
-      if (push.code !== 0) await sleep(100);
+    const pushPackage = (root: string, ref: string) => buildAndPush(dir, root, ref);
+    // The Function package as given (with its runtime image), else built without one: the External runtime never pulls it.
+    const functionRef = `${registry}/function-platform/${FUNCTION_NAME}:${FUNCTION_VERSION}`;
+    if (opts.functionPackage) await pushXpkg(opts.functionPackage, functionRef);
+    else await pushPackage(join(repoRoot, 'package', 'function'), functionRef);
+    const configurationRoot = join(repoRoot, 'package', claims ? 'configuration-claims' : 'configuration');
+    const configurationName = packageName(configurationRoot);
+    await pushPackage(configurationRoot, `${registry}/function-platform/${configurationName}:${FUNCTION_VERSION}`);
+    for (const dep of providerDependencies(configurationRoot)) {
+      const root = writeStandInProvider(dep, fileOf(dir, 'stand-in-packages'), PROVIDER_KUBERNETES_CRDS);
+      await pushPackage(root, `${registry}/stand-ins/${dep.source.slice(dep.source.indexOf('/') + 1)}:${dep.version}`);
     }
-    if (push.code !== 0) throw new Error(`crank xpkg push failed: ${push.stderr}`);
-    lap('function started, package pushed');
+    lap('function started, packages pushed');
 
     // 7. The stand-ins: the external package runtime and the volume provisioner.
     const standIns = start('stand-ins', process.execPath, [
@@ -529,33 +566,51 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     await crossplaneReady(xp);
     lap('crossplane core ready');
 
-    // 8. The Function, installed by Crossplane's package manager.
-    await applyManifest(client, {
-      apiVersion: 'pkg.crossplane.io/v1',
-      kind: 'Function',
-      metadata: { name: FUNCTION_NAME },
-      spec: { package: ref },
-    });
-    const fnRef = { apiVersion: 'pkg.crossplane.io/v1', kind: 'Function', metadata: { name: FUNCTION_NAME } };
-    await waitCondition(client, fnRef, 'Healthy', 60_000).catch((e: Error) => {
-      throw new Error(`${e.message}\nstand-ins:\n${tail(standIns.log, 20)}\ncrossplane:\n${tail(crossplane.log, 30)}`);
-    });
+    // 8. The packages, installed as a platform team installs them: ImageConfigs
+    // send the published prefixes to the local registry, then `crossplane xpkg
+    // install` the Function and the Configuration, whose provider dependencies
+    // Crossplane's package manager resolves and installs (the stand-ins).
+    for (const [name, from, to] of [
+      ['function-platform', PUBLISHED_PREFIX, `${registry}/function-platform/`],
+      ['stand-in-providers', PROVIDERS_PREFIX, `${registry}/stand-ins/crossplane-contrib/`],
+    ])
+      await applyManifest(client, imageConfig(name!, from!, to!));
+    const crankEnv = { ...process.env, KUBECONFIG: kubeconfig };
+    const install = async (kind: string, ref: string, name: string, condition: string) => {
+      const r = await run(toolPath('crank'), ['xpkg', 'install', kind, ref, name], { env: crankEnv });
+      appendFileSync(
+        fileOf(logs, 'xpkg-install.log'),
+        `$ crossplane xpkg install ${kind} ${ref} ${name}\n${r.stdout}${r.stderr}`,
+      );
+      if (r.code !== 0) throw new Error(`crossplane xpkg install ${kind} ${ref} failed: ${r.stderr}`);
+      const kindName = kind[0]!.toUpperCase() + kind.slice(1);
+      await waitCondition(
+        client,
+        { apiVersion: 'pkg.crossplane.io/v1', kind: kindName, metadata: { name } },
+        condition,
+        120_000,
+      ).catch((e: Error) => {
+        throw new Error(
+          `${e.message}\nstand-ins:\n${tail(standIns.log, 20)}\ncrossplane:\n${tail(crossplane.log, 30)}`,
+        );
+      });
+    };
+    await install('function', `${PUBLISHED_PREFIX}${FUNCTION_NAME}:${FUNCTION_VERSION}`, FUNCTION_NAME, 'Healthy');
     lap('Function installed and healthy');
+    await install(
+      'configuration',
+      `${PUBLISHED_PREFIX}${configurationName}:${FUNCTION_VERSION}`,
+      configurationName,
+      'Healthy',
+    );
+    lap('Configuration and its dependencies installed');
 
-    // 9. RBAC for what Crossplane composes beyond its own role, and the APIs.
+    // 9. RBAC for what Crossplane composes beyond its own role (a Configuration cannot carry it); the XRDs established.
     for (const doc of yamlDocs(join(repoRoot, 'package', 'rbac', 'aggregate-to-crossplane.yaml')))
       await applyManifest(client, doc);
-    // One or the other: both define the user-facing kinds (Widget, Database) in example.com.
-    const configurations = [join(repoRoot, 'package', claims ? 'configuration-claims' : 'configuration')];
-    const xrds: Json[] = [];
-    for (const pkg of configurations) {
-      for (const file of yamlFilesUnder(join(pkg, 'apis'))) {
-        for (const doc of yamlDocs(file)) {
-          await applyManifest(client, doc);
-          if (doc['kind'] === 'CompositeResourceDefinition') xrds.push(doc);
-        }
-      }
-    }
+    const xrds = yamlFilesUnder(join(configurationRoot, 'apis'))
+      .flatMap(yamlDocs)
+      .filter((doc) => doc['kind'] === 'CompositeResourceDefinition');
     for (const xrd of xrds) {
       const ref = { apiVersion: xrd['apiVersion'], kind: xrd['kind'], metadata: { name: xrd['metadata']['name'] } };
       await waitCondition(client, ref, 'Established', 60_000);
@@ -563,23 +618,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     }
     lap('XRDs established');
 
-    // 10. Claims mode: provider-kubernetes out of cluster, with its CRDs and a ProviderConfig.
+    // 10. Claims mode: provider-kubernetes out of cluster, with a ProviderConfig.
     if (claims) {
-      for (const file of yamlFilesUnder(PROVIDER_KUBERNETES_CRDS)) {
-        for (const doc of yamlDocs(file)) {
-          // As Crossplane's package manager fills it in (revision establisher): the provider's
-          // Service in crossplane-system, with Crossplane's CA. Objects are only ever written in
-          // their storage version, so nothing calls it.
-          const webhook = doc['spec']?.['conversion']?.['webhook'];
-          if (webhook) {
-            webhook['clientConfig'] = {
-              service: { name: 'provider-kubernetes', namespace: CROSSPLANE_NAMESPACE, path: '/convert', port: 9443 },
-              caBundle: caSecret['tls.crt']!.toString('base64'),
-            };
-          }
-          await applyManifest(client, doc);
-        }
-      }
+      // Its CRDs came with its stand-in package (step 8).
       for (const name of ['objects.kubernetes.crossplane.io', 'providerconfigs.kubernetes.crossplane.io'])
         await client.waitEstablished(name);
       await applyManifest(client, {
@@ -635,6 +676,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       client,
       api,
       registry,
+      configuration: configurationName,
       functionPort,
       timings,
       kubectl: async (args, o = {}) => {

@@ -21,6 +21,8 @@ export interface StartOptions {
   startTimeoutMs?: number;
   /** Entry point; defaults to dist/main.js, the file Crossplane-style images run. */
   entry?: string;
+  /** The program and its first arguments instead of `node ENTRY` (e.g. an image's entrypoint in its own root). */
+  command?: readonly string[];
 }
 
 export interface FunctionProcess {
@@ -55,15 +57,22 @@ function listeningPort(line: string): number | undefined {
  */
 export function startFunction(opts: StartOptions = {}): Promise<FunctionProcess> {
   const entry = opts.entry ?? join(repoRoot, 'dist', 'main.js');
-  if (!existsSync(entry)) {
+  if (!opts.command && !existsSync(entry)) {
     return Promise.reject(
       new Error(`${entry} does not exist: build first (npx tsc -p . && node scripts/link-main.mjs)`),
     );
   }
   const address = opts.address ?? '127.0.0.1:0';
-  const args = [entry, '--address', address, ...((opts.insecure ?? true) ? ['--insecure'] : []), ...(opts.args ?? [])];
   // process.execPath: the Node the tests run under (24), not whatever `node` is on PATH.
-  const child = spawn(process.execPath, args, {
+  const [program, ...first] = opts.command ?? [process.execPath, entry];
+  const args = [
+    ...first,
+    '--address',
+    address,
+    ...((opts.insecure ?? true) ? ['--insecure'] : []),
+    ...(opts.args ?? []),
+  ];
+  const child = spawn(program!, args, {
     cwd: repoRoot,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],

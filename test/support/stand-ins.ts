@@ -6,6 +6,10 @@
 //   for each active FunctionRevision it writes the function's server TLS
 //   Secret (the name the revision asks for), the endpoint Crossplane dials,
 //   and RuntimeHealthy=True, as the Deployment runtime would after rolling out.
+//   For each active ProviderRevision (the stand-in provider packages of
+//   stand-in-packages.ts) it writes the TLS Secret whose certificate the
+//   package manager puts into conversion webhooks (never called: objects are
+//   written in their storage version) and RuntimeHealthy=True; nothing runs.
 // - Volume provisioner (stand-in for a CSI driver): binds every Pending
 //   PersistentVolumeClaim of a StorageClass it serves to a PersistentVolume
 //   it creates, with the capacity asked for.
@@ -42,10 +46,15 @@ function options(argv: string[]): Options {
   };
 }
 
-/** The external package runtime: one pass over the FunctionRevisions. */
+/** The external package runtime: one pass over the FunctionRevisions and ProviderRevisions. */
 async function packageRuntime(client: KubeClient, o: Options, certs: Record<string, string>): Promise<void> {
-  for (const rev of await client.listObjs('pkg.crossplane.io/v1', 'FunctionRevision')) {
+  const revisions = [
+    ...(await client.listObjs('pkg.crossplane.io/v1', 'FunctionRevision')).map((rev) => ({ rev, isFunction: true })),
+    ...(await client.listObjs('pkg.crossplane.io/v1', 'ProviderRevision')).map((rev) => ({ rev, isFunction: false })),
+  ];
+  for (const { rev, isFunction } of revisions) {
     if (rev['spec']?.['desiredState'] !== 'Active') continue;
+    const endpoint = isFunction ? o.functionEndpoint : undefined;
     const name = String(rev['metadata']['name']);
     // The name Crossplane's own runtime gives it (GetTLSServerSecretName: the package's name + "-tls-server").
     const pkg = rev['metadata']?.['labels']?.['pkg.crossplane.io/package'] as string | undefined;
@@ -60,15 +69,16 @@ async function packageRuntime(client: KubeClient, o: Options, certs: Record<stri
       data: certs,
     };
     const have = await client.getObj(secret);
-    if (!have || JSON.stringify(have['data']) !== JSON.stringify(certs)) {
+    // Key by key: the API server returns the keys sorted, not in the order written.
+    if (!have || Object.entries(certs).some(([k, v]) => have['data']?.[k] !== v)) {
       await client.applyObj(secret, { fieldManager: FIELD_MANAGER, force: true });
-      say('wrote the function server TLS Secret', { revision: name, secret: secretName });
+      say('wrote the server TLS Secret', { revision: name, secret: secretName });
     }
     const status = rev['status'] ?? {};
     const conditions: Json[] = status['conditions'] ?? [];
     const healthy = conditions.find((c) => c['type'] === 'RuntimeHealthy');
     if (
-      status['endpoint'] === o.functionEndpoint &&
+      status['endpoint'] === endpoint &&
       status['tlsServerSecretName'] === secretName &&
       healthy?.['status'] === 'True'
     )
@@ -77,7 +87,9 @@ async function packageRuntime(client: KubeClient, o: Options, certs: Record<stri
       type: 'RuntimeHealthy',
       status: 'True',
       reason: 'HealthyPackageRuntime',
-      message: 'stand-in external runtime: the function runs as a local process',
+      message: isFunction
+        ? 'stand-in external runtime: the function runs as a local process'
+        : 'stand-in external runtime: a stand-in provider package, nothing runs it',
       lastTransitionTime: new Date().toISOString(),
     };
     try {
@@ -87,13 +99,13 @@ async function packageRuntime(client: KubeClient, o: Options, certs: Record<stri
           ...rev,
           status: {
             ...status,
-            endpoint: o.functionEndpoint,
+            ...(endpoint ? { endpoint } : {}),
             tlsServerSecretName: secretName,
             conditions: [...conditions.filter((c) => c['type'] !== 'RuntimeHealthy'), runtimeHealthy],
           },
         },
       });
-      say('set the revision endpoint and RuntimeHealthy', { revision: name, endpoint: o.functionEndpoint });
+      say('set the revision endpoint and RuntimeHealthy', { revision: name, endpoint });
     } catch (e) {
       // Crossplane wrote the revision meanwhile: the next pass reads it again.
       if (!(e instanceof ApiError && e.code === 409)) throw e;
