@@ -282,7 +282,8 @@ describe('AWS facts against moto', { skip }, () => {
       ),
     );
     assert.equal(fatal(copy), undefined, fatal(copy));
-    const copyFp = ((copy.desired?.resources['rds-instance']?.resource as Obj)['spec'] as Obj)['forProvider'] as Obj;
+    const copyInstance = copy.desired?.resources['rds-instance']?.resource as Obj;
+    const copyFp = (copyInstance['spec'] as Obj)['forProvider'] as Obj;
     const fromSnapshot = await clients.rds.send(
       new RestoreDBInstanceFromDBSnapshotCommand({
         DBSnapshotIdentifier: String(copyFp['snapshotIdentifier']),
