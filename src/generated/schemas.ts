@@ -529,6 +529,10 @@ export const databaseStatusSchema = {
           "type": "string",
           "description": "The DatabaseRestore."
         },
+        "uid": {
+          "type": "string",
+          "description": "The DatabaseRestore's uid (another of the same name is another restore)."
+        },
         "phase": {
           "type": "string",
           "description": "Pending, Restoring, Switched or Failed."
@@ -564,6 +568,10 @@ export const databaseStatusSchema = {
           "name": {
             "type": "string",
             "description": "The DatabaseRestore."
+          },
+          "uid": {
+            "type": "string",
+            "description": "The DatabaseRestore's uid."
           },
           "instance": {
             "type": "string",
@@ -804,6 +812,8 @@ export type DatabaseStatus = {
   "restore"?: {
     /** The DatabaseRestore. */
     "name"?: string;
+    /** The DatabaseRestore's uid (another of the same name is another restore). */
+    "uid"?: string;
     /** Pending, Restoring, Switched or Failed. */
     "phase"?: string;
     /** The instance that holds the restored data. */
@@ -821,6 +831,8 @@ export type DatabaseStatus = {
   "restores"?: Array<{
     /** The DatabaseRestore. */
     "name"?: string;
+    /** The DatabaseRestore's uid. */
+    "uid"?: string;
     /** The instance it restored into. */
     "instance"?: string;
     /** The instance the Database used before. */

@@ -18,11 +18,11 @@ import { applyDesired, healthyStatus } from '../support/observed-state.js';
 const backup = (name: string, database: string, status: Obj = {}) =>
   completedBackup(name, database, { sizeBytes: 1_234_567_890, ...status });
 
-function restoreRequest(name: string, spec: Obj, created = '2026-12-02T09:00:00Z'): Obj {
+function restoreRequest(name: string, spec: Obj, created = '2026-12-02T09:00:00Z', uid = `uid-${name}`): Obj {
   return {
     apiVersion: 'example.com/v1',
     kind: 'DatabaseRestore',
-    metadata: { name, namespace: NAMESPACE, creationTimestamp: created },
+    metadata: { name, namespace: NAMESPACE, creationTimestamp: created, uid },
     spec: { databaseRef: { name: 'orders' }, ...spec },
   };
 }
@@ -75,11 +75,24 @@ class World {
             ? { active: 1 }
             : { conditions: [{ type: this.jobs === 'complete' ? 'Complete' : 'Failed', status: 'True' }] };
       else obj['status'] = healthyStatus(obj);
+      // The API server's creation time (an RDS instance's restorable window starts no earlier).
+      const meta = obj['metadata'] as Obj;
+      meta['creationTimestamp'] =
+        str(before, 'metadata', 'creationTimestamp') ?? new Date(Date.now() - 86_400_000).toISOString();
+      // The Barman Cloud plugin reports how far back the archive of each cluster reaches.
+      if (kindOf(obj) === 'ObjectStore')
+        obj['status'] = {
+          serverRecoveryWindow: {
+            'orders-db': { firstRecoverabilityPoint: new Date(Date.now() - 86_400_000).toISOString() },
+          },
+        };
       // Each RDS instance has its own address, as AWS gives.
       const identifier = str(obj, 'spec', 'forProvider', 'identifier');
       if (kindOf(obj) === 'Instance' && identifier)
-        ((obj['status'] as Obj)['atProvider'] as Obj)['address'] =
-          `${identifier}.c9akciq32.eu-west-1.rds.amazonaws.com`;
+        Object.assign((obj['status'] as Obj)['atProvider'] as Obj, {
+          address: `${identifier}.c9akciq32.eu-west-1.rds.amazonaws.com`,
+          latestRestorableTime: new Date(Date.now() - 300_000).toISOString(),
+        });
       return true;
     });
     const status = (rsp.desired?.composite?.resource as Obj | undefined)?.['status'] as Obj | undefined;
@@ -172,6 +185,39 @@ describe('a DatabaseRestore of a Database in a StatefulSet', () => {
     assert.equal(status['phase'], 'Ready');
     const switched = w.history.flatMap((r) => r.results).filter((r) => r.reason === 'RestoreSwitched');
     assert.equal(switched.length, 1, 'one event for the switch');
+  });
+
+  test('a status write lost after the switch does not run the restore again; a new request of the same name does', () => {
+    const w = servingDatabase();
+    w.pool.push(restoreRequest('undo', { fromBackup: { name: 'orders-db-202612020300' } }));
+    for (let i = 0; i < 3; i++) w.step();
+    assert.equal(w.selected(), 'server-r1');
+    // Crossplane applied the switch, then failed to write the status: the restore is remembered by r1 itself.
+    const before = structuredClone(w.history[w.history.length - 2]!.desired?.composite?.resource as Obj)[
+      'status'
+    ] as Obj;
+    w.xr = { ...w.xr, status: before };
+    for (let i = 0; i < 4; i++) w.step();
+    assert.equal(w.observed.has('statefulset-r2'), false, 'not built again');
+    assert.equal(w.selected(), 'server-r1');
+    assert.deepEqual(
+      (w.status()['restores'] as Obj[]).map((r) => r['name']),
+      ['undo'],
+    );
+    // Deleted and made again under the same name: another restore (another uid).
+    w.pool = w.pool.filter((o) => o['kind'] !== 'DatabaseRestore');
+    w.pool.push(
+      restoreRequest('undo', { fromBackup: { name: 'orders-db-202612020300' } }, '2026-12-02T09:30:00Z', 'uid-undo-2'),
+    );
+    for (let i = 0; i < 6; i++) w.step();
+    assert.equal(w.selected(), 'server-r2');
+    assert.deepEqual(
+      (w.status()['restores'] as Obj[]).map((r) => [r['name'], r['uid']]),
+      [
+        ['undo', 'uid-undo'],
+        ['undo', 'uid-undo-2'],
+      ],
+    );
   });
 
   test('the old StatefulSet is let go only once its volumes are seen retained', () => {
@@ -351,6 +397,14 @@ describe('a DatabaseRestore of a Database on AWS', () => {
       'team-a-orders-db-r1.c9akciq32.eu-west-1.rds.amazonaws.com',
     );
     assert.equal(w.status()['instance'], 'team-a-orders-db-r1');
+    // Live now, it is still composed as it was made: its creation settings never change.
+    const live = (w.observed.get('rds-instance-r1')!['spec'] as Obj)['forProvider'] as Obj;
+    assert.deepEqual(live['restoreToPointInTime'], {
+      sourceDbInstanceIdentifier: 'team-a-orders-db',
+      restoreTime: point,
+    });
+    assert.equal(live['username'], undefined);
+    assert.equal(live['dbName'], undefined);
     // Under Delete the old instance was first made to orphan (no Delete policy), then let go.
     assert.ok(
       w.history.some((h) => {
@@ -404,11 +458,37 @@ describe('a DatabaseRestore of a highly available Database (CloudNativePG)', () 
     for (let i = 0; i < 4; i++) w.step();
     assert.equal(secretData(w.observed.get('connection'))['host'], 'orders-db-r1-rw.team-a.svc.cluster.local');
     assert.equal(w.status()['instance'], 'orders-db-r1');
+    const live = ((w.observed.get('cnpg-cluster-r1')!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj;
+    assert.ok(((live['spec'] as Obj)['bootstrap'] as Obj)['recovery'], 'still composed as it was made');
     // Retain: the old Cluster's Object already orphans it, so it is let go and listed.
     assert.equal(w.observed.has('cnpg-cluster'), false);
     assert.match(
       String((w.status()['kept'] as string[])[0]),
       /^CloudNativePG Cluster orders-db \(the data before a restore\) keeps running/,
     );
+  });
+});
+
+describe('point-in-time requests with nothing to restore from', () => {
+  test('CloudNativePG without an object store, or before its archive reports a window: refused, naming the field', () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'clusters.postgresql.cnpg.io' },
+    };
+    const bare = new World({ engine: 'postgres', storageGB: 20, highAvailability: true, backup: { enabled: false } });
+    bare.xr = {
+      ...bare.xr,
+      spec: { engine: 'postgres', storageGB: 20, highAvailability: true, backup: { enabled: false } },
+    };
+    bare.pool.push(crd);
+    for (let i = 0; i < 3; i++) bare.step();
+    bare.pool.push(restoreRequest('undo', { pointInTime: new Date(Date.now() - 600_000).toISOString() }));
+    bare.step();
+    assert.match(
+      String((bare.status()['restore'] as Obj)['message']),
+      /spec\.pointInTime: Database orders has no (spec\.backup\.objectStore|restorable window yet)/,
+    );
+    assert.equal(bare.observed.has('cnpg-cluster-r1'), false);
   });
 });

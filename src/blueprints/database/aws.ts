@@ -21,10 +21,17 @@ import {
   type ResolvedSpec,
   secretValue,
 } from './common.js';
-import { type CutoverPlan, restoredMeta, type Target } from './cutover.js';
+import {
+  type CutoverPlan,
+  DBNAME_ANNOTATION,
+  type InstanceMeta,
+  instanceMeta,
+  metaFor,
+  type Target,
+} from './cutover.js';
 import { backupWindow, INSTANCE_CLASSES } from './engine.js';
 import { instanceName, keyOf, liveInstance } from './instances.js';
-import type { RdsRestore, RestorePlan } from './restore.js';
+import { creationOf, type RdsRestore, type RestorePlan } from './restore.js';
 import { keepsDataWhenDeleted, judge } from '../../kinds/index.js';
 
 export const AWS_KEYS = {
@@ -92,7 +99,7 @@ function instance(
   input: DatabaseInput,
   spec: ResolvedSpec,
   generation = 0,
-  opts: { restore?: RdsRestore; keep?: boolean; restored?: Target; database?: string } = {},
+  opts: { restore?: RdsRestore; keep?: boolean; meta?: InstanceMeta } = {},
 ): Obj {
   const aws = spec.aws!;
   const retain = spec.deletionPolicy === 'Retain';
@@ -139,7 +146,7 @@ function instance(
     ...(aws.securityGroupIds?.length ? { vpcSecurityGroupIds: aws.securityGroupIds } : {}),
     tags: tags(input),
   };
-  const restored = restoredMeta(opts.restored, opts.database);
+  const restored = opts.meta ?? { labels: {}, annotations: {} };
   const metadata = meta(input.owner, spec, instanceName(input.owner, generation), restored.labels);
   if (Object.keys(restored.annotations).length > 0) metadata['annotations'] = restored.annotations;
   return {
@@ -294,16 +301,25 @@ export function rdsTargetReady(input: DatabaseInput, target: Target): boolean {
 }
 
 export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: RestorePlan, cutover: CutoverPlan): Plan {
-  const restore = made.rds;
   const { live, target } = cutover;
   const ns = input.owner.namespace;
+  // The database inside: the one an instance made from another Database's data came with.
+  const database =
+    instanceMeta(input.observed.get(keyOf(AWS_KEYS.instance, live))).annotations[DBNAME_ANNOTATION] ?? made.database;
+  // Each generation as it was made: its creation settings and what it carries, read back once it exists.
+  const rds = (g: number, keep: boolean, fresh?: { restore?: RdsRestore; target?: Target }) => {
+    const observed = input.observed.get(keyOf(AWS_KEYS.instance, g));
+    const restore = observed ? creationOf(observed).rds : fresh?.restore;
+    const meta = metaFor(observed, fresh?.target, {
+      ...(database ? { [DBNAME_ANNOTATION]: database } : {}),
+      ...(g === 0 ? made.annotations : {}),
+    });
+    return instance(input, spec, g, { keep, meta, ...(restore ? { restore } : {}) });
+  };
   const resources: Desired[] = [
     {
       key: keyOf(AWS_KEYS.instance, live),
-      object: instance(input, spec, live, {
-        ...(live === 0 && restore ? { restore } : {}),
-        ...(made.database ? { database: made.database } : {}),
-      }),
+      object: rds(live, false, live === 0 && made.rds ? { restore: made.rds } : undefined),
     },
   ];
   // Our connection Secret is built from the provider's, which holds the generated password.
@@ -315,7 +331,7 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: Resto
   const releasing: Array<{ key: string; why: string }> = [];
   if (target) {
     const source = target.source;
-    const restoreFrom: RdsRestore =
+    const restore: RdsRestore =
       source.kind === 'backup'
         ? { snapshotIdentifier: source.location.replace(/^rds-snapshot:/, '') }
         : {
@@ -326,11 +342,7 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: Resto
           };
     resources.push({
       key: keyOf(AWS_KEYS.instance, target.generation),
-      object: instance(input, spec, target.generation, {
-        restore: restoreFrom,
-        restored: target,
-        ...(made.database ? { database: made.database } : {}),
-      }),
+      object: rds(target.generation, false, { restore, target }),
       independent: true,
     });
     requirements[rdsConnection(target.generation)] = {
@@ -345,12 +357,7 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: Resto
     const observed = input.composed.get(key);
     if (observed && keepsDataWhenDeleted(observed))
       releasing.push({ key, why: 'replaced by a restore; the RDS instance is orphaned, not deleted' });
-    else
-      resources.push({
-        key,
-        object: instance(input, spec, g, { keep: true, ...(made.database ? { database: made.database } : {}) }),
-        independent: true,
-      });
+    else resources.push({ key, object: rds(g, true), independent: true });
   }
   if (spec.aws?.subnetIds?.length) resources.push({ key: AWS_KEYS.subnetGroup, object: subnetGroup(input, spec) });
   // An earlier version's bucket stays: whatever is in it is not ours to delete.
@@ -362,7 +369,7 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: Resto
   if (c) {
     resources.push({
       key: AWS_KEYS.connection,
-      object: connectionSecret(input, spec, { ...c, dbname: made.database ?? dbname(input.owner) }),
+      object: connectionSecret(input, spec, { ...c, dbname: database ?? dbname(input.owner) }),
     });
   } else if (observedOwn) {
     // Never drop it: keep what exists until the provider's Secret can be read again.

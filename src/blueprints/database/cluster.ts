@@ -8,7 +8,14 @@ import { dnsLabel } from '../../names.js';
 import { gigabytes } from '../../quantity.js';
 import type { Context, Desired, Plan } from '../blueprint.js';
 import { type BackupPlan, storePath } from './backups.js';
-import { type CutoverPlan, restoredMeta, type Target } from './cutover.js';
+import {
+  type CutoverPlan,
+  DBNAME_ANNOTATION,
+  type InstanceMeta,
+  instanceMeta,
+  metaFor,
+  type Target,
+} from './cutover.js';
 import {
   claimNames,
   hasInstance,
@@ -19,7 +26,7 @@ import {
   ROLE_LABEL,
   serverRole,
 } from './instances.js';
-import type { RestorePlan } from './restore.js';
+import { creationOf, RESTORE_KEY, type RestorePlan } from './restore.js';
 import { pointOf } from './restore-source.js';
 import { restoreJob } from '../backup/job.js';
 import { judge, keepsDataWhenDeleted } from '../../kinds/index.js';
@@ -176,7 +183,7 @@ function statefulSet(
   const observedTemplates = list(observed, 'spec', 'volumeClaimTemplates');
   // (An earlier version's StatefulSet also has a "backup" template; it stays, with its volume.)
   const templates = observedTemplates.length > 0 ? observedTemplates : [claimTemplate(input, spec, 'data')];
-  const restored = restoredMeta(opts.restored);
+  const restored = metaFor(observed, opts.restored);
   const metadata = meta(owner, spec, name, restored.labels);
   if (Object.keys(restored.annotations).length > 0) metadata['annotations'] = restored.annotations;
   const sts: V1StatefulSet = {
@@ -309,13 +316,14 @@ function cnpgCluster(
   input: DatabaseInput,
   spec: ResolvedSpec,
   generation = 0,
-  opts: { keep?: boolean; recovery?: Recovery; restored?: Target; database?: string } = {},
+  opts: { keep?: boolean; recovery?: Recovery; meta?: InstanceMeta } = {},
 ): Obj {
   const { owner } = input;
   const name = instanceName(owner, generation);
-  const restored = restoredMeta(opts.restored, opts.database);
+  const restored = opts.meta ?? { labels: {}, annotations: {} };
   const annotations = Object.keys(restored.annotations).length > 0 ? { annotations: restored.annotations } : {};
-  const { bootstrap, externalClusters } = cnpgBootstrap(input, opts.recovery, opts.database ?? dbname(owner)) as Obj;
+  const database = restored.annotations[DBNAME_ANNOTATION] ?? dbname(owner);
+  const { bootstrap, externalClusters } = cnpgBootstrap(input, opts.recovery, database) as Obj;
   return lasting(
     input,
     spec,
@@ -422,15 +430,12 @@ export function keptOf(input: DatabaseInput, spec: ResolvedSpec, generation: num
 /** The restore into a StatefulSet generation: its Job, once the generation's server runs. */
 function cutoverJob(input: DatabaseInput, spec: ResolvedSpec, target: Target): Desired | undefined {
   const sts = input.observed.get(keyOf(CLUSTER_KEYS.statefulset, target.generation));
-  const key = keyOf(RESTORE_JOB_KEY, target.generation);
+  const key = keyOf(RESTORE_KEY, target.generation);
   if (target.source.kind !== 'backup' || (!input.observed.has(key) && !judge(sts).ready)) return undefined;
   const name = dnsLabel(instanceName(input.owner, target.generation), 'restore');
   const host = `${headlessName(input, target.generation)}.${input.owner.namespace}.svc.cluster.local`;
   return { key, object: restoreJob(name, input.owner, spec, target.source.location, host), independent: true };
 }
-
-/** The restore Job's key of a generation: `restore` (a Database created from a backup) or `restore-r<n>`. */
-export const RESTORE_JOB_KEY = 'restore';
 
 /** How far a cutover into `target` has come, read from what was composed for it. */
 export function cutoverProgress(
@@ -447,7 +452,7 @@ export function cutoverProgress(
     return verdict.ready
       ? { state: 'ready', detail: `CloudNativePG Cluster ${name} recovered and healthy` }
       : { state: 'restoring', detail: `CloudNativePG Cluster ${name} recovering: ${verdict.detail}` };
-  const job = input.observed.get(keyOf(RESTORE_JOB_KEY, target.generation));
+  const job = input.observed.get(keyOf(RESTORE_KEY, target.generation));
   if (condition(job, 'Failed')?.status === 'True') {
     const why = condition(job, 'Failed')?.message ?? condition(job, 'Failed')?.reason ?? 'the restore Job failed';
     return { state: 'failed', detail: `the restore into ${name} failed (${why})` };
@@ -477,7 +482,9 @@ export function composeCluster(
   const resources: Desired[] = [];
   const releasing: Array<{ key: string; why: string }> = [];
   const requirements: Plan['requirements'] = { ...cutover.requirements };
-  const kept: string[] = [];
+  // The database inside: the one an instance made from another Database's data came with.
+  const database =
+    instanceMeta(input.observed.get(keyOf(CLUSTER_KEYS.cnpg, live))).annotations[DBNAME_ANNOTATION] ?? restore.database;
   if (usesCnpg(spec)) {
     requirements[CNPG_CRD] = {
       apiVersion: 'apiextensions.k8s.io/v1',
@@ -486,44 +493,39 @@ export function composeCluster(
     };
     // Without the operator its Cluster kind does not exist: composing one would only fail to apply.
     if (cnpgOperator(input) === 'installed') {
+      // Each generation as it was made: its recovery and what it carries, read back once it exists.
+      const cluster = (g: number, keep: boolean, fresh?: { recovery?: Recovery; target?: Target }) => {
+        const observed = input.observed.get(keyOf(CLUSTER_KEYS.cnpg, g));
+        const recovery = observed ? creationOf(observed).recovery : fresh?.recovery;
+        const meta = metaFor(observed, fresh?.target, {
+          ...(database ? { [DBNAME_ANNOTATION]: database } : {}),
+          ...(g === 0 ? restore.annotations : {}),
+        });
+        return cnpgCluster(input, spec, g, { keep, meta, ...(recovery ? { recovery } : {}) });
+      };
       resources.push({
         key: keyOf(CLUSTER_KEYS.cnpg, live),
-        object: cnpgCluster(input, spec, live, {
-          ...(live === 0 && restore.recovery ? { recovery: restore.recovery } : {}),
-          ...(restore.database ? { database: restore.database } : {}),
-        }),
+        object: cluster(live, false, live === 0 && restore.recovery ? { recovery: restore.recovery } : undefined),
       });
       if (target) {
+        const point = pointOf(target.source);
         const recovery: Recovery = {
           store: objectStoreName(input),
           server: instanceName(owner, live),
-          ...(pointOf(target.source) ? { targetTime: pointOf(target.source)! } : {}),
+          ...(point ? { targetTime: point } : {}),
         };
         resources.push({
           key: keyOf(CLUSTER_KEYS.cnpg, target.generation),
-          object: cnpgCluster(input, spec, target.generation, {
-            recovery,
-            restored: target,
-            ...(restore.database ? { database: restore.database } : {}),
-          }),
+          object: cluster(target.generation, false, { recovery, target }),
           independent: true,
         });
       }
       for (const g of cutover.release) {
         const key = keyOf(CLUSTER_KEYS.cnpg, g);
         const observed = input.composed.get(key);
-        if (observed && keepsDataWhenDeleted(observed)) {
+        if (observed && keepsDataWhenDeleted(observed))
           releasing.push({ key, why: 'replaced by a restore; kept with its data' });
-          kept.push(...keptOf(input, spec, g, `the data before a restore`));
-        } else
-          resources.push({
-            key,
-            object: cnpgCluster(input, spec, g, {
-              keep: true,
-              ...(restore.database ? { database: restore.database } : {}),
-            }),
-            independent: true,
-          });
+        else resources.push({ key, object: cluster(g, true), independent: true });
       }
     }
     if (input.observed.has(CLUSTER_KEYS.backupVolume))
@@ -543,7 +545,6 @@ export function composeCluster(
       if (observed && keepsDataWhenDeleted(observed)) {
         // Its volumes stay; the StatefulSet, its Service and its Job go.
         releasing.push({ key, why: 'replaced by a restore; its volumes are retained' });
-        kept.push(...keptOf(input, spec, g, 'the data before a restore'));
       } else resources.push(...statefulSetGeneration(input, spec, g, { keepVolumes: true, independent: true }));
     }
   }
@@ -565,10 +566,10 @@ export function composeCluster(
       matchName: dataClaimName(input, live),
       namespace: ns,
     };
-  const kept_ = input.required.get(KEPT_CREDENTIALS)?.[0];
+  const keptSecret = input.required.get(KEPT_CREDENTIALS)?.[0];
   const password =
     stablePassword(input, CLUSTER_KEYS.credentials, CLUSTER_KEYS.connection) ??
-    secretValue(kept_, 'password') ??
+    secretValue(keptSecret, 'password') ??
     input.newPassword();
   // basic-auth, the type CloudNativePG's initdb wants; the StatefulSet reads the same keys.
   const credentials = secret(
@@ -599,10 +600,9 @@ export function composeCluster(
         port: ENGINES[spec.engine].port,
         username: APP_USER,
         password,
-        dbname: restore.database ?? dbname(owner),
+        dbname: database ?? dbname(owner),
       }),
     });
   resources.push(...backups.resources);
-  cutover.kept.push(...kept.filter((k) => !cutover.kept.includes(k)));
   return { resources, requirements, retiring: backups.retiring, releasing };
 }

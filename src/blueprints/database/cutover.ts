@@ -18,6 +18,7 @@ import { list, str, type Obj } from '../../kube.js';
 import type { Requirement } from '../blueprint.js';
 import { appName, type DatabaseInput, type ResolvedSpec } from './common.js';
 import { keyOf, RESTORE_LABEL } from './instances.js';
+import { methodFor } from '../backup/target.js';
 import { describeSource, judgeBackup, judgePoint, pointOf, type Source, type Window } from './restore-source.js';
 
 /** Required resources: the namespace's DatabaseRestores, and the backup the active one names. */
@@ -31,6 +32,8 @@ export type CutoverPhase = 'Pending' | 'Restoring' | 'Switched' | 'Failed';
 /** The restore being built: the generation it builds, and from what. */
 export interface Target {
   restore: string;
+  /** The DatabaseRestore's uid: a new one of the same name is another restore. */
+  uid?: string;
   generation: number;
   source: Source;
   /** Whence, in words: "from DatabaseBackup X (postgres 17, 1.2 GB)", "to 2026-12-01T09:30:00Z". */
@@ -51,10 +54,13 @@ export interface CutoverPlan {
   refused?: { restore: string; why: string };
   /** Other DatabaseRestores waiting for the active one. */
   queued: string[];
+  /** A restore first seen switched on this call: the Database says so once. */
+  justSwitched?: string;
 }
 
 interface Requested {
   name: string;
+  uid?: string;
   created: number;
   spec: Obj;
   phase?: string;
@@ -66,8 +72,10 @@ function requested(input: DatabaseInput): Requested[] {
   const out: Requested[] = [];
   for (const r of input.required.get(RESTORES) ?? []) {
     if (str(r, 'spec', 'databaseRef', 'name') !== me || str(r, 'metadata', 'deletionTimestamp')) continue;
+    const uid = str(r, 'metadata', 'uid');
     out.push({
       name: str(r, 'metadata', 'name') ?? '',
+      ...(uid ? { uid } : {}),
       created: Date.parse(str(r, 'metadata', 'creationTimestamp') ?? '') || 0,
       spec: (r['spec'] ?? {}) as Obj,
       ...(str(r, 'status', 'phase') ? { phase: str(r, 'status', 'phase') } : {}),
@@ -106,6 +114,14 @@ export function judgeRequest(
     return source;
   }
   judgePoint('spec.pointInTime', point, database, window, now);
+  if (methodFor(database) === 'cnpg' && !database.backup.objectStore)
+    throw new SpecError([
+      `spec.pointInTime: Database ${databaseName} has no spec.backup.objectStore, so CloudNativePG keeps no archive to recover from`,
+    ]);
+  if (window.earliest === undefined)
+    throw new SpecError([
+      `spec.pointInTime: Database ${databaseName} has no restorable window yet (status.backup.earliestRestorableTime): its first backup or archived WAL is not there`,
+    ]);
   return { kind: 'point', database: databaseName, ...(point ? { time: point } : {}) };
 }
 
@@ -131,7 +147,6 @@ export function planCutover(
   const previous = (input.xr['status'] ?? {}) as Obj;
   const restores = list(previous, 'restores').filter((r): r is Obj => typeof r === 'object' && r !== null);
   const kept = list(previous, 'kept').filter((k): k is string => typeof k === 'string');
-  const done = new Set(restores.map((r) => str(r, 'name')));
   const plan: CutoverPlan = {
     requirements: {
       [RESTORES]: {
@@ -147,38 +162,54 @@ export function planCutover(
     kept,
     queued: [],
   };
-  // Which generation was built for which restore, from the instances' labels.
-  const builtFor = new Map<string, number>();
-  for (const g of observedGens) {
-    const r = restoreLabel(input.observed.get(keyOf(base, g)));
-    if (r) builtFor.set(r, g);
-  }
+  // A restore is known by its name and uid: another of the same name, made later, is another restore.
+  const same = (e: { name?: string; uid?: string }, r: { name: string; uid?: string }) =>
+    e.name === r.name && (!e.uid || !r.uid || e.uid === r.uid);
+  const switched = (r: Requested) => plan.restores.some((e) => same({ name: str(e, 'name'), uid: str(e, 'uid') }, r));
+  // Which generation was built for which restore, from what the instances carry (kept for as long as they exist).
+  const built = observedGens.flatMap((g) => {
+    const meta = instanceMeta(input.observed.get(keyOf(base, g)));
+    const name = meta.labels[RESTORE_LABEL];
+    return name ? [{ generation: g, name, uid: meta.annotations[RESTORE_UID_ANNOTATION], meta }] : [];
+  });
   // The live generation was built for a restore that has now switched: remember it.
-  const liveRestore = restoreLabel(input.observed.get(keyOf(base, live)));
-  if (liveRestore && !done.has(liveRestore)) {
+  const liveBuilt = built.find((b) => b.generation === live);
+  if (liveBuilt && !plan.restores.some((e) => same({ name: str(e, 'name'), uid: str(e, 'uid') }, liveBuilt))) {
     const previousLive = observedGens.filter((g) => g < live).pop();
+    const point = liveBuilt.meta.annotations[POINT_ANNOTATION];
     plan.restores = [
       ...restores,
       {
-        name: liveRestore,
+        name: liveBuilt.name,
+        ...(liveBuilt.uid ? { uid: liveBuilt.uid } : {}),
         instance: instances.name(live),
         ...(previousLive !== undefined ? { previousInstance: instances.name(previousLive) } : {}),
-        ...(str(input.observed.get(keyOf(base, live)), 'metadata', 'annotations', POINT_ANNOTATION)
-          ? { restorePoint: str(input.observed.get(keyOf(base, live)), 'metadata', 'annotations', POINT_ANNOTATION) }
-          : {}),
+        ...(point ? { restorePoint: point } : {}),
         switchedAt: input.now.toISOString(),
       },
     ].slice(-RESTORES_KEPT_IN_STATUS);
-    done.add(liveRestore);
+    plan.justSwitched = liveBuilt.name;
   }
 
   // The active restore: the oldest one requested that has not switched. A Database still being created
   // (or made from a backup) restores nothing yet: its first instance is not serving.
   const serving = created && judge(input.observed.get(keyOf(base, live))).ready;
-  const pending = requested(input).filter((r) => !done.has(r.name) && r.phase !== 'Switched');
-  for (const r of pending) {
-    if (plan.target || plan.refused || (!serving && !builtFor.has(r.name))) {
+  for (const r of requested(input).filter((q) => !switched(q) && q.phase !== 'Switched')) {
+    const building = built.find((b) => b.generation !== live && same(b, r));
+    if (plan.target || plan.refused || (!serving && !building)) {
       plan.queued.push(r.name);
+      continue;
+    }
+    // Judged once, when it starts: what is being built is built from what was judged then, whatever
+    // happens to the backup or the window since.
+    if (building) {
+      plan.target = {
+        restore: r.name,
+        ...(r.uid ? { uid: r.uid } : {}),
+        generation: building.generation,
+        source: sourceOf(building.meta, appName(input.owner), spec),
+        from: building.meta.annotations[FROM_ANNOTATION] ?? 'its backup',
+      };
       continue;
     }
     try {
@@ -192,19 +223,16 @@ export function planCutover(
         };
       const answer = input.required.get(CUTOVER_BACKUP);
       // Not answered yet: ask, and decide on the next call of this reconcile.
-      if (backupName && answer === undefined && !builtFor.has(r.name)) break;
+      if (backupName && answer === undefined) break;
       const source = judgeRequest(r.spec, spec, window, answer?.[0], input.now, appName(input.owner));
-      const generation = builtFor.get(r.name) ?? Math.max(live, ...observedGens) + 1;
+      const generation = Math.max(live, ...observedGens) + 1;
       const from =
         source.kind === 'point'
           ? `to ${source.time ?? 'its latest restorable time'}`
           : `from ${describeSource(source)}`;
-      plan.target = { restore: r.name, generation, source, from };
+      plan.target = { restore: r.name, ...(r.uid ? { uid: r.uid } : {}), generation, source, from };
     } catch (err) {
       if (!(err instanceof SpecError)) throw err;
-      // A generation already built for it stays until the user deletes the DatabaseRestore.
-      const built = builtFor.get(r.name);
-      if (built !== undefined && built !== live) plan.release.push(built);
       plan.refused = { restore: r.name, why: err.message };
     }
   }
@@ -213,34 +241,69 @@ export function planCutover(
   return plan;
 }
 
-/** On a restored instance: the time its data is from, for status.restores. */
-export const POINT_ANNOTATION = 'function-platform.dev/restore-point';
-
-function restoreLabel(obj: Obj | undefined): string | undefined {
-  const own = str(obj, 'metadata', 'labels', RESTORE_LABEL);
-  if (own) return own;
-  // A provider-kubernetes Object carries it on what it wraps.
-  return str(obj, 'spec', 'forProvider', 'manifest', 'metadata', 'labels', RESTORE_LABEL);
-}
-
-/**
- * The labels and annotations an instance carries: a restored generation its
- * DatabaseRestore and the time its data is from; an instance made from
- * another Database's data that Database's database name.
- */
-export function restoredMeta(
-  target: Target | undefined,
-  database?: string,
-): { labels: Record<string, string>; annotations: Record<string, string> } {
-  const point = target ? pointOf(target.source) : undefined;
+/** What a restored generation was built from, as its instance carries it: the backup's location, or the point. */
+function sourceOf(meta: InstanceMeta, database: string, spec: ResolvedSpec): Source {
+  const location = meta.annotations[SOURCE_ANNOTATION];
+  const point = meta.annotations[POINT_ANNOTATION];
+  if (!location) return { kind: 'point', database, ...(point ? { time: point } : {}) };
   return {
-    labels: target ? { [RESTORE_LABEL]: target.restore } : {},
-    annotations: {
-      ...(point ? { [POINT_ANNOTATION]: point } : {}),
-      ...(database ? { [DBNAME_ANNOTATION]: database } : {}),
-    },
+    kind: 'backup',
+    method: methodFor(spec),
+    name: meta.labels[RESTORE_LABEL] ?? '',
+    database,
+    engine: spec.engine,
+    version: spec.version,
+    location,
+    ...(point ? { completedAt: point } : {}),
   };
 }
 
+/** What a restored instance carries: the time its data is from, the restore's uid, its source and how it was told. */
+export const POINT_ANNOTATION = 'function-platform.dev/restore-point';
+export const RESTORE_UID_ANNOTATION = 'function-platform.dev/restore-uid';
+export const SOURCE_ANNOTATION = 'function-platform.dev/restore-source';
+export const FROM_ANNOTATION = 'function-platform.dev/restore-from';
 /** On an instance made from another Database's data: the database inside it. */
 export const DBNAME_ANNOTATION = 'function-platform.dev/dbname';
+
+const ANNOTATIONS = [POINT_ANNOTATION, RESTORE_UID_ANNOTATION, SOURCE_ANNOTATION, FROM_ANNOTATION, DBNAME_ANNOTATION];
+
+export interface InstanceMeta {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+/** What an observed instance carries of the above, read back so that every later answer keeps it. */
+export function instanceMeta(obj: Obj | undefined): InstanceMeta {
+  const labels: Record<string, string> = {};
+  const annotations: Record<string, string> = {};
+  const restore = str(obj, 'metadata', 'labels', RESTORE_LABEL);
+  if (restore) labels[RESTORE_LABEL] = restore;
+  for (const a of ANNOTATIONS) {
+    const v = str(obj, 'metadata', 'annotations', a);
+    if (v) annotations[a] = v;
+  }
+  return { labels, annotations };
+}
+
+/**
+ * The labels and annotations an instance is composed with: what it already
+ * carries (it keeps them while it exists: how it was made must not be
+ * forgotten, even when a status write is lost), else, for the generation a
+ * restore builds, that restore and its source, and `extra` (for an instance
+ * made from another Database's data: whence, and that Database's database name).
+ */
+export function metaFor(observed: Obj | undefined, target?: Target, extra: Record<string, string> = {}): InstanceMeta {
+  const fresh: InstanceMeta = { labels: {}, annotations: {} };
+  if (target) {
+    const point = pointOf(target.source);
+    fresh.labels[RESTORE_LABEL] = target.restore;
+    if (point) fresh.annotations[POINT_ANNOTATION] = point;
+    if (target.uid) fresh.annotations[RESTORE_UID_ANNOTATION] = target.uid;
+    if (target.source.kind === 'backup') fresh.annotations[SOURCE_ANNOTATION] = target.source.location;
+    fresh.annotations[FROM_ANNOTATION] = target.from;
+  }
+  Object.assign(fresh.annotations, extra);
+  const kept = instanceMeta(observed);
+  return { labels: { ...fresh.labels, ...kept.labels }, annotations: { ...fresh.annotations, ...kept.annotations } };
+}

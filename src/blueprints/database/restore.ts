@@ -21,7 +21,7 @@ import { CLUSTER_KEYS, objectStoreName, type Recovery, usesCnpg } from './cluste
 import { baseName, type DatabaseInput, majorVersion, type ResolvedSpec } from './common.js';
 import { databaseName } from './engine.js';
 import { hasInstance, INSTANCE_KEYS } from './instances.js';
-import { DBNAME_ANNOTATION } from './cutover.js';
+import { DBNAME_ANNOTATION, FROM_ANNOTATION, POINT_ANNOTATION } from './cutover.js';
 import { describeSource, judgeBackup, judgePoint, type Source, windowOf } from './restore-source.js';
 
 /** Required resources: the DatabaseBackup or the Database restored from; and the dump restore Job's key. */
@@ -52,6 +52,8 @@ export interface RestorePlan {
   /** CloudNativePG's recovery, or RDS's creation from the source: composed for as long as the instance exists. */
   recovery?: Recovery;
   rds?: RdsRestore;
+  /** What the instance made from the source carries from the start: whence, the point, the database name. */
+  annotations?: Record<string, string>;
   /**
    * The database inside a CloudNativePG or RDS instance made from another
    * Database's data: the source's (it comes with the data), not this one's.
@@ -161,13 +163,29 @@ export function planRestore(input: DatabaseInput, spec: ResolvedSpec): RestorePl
   // Done: the status is the record, and the instance keeps saying how it was made (the source may be gone).
   if (restoredFrom) {
     const point = str(previous, 'restorePoint');
+    const made = instanceOf(input, spec);
     return {
       state: 'done',
       status: { restoredFrom, ...(point ? { restorePoint: point } : {}) },
-      ...keptCreation(input, spec),
+      ...(made ? creationOf(made) : {}),
     };
   }
   const what = r.fromBackup ? `DatabaseBackup ${sourceName}` : `Database ${sourceName}`;
+  // A CloudNativePG Cluster or RDS instance already being made from the source: judged when it started, it
+  // goes on from what it was made with, whatever happens to the source since.
+  const making = spec.placement === 'cluster' && !usesCnpg(spec) ? undefined : instanceOf(input, spec);
+  if (making) {
+    const notes = (record(making, 'metadata', 'annotations') ?? {}) as Record<string, string>;
+    const point = notes[POINT_ANNOTATION];
+    const done = { restoredFrom: restoredFromOf(r)!, ...(point ? { restorePoint: point } : {}) };
+    const verdict = judge(making);
+    if (verdict.ready) return { state: 'done', ...creationOf(making), status: done };
+    return {
+      state: 'running',
+      ...creationOf(making),
+      message: `restoring ${input.owner.name} from ${notes[FROM_ANNOTATION] ?? what}: ${verdict.detail}`,
+    };
+  }
   const answer = input.required.get(requirement!.name);
   if (answer === undefined) return { state: 'lookup', requirement, message: `looking up ${what}` };
   const found = answer[0];
@@ -187,16 +205,19 @@ export function planRestore(input: DatabaseInput, spec: ResolvedSpec): RestorePl
   const message = `restoring ${input.owner.name} from ${describeSource(judged.source)}`;
   if (spec.placement === 'cluster' && !usesCnpg(spec))
     return dumpRestore(input, spec, judged.source, requirement, done, message);
-  // CloudNativePG and RDS build the instance from the source: done when it is ready.
+  // CloudNativePG and RDS make the instance from the source, which then says how it was made (above).
   const how = creation(input, spec, judged);
-  const instance = input.observed.get(spec.placement === 'aws' ? INSTANCE_KEYS.rds : INSTANCE_KEYS.cnpg);
-  const verdict = judge(instance);
-  if (verdict.ready) return { state: 'done', requirement, ...how, status: done };
+  const from = describeSource(judged.source);
   return {
     state: 'running',
     requirement,
     ...how,
-    message: `${message}: ${instance ? verdict.detail : 'creating the instance'}`,
+    annotations: {
+      [FROM_ANNOTATION]: from,
+      ...(point ? { [POINT_ANNOTATION]: point } : {}),
+      ...(how.database ? { [DBNAME_ANNOTATION]: how.database } : {}),
+    },
+    message: `${message}: creating the instance`,
   };
 }
 
@@ -234,13 +255,17 @@ function creation(
   };
 }
 
-/** Once restored: how the instance was made, as composed (creation settings are kept as they were). */
-function keptCreation(input: DatabaseInput, spec: ResolvedSpec): Pick<RestorePlan, 'recovery' | 'rds' | 'database'> {
-  const instance = input.observed.get(spec.placement === 'aws' ? INSTANCE_KEYS.rds : INSTANCE_KEYS.cnpg);
+/**
+ * How an observed CloudNativePG Cluster or RDS instance was made, as it was
+ * composed: creation settings are kept for as long as it exists, whatever
+ * happens to the source since (a later change would ask the provider to
+ * replace it), and so is the database name it came with.
+ */
+export function creationOf(instance: Obj): Pick<RestorePlan, 'recovery' | 'rds' | 'database'> {
   const dbname = str(instance, 'metadata', 'annotations', DBNAME_ANNOTATION);
   const database = dbname ? { database: dbname } : {};
-  if (spec.placement === 'aws') {
-    const forProvider = record(instance, 'spec', 'forProvider');
+  const forProvider = record(instance, 'spec', 'forProvider');
+  if (forProvider) {
     const snapshotIdentifier = str(forProvider, 'snapshotIdentifier');
     if (snapshotIdentifier) return { ...database, rds: { snapshotIdentifier } };
     const pitr = record(forProvider, 'restoreToPointInTime');
@@ -293,4 +318,9 @@ function dumpRestore(
   if (!job && !judge(input.observed.get(CLUSTER_KEYS.statefulset)).ready)
     return { state: 'waiting', requirement, message: `${what}: waiting for the empty server to start` };
   return { state: 'running', requirement, job: { key: RESTORE_KEY, object }, message: what };
+}
+
+/** The CloudNativePG Cluster or RDS instance the Database was made as, if it exists. */
+function instanceOf(input: DatabaseInput, spec: ResolvedSpec): Obj | undefined {
+  return input.observed.get(spec.placement === 'aws' ? INSTANCE_KEYS.rds : INSTANCE_KEYS.cnpg);
 }

@@ -22,6 +22,7 @@ import type { BackupPlan } from './backups.js';
 import type { ResolvedDatabase } from './index.js';
 import { generationOfKey, keyOf, liveInstance, INSTANCE_KEYS } from './instances.js';
 import { rdsTargetReady } from './aws.js';
+import { pointOf } from './restore-source.js';
 import { pendingVersion, storageStatus, versionStatus } from './running.js';
 
 type Phase = 'Provisioning' | 'Restoring' | 'Ready' | 'Updating' | 'Degraded';
@@ -30,7 +31,10 @@ type Phase = 'Provisioning' | 'Restoring' | 'Ready' | 'Updating' | 'Degraded';
 function phaseOf(ready: boolean, xr: Obj, blocking: Verdict | undefined): Phase {
   if (ready) return 'Ready';
   const previous = str(xr, 'status', 'phase');
-  if (previous === undefined || previous === 'Provisioning' || previous === 'Restoring') return 'Provisioning';
+  // Restoring from a backup at creation is still provisioning; a DatabaseRestore's cutover (status.restore) is not.
+  const cutover = previous === 'Restoring' && record(xr, 'status', 'restore') !== undefined;
+  if (previous === undefined || previous === 'Provisioning' || (previous === 'Restoring' && !cutover))
+    return 'Provisioning';
   return blocking?.state === 'updating' ? 'Updating' : 'Degraded';
 }
 
@@ -76,10 +80,9 @@ function cutoverStatus(
   status: Obj,
   warnings: Summary['warnings'],
   notices: Summary['warnings'],
-): string | undefined {
+): { message: string; failed: boolean } | undefined {
   const { input, cutover, instances } = resolved;
   const spec = input.spec;
-  const previous = record(input.xr, 'status') ?? {};
   // What the user must delete by hand: what was kept before, and what this call hands over.
   const kept = [...cutover.kept];
   for (const r of plan.releasing ?? []) {
@@ -96,8 +99,6 @@ function cutoverStatus(
   if (kept.length > 0) status['kept'] = kept;
   if (cutover.restores.length > 0) status['restores'] = cutover.restores;
   const last = cutover.restores[cutover.restores.length - 1];
-  const wasSwitched =
-    str(previous, 'restore', 'phase') === 'Switched' && str(previous, 'restore', 'name') === str(last, 'name');
   if (cutover.refused) {
     const message = `DatabaseRestore ${cutover.refused.restore} cannot be done: ${cutover.refused.why}`;
     status['restore'] = { name: cutover.refused.restore, phase: 'Failed', message };
@@ -126,19 +127,20 @@ function cutoverStatus(
           : `${head}: ${progress.detail}; ${instances.name(cutover.live)} serves until the switch${queued}`;
     status['restore'] = {
       name: target.restore,
+      ...(target.uid ? { uid: target.uid } : {}),
       phase: progress.state === 'failed' ? 'Failed' : 'Restoring',
       instance: into,
       previousInstance: instances.name(cutover.live),
-      ...(pointOfTarget(target) ? { restorePoint: pointOfTarget(target) } : {}),
+      ...(pointOf(target.source) ? { restorePoint: pointOf(target.source) } : {}),
       message,
     };
     if (progress.state === 'failed') warnings.push({ reason: 'RestoreFailed', message });
-    return message;
+    return { message, failed: progress.state === 'failed' };
   }
   if (last) {
     const message = `switched to ${String(last['instance'])}, restored by DatabaseRestore ${String(last['name'])}${last['restorePoint'] ? ` (data from ${String(last['restorePoint'])})` : ''}${last['previousInstance'] ? `; ${String(last['previousInstance'])} is kept for you to delete (status.kept)` : ''}`;
     status['restore'] = { ...last, phase: 'Switched', message };
-    if (!wasSwitched) notices.push({ reason: 'RestoreSwitched', message });
+    if (cutover.justSwitched) notices.push({ reason: 'RestoreSwitched', message });
   }
   if (cutover.queued.length > 0) {
     const message = `DatabaseRestore ${cutover.queued.join(', ')} waits until the Database is ready`;
@@ -148,13 +150,8 @@ function cutoverStatus(
 }
 
 function judgeDetail(input: DatabaseInput, base: string, generation: number): string {
-  const key = generation === 0 ? base : `${base}-r${generation}`;
-  const obj = input.observed.get(key);
+  const obj = input.observed.get(keyOf(base, generation));
   return obj ? judge(obj).detail : 'being created';
-}
-
-function pointOfTarget(target: NonNullable<ResolvedDatabase['cutover']['target']>): string | undefined {
-  return target.source.kind === 'backup' ? target.source.completedAt : target.source.time;
 }
 
 /** The summary of a call. */
@@ -201,7 +198,7 @@ export function databaseStatus(
   }
   const restoring = restore.state !== 'none' && restore.state !== 'done';
   if (restore.status) Object.assign(status, restore.status);
-  const cutoverMessage = cutoverStatus(resolved, plan, status, warnings, notices);
+  const cutover = cutoverStatus(resolved, plan, status, warnings, notices);
   // A restore in progress says more than the resource it waits for.
   if (blocker === undefined && restoring) {
     blocker = restore.message;
@@ -241,16 +238,17 @@ export function databaseStatus(
       message: `spec.maxStorageGB is for placement aws (RDS storage autoscaling); in the cluster it changes nothing: grow spec.storageGB`,
     });
   const ready = blocker === undefined;
-  // A cutover in flight: the live instance serves (ready), and the sentence tells the restore's story.
-  const phase = restoring || (ready && cutoverMessage) ? 'Restoring' : phaseOf(ready, input.xr, blocking);
+  // A cutover in flight: the live instance serves (ready), and the sentence tells the restore's story;
+  // one that failed leaves the live instance as it was, and says so.
+  const phase = restoring || (ready && cutover && !cutover.failed) ? 'Restoring' : phaseOf(ready, input.xr, blocking);
   status['phase'] = phase;
   const conditions = [{ type: 'BackupHealthy', ...backupHealth(input, spec, backups) }];
   if (ready) {
     return {
       ready,
-      reason: cutoverMessage ? 'Restoring' : 'Available',
+      reason: cutover ? (cutover.failed ? 'RestoreFailed' : 'Restoring') : 'Available',
       message:
-        cutoverMessage ??
+        cutover?.message ??
         `${spec.engine} ${String(version['running'] ?? spec.version)} accepts connections at ${String(status['endpoint'])}${upgrade ? `; ${upgrade}` : ''}`,
       status,
       warnings,

@@ -59,20 +59,28 @@ function resolve(raw: unknown, ctx: BlueprintInput<unknown>): ResolvedRestore {
     ...(answer?.[0] ? { database: answer[0] } : {}),
     ...(backup ? { backup } : {}),
   };
-  // A restore the Database has switched to is history: its backup may be pruned since, and that is fine.
-  if (lookup.state === 'found' && !switched(resolved) && (!spec.fromBackup || backup !== undefined)) {
+  // Judged before the Database takes it up; once it has (building, switched), its backup may be pruned and its
+  // window may move on, and that is fine: what was judged is what is built.
+  if (
+    lookup.state === 'found' &&
+    !reported(resolved) &&
+    !switched(resolved) &&
+    (!spec.fromBackup || backup !== undefined)
+  ) {
     const db = answer![0]!;
     judgeRequest(spec as unknown as Obj, lookup.target.spec, windowOf(db), backup?.[0], ctx.now, spec.databaseRef.name);
   }
   return resolved;
 }
 
-/** What the Database says of this restore: the one in progress, or one it switched to. */
+/** What the Database says of this restore (this one: by name, and by uid where the Database recorded it). */
 function reported(r: ResolvedRestore): Obj | undefined {
-  const name = r.input.owner.name;
+  const { name, uid } = r.input.owner;
+  const mine = (x: unknown) => str(x, 'name') === name && (!str(x, 'uid') || !uid || str(x, 'uid') === uid);
   const current = record(r.database, 'status', 'restore');
-  if (current && str(current, 'name') === name) return current;
-  const done = list(r.database, 'status', 'restores').find((x) => str(x, 'name') === name);
+  // A refusal is this blueprint's to say (Fatal, naming the field), not the Database's.
+  if (current && mine(current) && !(str(current, 'phase') === 'Failed' && !str(current, 'instance'))) return current;
+  const done = list(r.database, 'status', 'restores').find(mine);
   return done ? { ...(done as Obj), phase: 'Switched' } : undefined;
 }
 
