@@ -2,6 +2,7 @@
 // npm run bench: function-platform against the SDK's floor and a Go peer,
 // over real gRPC on loopback. bench/README.md says what is measured and how;
 // config.ts lists the knobs.
+import { refuseOldNode } from '../src/node-version.js';
 import { readConfig } from './config.js';
 import { coldStarts, prepare, runCases } from './orchestrate.js';
 import {
@@ -18,6 +19,8 @@ import {
 import { judgeTargets, printTargets } from './targets.js';
 
 async function main(): Promise<void> {
+  // `node dist/bench/run.js` on an older system Node would measure that Node, silently.
+  refuseOldNode('npm run bench');
   const started = Date.now();
   const { config, paths } = readConfig();
   const setup = await prepare(config, paths);
