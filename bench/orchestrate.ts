@@ -7,8 +7,11 @@ import { type Moto, motoBinary, startAws } from './aws.js';
 import { buildCases, type Case, checkAnswer } from './cases.js';
 import type { Config, Paths } from './config.js';
 import { f, pad, say } from './format.js';
+import { measureGhz } from './ghz.js';
 import { type Chunk, type LevelResult, measure, summarizeLevel, type Target, warm } from './load.js';
 import {
+  type Anchors,
+  ensureAnchors,
   ensurePeer,
   IMPL_IDS,
   type Impl,
@@ -38,6 +41,9 @@ export interface Setup {
   /** The implementations that run, in order. */
   order: ImplId[];
   peer: { version?: string; skipped?: string };
+  anchors: Anchors;
+  /** Who sends the measured calls (BENCH_LOADGEN; node when ghz is missing). */
+  loadgen: 'ghz' | 'node';
   ourNodeFlags: string[];
   ourNodeOptions?: string;
   /** undefined: the candidate runs with ourNodeFlags. */
@@ -69,6 +75,13 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
       wanted.delete('peer');
     }
   }
+  const anchors = ensureAnchors(root);
+  if (anchors.skipped) {
+    say(`WARNING: the Go and Python floors and ghz are skipped: ${anchors.skipped}. Their ratios are n/a.`);
+    wanted.delete('go-floor');
+    wanted.delete('py-floor');
+  }
+  const loadgen = anchors.skipped ? 'node' : config.loadgen;
   const image = imageNodeFlags(root);
   const ourNodeFlags = config.ourNodeFlags ?? image.flags;
   const ourNodeOptions = config.ourNodeFlags ? undefined : image.nodeOptions;
@@ -76,6 +89,7 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
   const impls = allImpls(root, {
     ...(paths.profileDir === undefined ? {} : { profileDir: paths.profileDir }),
     peerBinary: paths.peerBinary,
+    anchors,
     ourNodeFlags,
     ...(ourNodeOptions === undefined ? {} : { ourNodeOptions }),
     ...(candidateNodeFlags === undefined ? {} : { candidateNodeFlags }),
@@ -94,6 +108,8 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
     impls,
     order,
     peer,
+    anchors,
+    loadgen,
     ourNodeFlags,
     ...(ourNodeOptions === undefined ? {} : { ourNodeOptions }),
     ...(candidateNodeFlags === undefined ? {} : { candidateNodeFlags }),
@@ -108,7 +124,8 @@ function requestFor(c: Case, impl: ImplId): { bytes: Buffer; check: (raw: Buffer
     const p = c.peer!;
     return { bytes: p.bytes, check: (raw) => checkAnswer(raw, p.expectKeys, p.expectReady) };
   }
-  if (impl === 'floor') return { bytes: c.bytes, check: (raw) => checkAnswer(raw, [], undefined) };
+  if (impl === 'floor' || impl === 'go-floor' || impl === 'py-floor')
+    return { bytes: c.bytes, check: (raw) => checkAnswer(raw, [], undefined) };
   // ours, ours-tls and the candidate answer the same.
   return { bytes: c.bytes, check: (raw) => checkAnswer(raw, c.expectKeys, c.expectReady, c.expectAws) };
 }
@@ -178,16 +195,34 @@ export async function runCases(
           const n = Math.min(per, config.calls - done);
           for (let k = 0; k < ids.length; k++) {
             const id = ids[(k + li + round) % ids.length]!;
-            chunks
-              .get(id)!
-              .push(await measure(targets.get(id)!, level, n, config.checkEvery, latencies.get(id)!, done));
+            const t = targets.get(id)!;
+            // ghz speaks plaintext here; the mutual-TLS run keeps the grpc-js client, which has the certificates.
+            chunks.get(id)!.push(
+              setup.loadgen === 'ghz' && id !== 'ours-tls'
+                ? await measureGhz(
+                    {
+                      ghz: setup.anchors.ghz,
+                      protoDir: setup.anchors.protoDir,
+                      proto: impls[id].proto,
+                      address: `127.0.0.1:${running.get(id)!.port}`,
+                      pid: t.pid,
+                      request: t.request,
+                      workDir: join(paths.root, '.cache', 'bench', 'requests'),
+                    },
+                    level,
+                    n,
+                    latencies.get(id)!,
+                    done,
+                  )
+                : await measure(t, level, n, config.checkEvery, latencies.get(id)!, done),
+            );
           }
         }
         for (const id of ids) {
           const res = summarizeLevel(level, chunks.get(id)!, latencies.get(id)!);
           resultOf(results, c.id, id)!.levels.push(res);
           say(
-            `  ${pad(impls[id].label, 34)} c=${pad(String(level), 3)} ${pad(f(res.throughput, 0), 6, true)} calls/s  p50 ${f(res.latencyMs.p50)}  p99 ${f(res.latencyMs.p99)} ms  cpu ${f(res.cpuMsPerCall, 3)} ms/call  rss ${f(res.peakRssMb, 1)} MB  cores: server ${f(res.serverCores)}, client ${f(res.clientCores)}`,
+            `  ${pad(impls[id].label, 34)} c=${pad(String(level), 3)} ${pad(f(res.throughput, 0), 6, true)} calls/s  p50 ${f(res.latencyMs.p50)}  p99 ${f(res.latencyMs.p99)} ms  cpu ${f(res.cpuMsPerCall, 3)} ms/call  rss ${f(res.peakRssMb, 1)} MB  cores: server ${f(res.serverCores)}, client ${f(res.clientCores)} (${f(res.clientCpuMsPerCall, 3)} ms/call)`,
           );
         }
       }

@@ -11,6 +11,7 @@ import { f, median, say, table, x } from './format.js';
 import { type ImplCaseResult, levelOf, resultOf, type Setup } from './orchestrate.js';
 import { formatSummary, readProfiles, summarize } from './profile.js';
 import type { ImplId } from './servers.js';
+import type { SizePoint } from './sizes.js';
 import type { Target } from './targets.js';
 
 const COLORS: Record<ImplId, string> = {
@@ -18,6 +19,8 @@ const COLORS: Record<ImplId, string> = {
   'ours-tls': '#0891b2',
   candidate: '#9333ea',
   floor: '#9ca3af',
+  'go-floor': '#f59e0b',
+  'py-floor': '#dc2626',
   peer: '#16a34a',
 };
 
@@ -80,6 +83,11 @@ export function printHeader(started: number, m: Machine, setup: Setup, config: C
       `candidate: function-platform with bench/candidate.ts (node ${[...(candidateNodeFlags ?? ourNodeFlags), '--import', 'dist/bench/candidate.js', 'dist/main.js'].join(' ')})`,
     );
   }
+  say(
+    setup.loadgen === 'ghz'
+      ? `load generator: ghz ${setup.anchors.ghzVersion} (one process per measured turn, one connection) sends the measured calls; a grpc-js client warms up, times cold starts and checks answers`
+      : 'load generator: the grpc-js client in this process (BENCH_LOADGEN=node): it caps throughput from 16 in flight',
+  );
   if (paths.profileDir)
     say(`profiling function-platform with --cpu-prof into ${relative(paths.root, paths.profileDir)}`);
   say();
@@ -153,6 +161,9 @@ export interface Ratio {
   case: string;
   concurrency: number;
   cpuPerCallVsFloor: number;
+  cpuPerCallVsGoFloor: number;
+  cpuPerCallVsPyFloor: number;
+  p99VsGoFloor: number;
   p50VsFloor: number;
   throughputVsFloor: number;
   throughputVsPeer: number;
@@ -169,12 +180,17 @@ export function ratios(subjects: readonly ImplId[], setup: Setup, config: Config
         const ours = levelOf(resultOf(results, c.id, subject), level);
         const floor = levelOf(resultOf(results, c.id, 'floor'), level);
         const p = levelOf(resultOf(results, c.id, 'peer'), level);
+        const go = levelOf(resultOf(results, c.id, 'go-floor'), level);
+        const py = levelOf(resultOf(results, c.id, 'py-floor'), level);
         if (!ours) continue;
         out.push({
           impl: subject,
           case: c.id,
           concurrency: level,
           cpuPerCallVsFloor: floor ? ours.cpuMsPerCall / floor.cpuMsPerCall : NaN,
+          cpuPerCallVsGoFloor: go ? ours.cpuMsPerCall / go.cpuMsPerCall : NaN,
+          cpuPerCallVsPyFloor: py ? ours.cpuMsPerCall / py.cpuMsPerCall : NaN,
+          p99VsGoFloor: go ? ours.latencyMs.p99 / go.latencyMs.p99 : NaN,
           p50VsFloor: floor ? ours.latencyMs.p50 / floor.latencyMs.p50 : NaN,
           throughputVsFloor: floor ? ours.throughput / floor.throughput : NaN,
           throughputVsPeer: p ? ours.throughput / p.throughput : NaN,
@@ -195,6 +211,9 @@ export function printRatios(rs: Ratio[], setup: Setup): void {
     r.case,
     String(r.concurrency),
     x(r.cpuPerCallVsFloor),
+    x(r.cpuPerCallVsGoFloor),
+    x(r.cpuPerCallVsPyFloor),
+    x(r.p99VsGoFloor),
     x(r.p50VsFloor),
     x(r.throughputVsFloor),
     x(r.throughputVsPeer),
@@ -207,9 +226,12 @@ export function printRatios(rs: Ratio[], setup: Setup): void {
         'implementation',
         'case',
         'conc',
-        'cpu/call ÷ floor',
-        'p50 ÷ floor',
-        'calls/s ÷ floor',
+        'cpu/call ÷ Node floor',
+        'cpu/call ÷ Go floor',
+        'cpu/call ÷ Py floor',
+        'p99 ÷ Go floor',
+        'p50 ÷ Node floor',
+        'calls/s ÷ Node floor',
         'calls/s ÷ P&T',
         'cpu/call ÷ P&T',
         'p99 ÷ P&T',
@@ -247,6 +269,7 @@ export function writeFiles(
   results: ImplCaseResult[],
   rs: Ratio[],
   targets: Target[],
+  sizes: SizePoint[],
 ): void {
   const { started, machine: m, setup, config, paths } = run;
   const { impls, order, peer, cases, ourNodeFlags, ourNodeOptions, candidateNodeFlags } = setup;
@@ -301,6 +324,7 @@ export function writeFiles(
     ),
     results,
     ratios: rs,
+    sizes,
     targets,
   };
   writeFileSync(join(paths.outDir, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);
@@ -328,7 +352,7 @@ export function writeFiles(
   writeFileSync(join(paths.outDir, 'latency.svg'), svg);
   say();
   say(
-    `wrote ${relative(paths.root, join(paths.outDir, 'latest.json'))} and ${relative(paths.root, join(paths.outDir, 'latency.svg'))} in ${json.durationSeconds}s`,
+    `wrote ${relative(paths.root, join(paths.outDir, 'latest.json'))} and ${relative(paths.root, join(paths.outDir, 'latency.svg'))} in ${json.durationSeconds}s; load average ${m.loadAverageAtStart.join(' ')} at the start, ${json.machine.loadAverageAtEnd.join(' ')} at the end`,
   );
 }
 

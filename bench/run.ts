@@ -16,6 +16,7 @@ import {
   ratios,
   writeFiles,
 } from './report.js';
+import { runSizes } from './sizes.js';
 import { judgeTargets, printTargets } from './targets.js';
 
 async function main(): Promise<void> {
@@ -27,10 +28,12 @@ async function main(): Promise<void> {
   const m = machine();
   let run: Awaited<ReturnType<typeof runCases>>;
   let starts: Record<string, number[]>;
+  let sizes: Awaited<ReturnType<typeof runSizes>>;
   try {
     printHeader(started, m, setup, config, paths);
     starts = await coldStarts(setup, config, paths);
     run = await runCases(setup, config, paths, starts);
+    sizes = await runSizes(setup, config, paths);
   } finally {
     await setup.aws?.stop();
   }
@@ -42,10 +45,10 @@ async function main(): Promise<void> {
   const subjects = (['ours', 'candidate'] as const).filter((id) => setup.order.includes(id));
   const rs = ratios(subjects, setup, config, results);
   printRatios(rs, setup);
-  const targets = judgeTargets(subjects, results, rs, starts);
+  const targets = judgeTargets(subjects, results, rs, starts, sizes);
   printTargets(targets, setup.impls, subjects);
   printColdStarts(setup, starts);
-  writeFiles({ started, machine: m, setup, config, paths }, starts, results, rs, targets);
+  writeFiles({ started, machine: m, setup, config, paths }, starts, results, rs, targets, sizes);
   printProfiles(paths, profiledPids);
 }
 

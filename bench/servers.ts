@@ -11,7 +11,7 @@ import { say } from './format.js';
 import { type Client, dial } from './load.js';
 
 /** Every implementation, in the order they run and are reported. */
-export const IMPL_IDS = ['ours', 'ours-tls', 'candidate', 'floor', 'peer'] as const;
+export const IMPL_IDS = ['ours', 'ours-tls', 'candidate', 'floor', 'go-floor', 'py-floor', 'peer'] as const;
 export type ImplId = (typeof IMPL_IDS)[number];
 
 export interface Impl {
@@ -19,6 +19,8 @@ export interface Impl {
   label: string;
   /** The gRPC method path it serves. */
   path: string;
+  /** The RunFunction .proto of that path (ghz reads the service from it). */
+  proto: 'v1' | 'v1beta1';
   command(port: number): { file: string; args: string[]; env?: NodeJS.ProcessEnv };
   /** How the load generator connects; plaintext when absent. */
   credentials?: () => grpc.ChannelCredentials;
@@ -77,6 +79,7 @@ export function impls(
   opts: {
     profileDir?: string;
     peerBinary: string;
+    anchors: Anchors;
     ourNodeFlags: string[];
     ourNodeOptions?: string;
     candidateNodeFlags?: string[];
@@ -84,12 +87,14 @@ export function impls(
   },
 ): Record<ImplId, Impl> {
   const node = process.execPath;
+  const { anchors } = opts;
   const prof = opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.profileDir] : [];
   return {
     ours: {
       id: 'ours',
       label: 'function-platform',
       path: V1,
+      proto: 'v1',
       command: (port) => ({
         file: node,
         args: [
@@ -108,6 +113,7 @@ export function impls(
       id: 'ours-tls',
       label: 'function-platform, mutual TLS',
       path: V1,
+      proto: 'v1',
       command: (port) => {
         if (!opts.tls) throw new Error('ours-tls needs certificates (BenchTls)');
         return {
@@ -133,6 +139,7 @@ export function impls(
       id: 'candidate',
       label: 'candidate (+ bench/candidate.ts)',
       path: V1,
+      proto: 'v1',
       command: (port) => ({
         file: node,
         args: [
@@ -152,15 +159,34 @@ export function impls(
       id: 'floor',
       label: 'SDK floor (no-op)',
       path: V1,
+      proto: 'v1',
       command: (port) => ({
         file: node,
         args: [join(root, 'dist', 'bench', 'floor.js'), '--insecure', '--address', `127.0.0.1:${port}`],
+      }),
+    },
+    'go-floor': {
+      id: 'go-floor',
+      label: `Go floor (function-sdk-go ${anchors.goSdkVersion})`,
+      path: V1,
+      proto: 'v1',
+      command: (port) => ({ file: anchors.goFloor, args: ['--insecure', '--address', `127.0.0.1:${port}`] }),
+    },
+    'py-floor': {
+      id: 'py-floor',
+      label: `Python floor (SDK ${anchors.pySdkVersion})`,
+      path: V1,
+      proto: 'v1',
+      command: (port) => ({
+        file: anchors.python,
+        args: [join(root, 'bench', 'floor.py'), '--insecure', '--address', `127.0.0.1:${port}`],
       }),
     },
     peer: {
       id: 'peer',
       label: 'function-patch-and-transform (Go)',
       path: V1BETA1,
+      proto: 'v1beta1',
       command: (port) => ({ file: opts.peerBinary, args: ['--insecure', '--address', `127.0.0.1:${port}`] }),
     },
   };
@@ -180,6 +206,62 @@ export function ensurePeer(root: string, peerBinary: string): { version?: string
     ? readFileSync(`${peerBinary}.version`, 'utf8').trim()
     : 'unknown';
   return { version };
+}
+
+/** The no-op functions on the Go and Python SDKs, and the load generator: scripts/install-bench-anchors.sh. */
+export interface Anchors {
+  goFloor: string;
+  goSdkVersion: string;
+  python: string;
+  pySdkVersion: string;
+  ghz: string;
+  ghzVersion: string;
+  /** .cache/bench-proto: v1/run_function.proto and v1beta1/run_function.proto. */
+  protoDir: string;
+  /** Why the anchors are missing, when they are. */
+  skipped?: string;
+}
+
+/** Installs the anchors when one is missing (scripts/install-bench-anchors.sh), and says which versions run. */
+export function ensureAnchors(root: string): Anchors {
+  const cache = join(root, '.cache');
+  const python = join(cache, 'python-fn-venv', 'bin', 'python');
+  const a = {
+    goFloor: join(cache, 'bin', 'fn-noop-go'),
+    python,
+    ghz: join(cache, 'bin', 'ghz'),
+    protoDir: join(cache, 'bench-proto'),
+  };
+  const present = () =>
+    existsSync(a.goFloor) && existsSync(a.python) && existsSync(a.ghz) && existsSync(join(a.protoDir, '.version'));
+  let skipped: string | undefined;
+  if (!present()) {
+    say(
+      'The anchors (Go and Python no-op functions, ghz) are not installed: running scripts/install-bench-anchors.sh.',
+    );
+    const r = spawnSync(join(root, 'scripts', 'install-bench-anchors.sh'), { stdio: 'inherit' });
+    if (r.status !== 0 || !present()) skipped = 'scripts/install-bench-anchors.sh failed (it needs Go and python3)';
+  }
+  const goMod = (family: string, module: string) => {
+    try {
+      const text = readFileSync(join(root, 'scripts', 'go', family, 'go.mod'), 'utf8');
+      return new RegExp(`^require ${module.replace(/[.]/g, '\\.')} (\\S+)`, 'm').exec(text)?.[1] ?? 'unknown';
+    } catch {
+      return 'unknown';
+    }
+  };
+  const py = skipped
+    ? undefined
+    : spawnSync(python, ['-c', "import importlib.metadata as m; print(m.version('crossplane-function-sdk-python'))"], {
+        encoding: 'utf8',
+      });
+  return {
+    ...a,
+    goSdkVersion: goMod('noop-function', 'github.com/crossplane/function-sdk-go'),
+    ghzVersion: goMod('ghz', 'github.com/bojand/ghz'),
+    pySdkVersion: py?.status === 0 ? py.stdout.trim() : 'unknown',
+    ...(skipped ? { skipped } : {}),
+  };
 }
 
 export interface Running {
