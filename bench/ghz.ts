@@ -56,6 +56,22 @@ function runGhz(args: string[]): Promise<string> {
   });
 }
 
+let startupCpuMs: number | undefined;
+/** The CPU a ghz run costs before and after its calls (start-up, proto parsing): measured once, ms. */
+export const ghzStartupCpuMs = () => startupCpuMs;
+
+/** ghz's fixed cost: the median of three one-call runs, so a turn's client CPU per call is its calls' own. */
+async function calibrate(args: string[]): Promise<number> {
+  const one = args.map((a, i) => (args[i - 1] === '-n' || args[i - 1] === '-c' ? '1' : a));
+  const xs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const c0 = childrenCpuMs();
+    await runGhz(one);
+    xs.push(childrenCpuMs() - c0);
+  }
+  return xs.sort((a, b) => a - b)[1]!;
+}
+
 /** One measured turn of `n` calls at `concurrency`, latencies (ms) into `latencies` from `offset`. */
 export async function measureGhz(
   t: GhzTarget,
@@ -88,6 +104,7 @@ export async function measureGhz(
     'json',
     t.address,
   ];
+  startupCpuMs ??= await calibrate(args);
   const reset = resetPeakRss(t.pid);
   const cpu0 = cpuMs(t.pid);
   const client0 = childrenCpuMs();
@@ -95,7 +112,7 @@ export async function measureGhz(
   const report = JSON.parse(await runGhz(args)) as GhzReport;
   const wall = (performance.now() - t0) / 1000;
   const serverCpuMs = cpuMs(t.pid) - cpu0;
-  const clientCpuMs = childrenCpuMs() - client0;
+  const clientCpuMs = Math.max(0, childrenCpuMs() - client0 - startupCpuMs);
   const ok = report.statusCodeDistribution?.['OK'] ?? 0;
   if (ok !== n) {
     const errors = Object.entries(report.errorDistribution ?? {}).map(([e, k]) => `${k}× ${e}`);

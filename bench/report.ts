@@ -6,6 +6,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, freemem, loadavg, release, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
 import { latencyChart, type Panel } from './chart.js';
+import { ghzStartupCpuMs } from './ghz.js';
 import type { Config, Paths } from './config.js';
 import { f, median, say, table, x } from './format.js';
 import { type ImplCaseResult, levelOf, resultOf, type Setup } from './orchestrate.js';
@@ -138,6 +139,25 @@ export function printFigures(setup: Setup, results: ImplCaseResult[]): void {
       ),
     );
   }
+}
+
+/**
+ * Whether the load generator had room: its CPU per call (ghz's start-up left
+ * out), what one core of it could send at that cost, and the most it used.
+ */
+export function printLoadgenHeadroom(setup: Setup, results: ImplCaseResult[]): void {
+  const levels = results.flatMap((r) => r.levels.map((l) => ({ r, l })));
+  if (levels.length === 0) return;
+  const busiest = levels.reduce((a, b) => (b.l.throughput > a.l.throughput ? b : a));
+  const perCall =
+    levels.reduce((a, b) => a + b.l.clientCpuMsPerCall * b.l.calls, 0) / levels.reduce((a, b) => a + b.l.calls, 0);
+  say();
+  say(
+    `Load generator headroom (${setup.loadgen === 'ghz' ? `ghz ${setup.anchors.ghzVersion}, start-up ${f(ghzStartupCpuMs() ?? NaN, 0)} ms CPU per turn left out` : 'grpc-js client in this process'}): ` +
+      `${f(perCall, 3)} ms CPU per call on average, i.e. one core sends about ${f(1000 / perCall, 0)} calls/s; ` +
+      `the fastest level measured (${busiest.r.label}, ${busiest.r.case}, ${busiest.l.concurrency} in flight) ran ${f(busiest.l.throughput, 0)} calls/s ` +
+      `with the generator at ${f(busiest.l.clientCores)} cores and the server at ${f(busiest.l.serverCores)} (${availableParallelism()} CPUs)`,
+  );
 }
 
 /** What the AWS path costs a call once its answers are cached: database-aws-live minus database-aws. */
@@ -370,11 +390,11 @@ export function printProfiles(paths: Paths, profiledPids: Map<number, string>): 
     say();
     say(
       formatSummary(
-        summarize(readProfiles(join(profileDir, file)), 15),
+        summarize(readProfiles(join(profileDir, file)), 10),
         `${profiledPids.get(pid) ?? 'unknown case'} (${file})`,
       ),
     );
   }
   say();
-  say(formatSummary(summarize(readProfiles(profileDir), 40), 'all cases together'));
+  say(formatSummary(summarize(readProfiles(profileDir), 10), 'all cases together: the top ten functions by self time'));
 }

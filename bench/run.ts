@@ -11,6 +11,7 @@ import {
   printColdStarts,
   printFigures,
   printHeader,
+  printLoadgenHeadroom,
   printProfiles,
   printRatios,
   ratios,
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
   const { results, profiledPids } = run;
 
   printFigures(setup, results);
+  printLoadgenHeadroom(setup, results);
   printAwsPath(results);
   // Ratios and targets for function-platform, and for the candidate when it ran.
   const subjects = (['ours', 'candidate'] as const).filter((id) => setup.order.includes(id));
