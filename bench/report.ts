@@ -17,6 +17,7 @@ import type { Target } from './targets.js';
 
 const COLORS: Record<ImplId, string> = {
   ours: '#2563eb',
+  bundle: '#1e3a8a',
   'ours-tls': '#0891b2',
   candidate: '#9333ea',
   floor: '#9ca3af',

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   printLoadgenHeadroom(setup, results);
   printAwsPath(results);
   // Ratios and targets for function-platform, and for the candidate when it ran.
-  const subjects = (['ours', 'candidate'] as const).filter((id) => setup.order.includes(id));
+  const subjects = (['ours', 'bundle', 'candidate'] as const).filter((id) => setup.order.includes(id));
   const rs = ratios(subjects, setup, config, results);
   printRatios(rs, setup);
   const targets = judgeTargets(subjects, results, rs, starts, sizes);

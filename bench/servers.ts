@@ -11,7 +11,7 @@ import { say } from './format.js';
 import { type Client, dial } from './load.js';
 
 /** Every implementation, in the order they run and are reported. */
-export const IMPL_IDS = ['ours', 'ours-tls', 'candidate', 'floor', 'go-floor', 'py-floor', 'peer'] as const;
+export const IMPL_IDS = ['ours', 'bundle', 'ours-tls', 'candidate', 'floor', 'go-floor', 'py-floor', 'peer'] as const;
 export type ImplId = (typeof IMPL_IDS)[number];
 
 export interface Impl {
@@ -101,6 +101,25 @@ export function impls(
           ...prof,
           ...opts.ourNodeFlags,
           join(root, 'dist', 'main.js'),
+          '--insecure',
+          '--address',
+          `127.0.0.1:${port}`,
+        ],
+        ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
+      }),
+    },
+    // The same server from the esbuild bundle (scripts/bundle.mjs), its compile cache filled by a first start.
+    bundle: {
+      id: 'bundle',
+      label: 'function-platform, bundled',
+      path: V1,
+      proto: 'v1',
+      command: (port) => ({
+        file: node,
+        args: [
+          ...prof,
+          ...opts.ourNodeFlags,
+          join(root, 'dist', 'bundle', 'main.mjs'),
           '--insecure',
           '--address',
           `127.0.0.1:${port}`,

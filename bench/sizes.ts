@@ -68,13 +68,13 @@ export function sizedRequests(c: Case, sizesKb: number[]): Array<{ kb: number; b
 export async function runSizes(setup: Setup, config: Config, paths: Paths): Promise<SizePoint[]> {
   const c = setup.cases.find((k) => k.id === 'widget-cutover');
   if (config.sizesKb.length === 0 || !c) return [];
-  const ids = setup.order.filter((id) => ['ours', 'candidate', 'floor', 'go-floor'].includes(id));
+  const ids = setup.order.filter((id) => ['ours', 'bundle', 'candidate', 'floor', 'go-floor'].includes(id));
   const requests = sizedRequests(c, config.sizesKb);
   say(`size sweep: ${c.id} grown to ${requests.map((r) => `${r.bytes.length} B`).join(', ')}, one call in flight`);
   const points: SizePoint[] = [];
   // Ours answers the grown request as the case (the padding is status it never reads); a floor echoes.
   const checkFor = (id: ImplId) =>
-    id === 'ours' || id === 'candidate'
+    id === 'ours' || id === 'bundle' || id === 'candidate'
       ? (raw: Buffer) => checkAnswer(raw, c.expectKeys, c.expectReady)
       : (raw: Buffer) => checkAnswer(raw, [], undefined);
   const running = new Map<ImplId, Running>();

@@ -9,6 +9,8 @@ import { repoRoot } from '../../dev/infra/paths.js';
 import { nodeTooOld, requiredNode, satisfies } from '../../src/node-version.js';
 
 const main = join(repoRoot, 'dist', 'main.js');
+// The bundled server's entry (scripts/bundle.mjs) refuses the same way.
+const bundle = join(repoRoot, 'dist', 'bundle', 'main.mjs');
 const engines = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { engines: { node: string } })
   .engines.node;
 
@@ -32,28 +34,28 @@ describe('the Node version check', () => {
     assert.equal(nodeTooOld('x', 'v24.0.0', '>=24'), undefined);
   });
 
-  test('dist/main.js on an older Node: exit 1, one line naming both versions, no server', () => {
-    const r = spawnSync(
-      process.execPath,
-      ['--import', pretend('v20.11.1'), main, '--insecure', '--address', '127.0.0.1:0'],
-      {
-        encoding: 'utf8',
-        timeout: 20_000,
-      },
-    );
-    assert.equal(r.status, 1, r.stderr);
-    assert.equal(r.stdout, '');
-    assert.equal(
-      r.stderr.trim(),
-      `function-platform needs Node ${engines} (package.json engines) but runs on Node v20.11.1: start it with a newer node (npm scripts use the project's own Node)`,
-    );
-  });
+  for (const entry of [main, bundle]) {
+    const name = entry.slice(repoRoot.length + 1);
+    test(`${name} on an older Node: exit 1, one line naming both versions, no server`, () => {
+      const r = spawnSync(
+        process.execPath,
+        ['--import', pretend('v20.11.1'), entry, '--insecure', '--address', '127.0.0.1:0'],
+        { encoding: 'utf8', timeout: 20_000 },
+      );
+      assert.equal(r.status, 1, r.stderr);
+      assert.equal(r.stdout, '');
+      assert.equal(
+        r.stderr.trim(),
+        `function-platform needs Node ${engines} (package.json engines) but runs on Node v20.11.1: start it with a newer node (npm scripts use the project's own Node)`,
+      );
+    });
 
-  test('dist/main.js on this Node starts (--help answers)', () => {
-    const r = spawnSync(process.execPath, [main, '--help'], { encoding: 'utf8', timeout: 20_000 });
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /--insecure/);
-  });
+    test(`${name} on this Node starts (--help answers)`, () => {
+      const r = spawnSync(process.execPath, [entry, '--help'], { encoding: 'utf8', timeout: 20_000 });
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /--insecure/);
+    });
+  }
 
   test('a real older Node on the machine is refused too', (t) => {
     const old = spawnSync('/usr/bin/node', ['--version'], { encoding: 'utf8' });
