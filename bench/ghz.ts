@@ -1,21 +1,24 @@
 // The measured load, sent by ghz (a gRPC load generator in Go, built by
 // scripts/install-bench-anchors.sh): one process per measured turn, one HTTP/2
 // connection as Crossplane keeps, the request sent as the bytes the SDK's
-// codec wrote. Being multi-threaded Go, it costs a fraction of the grpc-js
-// client per call, so the servers' throughput is theirs, not the client's
-// (the report shows its CPU per call beside the server's).
+// codec wrote. ghz reads the service from bench/ghz-proto, where request and
+// answer are opaque: it passes the request's bytes through untouched (checked
+// once per run by checkGhzBytes) and does not decode answers, so it costs a
+// fraction of what the servers do per call, on threads of its own (the report
+// shows its CPU per call beside the server's).
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import * as grpc from '@grpc/grpc-js';
+import { repoRoot } from '../dev/infra/paths.js';
 import type { Chunk } from './load.js';
 import { childrenCpuMs, cpuMs, peakRssMb, resetPeakRss } from './proc.js';
 
 export interface GhzTarget {
   ghz: string;
-  /** .cache/bench-proto, and which RunFunction it serves. */
-  protoDir: string;
+  /** Which RunFunction the server serves. */
   proto: 'v1' | 'v1beta1';
   address: string;
   pid: number;
@@ -34,11 +37,84 @@ interface GhzReport {
 }
 
 /** The request as a file ghz sends (-B), named by its content. */
-function requestFile(t: GhzTarget): string {
-  mkdirSync(t.workDir, { recursive: true });
-  const file = join(t.workDir, `${createHash('sha256').update(t.request).digest('hex').slice(0, 16)}.bin`);
-  writeFileSync(file, t.request);
+function requestFile(request: Buffer, workDir: string): string {
+  mkdirSync(workDir, { recursive: true });
+  const file = join(workDir, `${createHash('sha256').update(request).digest('hex').slice(0, 16)}.bin`);
+  writeFileSync(file, request);
   return file;
+}
+
+const ghzArgs = (
+  ghz: string,
+  proto: 'v1' | 'v1beta1',
+  file: string,
+  n: number,
+  concurrency: number,
+  address: string,
+) => [
+  ghz,
+  '--insecure',
+  '--proto',
+  join(repoRoot, 'bench', 'ghz-proto', proto, 'run_function.proto'),
+  '--call',
+  `apiextensions.fn.proto.${proto}.FunctionRunnerService/RunFunction`,
+  '-B',
+  file,
+  '-n',
+  String(n),
+  '-c',
+  String(concurrency),
+  '--connections',
+  '1',
+  '--max-recv-message-size',
+  '16MB',
+  '--timeout',
+  '30s',
+  '-O',
+  'json',
+  address,
+];
+
+/**
+ * That ghz sends the request file's bytes exactly: one call to a grpc-js
+ * server here that keeps what arrives. Throws when they differ.
+ */
+export async function checkGhzBytes(ghz: string, request: Buffer, workDir: string): Promise<void> {
+  const raw = (b: Buffer) => b;
+  const got: Buffer[] = [];
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': 16 * 1024 * 1024 });
+  const path = '/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction';
+  server.addService(
+    {
+      runFunction: {
+        path,
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: raw,
+        requestDeserialize: raw,
+        responseSerialize: raw,
+        responseDeserialize: raw,
+      },
+    },
+    {
+      runFunction: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
+        got.push(call.request);
+        cb(null, Buffer.alloc(0));
+      },
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  try {
+    await runGhz(ghzArgs(ghz, 'v1', requestFile(request, workDir), 1, 1, `127.0.0.1:${port}`));
+  } finally {
+    server.forceShutdown();
+  }
+  if (got.length !== 1 || !got[0]!.equals(request))
+    throw new Error(`ghz sent ${got[0]?.length ?? 'no'} bytes that differ from the ${request.length}-byte request`);
 }
 
 function runGhz(args: string[]): Promise<string> {
@@ -80,30 +156,7 @@ export async function measureGhz(
   latencies: Float64Array,
   offset: number,
 ): Promise<Chunk> {
-  const pkg = `apiextensions.fn.proto.${t.proto}`;
-  const args = [
-    t.ghz,
-    '--insecure',
-    '--proto',
-    join(t.protoDir, t.proto, 'run_function.proto'),
-    '--call',
-    `${pkg}.FunctionRunnerService/RunFunction`,
-    '-B',
-    requestFile(t),
-    '-n',
-    String(n),
-    '-c',
-    String(concurrency),
-    '--connections',
-    '1',
-    '--max-recv-message-size',
-    '16MB',
-    '--timeout',
-    '30s',
-    '-O',
-    'json',
-    t.address,
-  ];
+  const args = ghzArgs(t.ghz, t.proto, requestFile(t.request, t.workDir), n, concurrency, t.address);
   startupCpuMs ??= await calibrate(args);
   const reset = resetPeakRss(t.pid);
   const cpu0 = cpuMs(t.pid);

@@ -7,7 +7,7 @@ import { type Moto, motoBinary, startAws } from './aws.js';
 import { buildCases, type Case, checkAnswer } from './cases.js';
 import type { Config, Paths } from './config.js';
 import { f, pad, say } from './format.js';
-import { measureGhz } from './ghz.js';
+import { checkGhzBytes, measureGhz } from './ghz.js';
 import { type Chunk, type LevelResult, measure, summarizeLevel, type Target, warm } from './load.js';
 import {
   type Anchors,
@@ -107,6 +107,11 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
   if (cases.length === 0) {
     await aws?.stop();
     throw new Error(`BENCH_CASES matches no case: ${config.cases.join(', ')}`);
+  }
+  if (loadgen === 'ghz') {
+    // The largest request: what ghz sends must be the SDK codec's bytes, unchanged.
+    const largest = cases.reduce((a, b) => (b.bytes.length > a.bytes.length ? b : a));
+    await checkGhzBytes(anchors.ghz, largest.bytes, join(root, '.cache', 'bench', 'requests'));
   }
   return {
     impls,
@@ -211,7 +216,6 @@ export async function runCases(
                 ? await measureGhz(
                     {
                       ghz: setup.anchors.ghz,
-                      protoDir: setup.anchors.protoDir,
                       proto: impls[id].proto,
                       address: `127.0.0.1:${running.get(id)!.port}`,
                       pid: t.pid,

@@ -19,7 +19,7 @@ export interface Impl {
   label: string;
   /** The gRPC method path it serves. */
   path: string;
-  /** The RunFunction .proto of that path (ghz reads the service from it). */
+  /** The RunFunction service version of that path (ghz reads bench/ghz-proto/<proto>). */
   proto: 'v1' | 'v1beta1';
   command(port: number): { file: string; args: string[]; env?: NodeJS.ProcessEnv };
   /** How the load generator connects; plaintext when absent. */
@@ -235,8 +235,6 @@ export interface Anchors {
   pySdkVersion: string;
   ghz: string;
   ghzVersion: string;
-  /** .cache/bench-proto: v1/run_function.proto and v1beta1/run_function.proto. */
-  protoDir: string;
   /** Why the anchors are missing, when they are. */
   skipped?: string;
 }
@@ -249,10 +247,8 @@ export function ensureAnchors(root: string): Anchors {
     goFloor: join(cache, 'bin', 'fn-noop-go'),
     python,
     ghz: join(cache, 'bin', 'ghz'),
-    protoDir: join(cache, 'bench-proto'),
   };
-  const present = () =>
-    existsSync(a.goFloor) && existsSync(a.python) && existsSync(a.ghz) && existsSync(join(a.protoDir, '.version'));
+  const present = () => existsSync(a.goFloor) && existsSync(a.python) && existsSync(a.ghz);
   let skipped: string | undefined;
   if (!present()) {
     say(

@@ -101,7 +101,6 @@ export async function runSizes(setup: Setup, config: Config, paths: Paths): Prom
               ? await measureGhz(
                   {
                     ghz: setup.anchors.ghz,
-                    protoDir: setup.anchors.protoDir,
                     proto: setup.impls[id].proto,
                     address: `127.0.0.1:${run.port}`,
                     pid: run.pid,

@@ -4,7 +4,8 @@
 #   fn-noop-go   a no-op function on function-sdk-go (scripts/go/noop-function: the
 #                newest version the module proxy serves here, v0.7.1; v0.7.2 and
 #                v0.8+ are refused), into .cache/bin
-#   ghz          the gRPC load generator (scripts/go/ghz), into .cache/bin
+#   ghz          the gRPC load generator (scripts/go/ghz), into .cache/bin; it reads the
+#                service from bench/ghz-proto
 #   a venv with crossplane-function-sdk-python, in .cache/python-fn-venv, for the
 #                Python no-op (bench/floor.py)
 # Idempotent; GO_TOOLS_FORCE=1 rebuilds the Go tools.
@@ -34,16 +35,3 @@ else
   say "crossplane-function-sdk-python $PY_SDK_VERSION ready in .cache/python-fn-venv"
 fi
 
-# ghz reads the service from its .proto: the RunFunction protos (v1, and v1beta1
-# for function-patch-and-transform) of the very function-sdk-go module built above.
-PROTO="$ROOT/.cache/bench-proto"
-SDK_GO_VERSION="$(sed -n 's|^require github.com/crossplane/function-sdk-go ||p' "$ROOT/scripts/go/noop-function/go.mod")"
-if [[ "$(cat "$PROTO/.version" 2>/dev/null)" != "$SDK_GO_VERSION" ]]; then
-  src="$(cd "$ROOT/scripts/go/noop-function" && go mod download -json "github.com/crossplane/function-sdk-go@$SDK_GO_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')"
-  [[ -f "$src/proto/v1/run_function.proto" ]] || die "cannot find proto/v1/run_function.proto of function-sdk-go $SDK_GO_VERSION"
-  rm -rf "$PROTO" && mkdir -p "$PROTO/v1" "$PROTO/v1beta1"
-  cp "$src/proto/v1/run_function.proto" "$PROTO/v1/" && cp "$src/proto/v1beta1/run_function.proto" "$PROTO/v1beta1/"
-  chmod u+w "$PROTO"/*/run_function.proto
-  printf '%s\n' "$SDK_GO_VERSION" >"$PROTO/.version"
-  say "copied function-sdk-go $SDK_GO_VERSION's RunFunction protos into .cache/bench-proto"
-fi
