@@ -200,7 +200,7 @@ function putStruct(obj: Record<string, unknown>): void {
 
 const MAX_DEPTH = 100;
 /** Struct values of this many bytes or more are decoded when first read (see Undecoded below). */
-const LAZY_MIN = 1024;
+const LAZY_MIN = 4096;
 
 // Short ASCII strings (keys, kinds, names, label values) repeat from call to
 // call: a small table keeps the last string seen per hash, so a repeat costs
