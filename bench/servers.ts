@@ -89,24 +89,20 @@ export function impls(
   const node = process.execPath;
   const { anchors } = opts;
   const prof = opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.profileDir] : [];
+  // function-platform started as its image starts it: Node flags (and NODE_OPTIONS), the entry, the serving flags.
+  const ourCommand = (flags: string[], entry: string[], serving: string[]) => ({
+    file: node,
+    args: [...prof, ...flags, ...entry, ...serving],
+    ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
+  });
+  const plaintext = (port: number) => ['--insecure', '--address', `127.0.0.1:${port}`];
   return {
     ours: {
       id: 'ours',
       label: 'function-platform',
       path: V1,
       proto: 'v1',
-      command: (port) => ({
-        file: node,
-        args: [
-          ...prof,
-          ...opts.ourNodeFlags,
-          join(root, 'dist', 'main.js'),
-          '--insecure',
-          '--address',
-          `127.0.0.1:${port}`,
-        ],
-        ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
-      }),
+      command: (port) => ourCommand(opts.ourNodeFlags, [join(root, 'dist', 'main.js')], plaintext(port)),
     },
     // The same server from the esbuild bundle (scripts/bundle.mjs), its compile cache filled by a first start.
     bundle: {
@@ -114,18 +110,7 @@ export function impls(
       label: 'function-platform, bundled',
       path: V1,
       proto: 'v1',
-      command: (port) => ({
-        file: node,
-        args: [
-          ...prof,
-          ...opts.ourNodeFlags,
-          join(root, 'dist', 'bundle', 'main.mjs'),
-          '--insecure',
-          '--address',
-          `127.0.0.1:${port}`,
-        ],
-        ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
-      }),
+      command: (port) => ourCommand(opts.ourNodeFlags, [join(root, 'dist', 'bundle', 'main.mjs')], plaintext(port)),
     },
     // The same server over mutual TLS, as Crossplane calls it: what the handshake's client check costs per call.
     'ours-tls': {
@@ -135,19 +120,11 @@ export function impls(
       proto: 'v1',
       command: (port) => {
         if (!opts.tls) throw new Error('ours-tls needs certificates (BenchTls)');
-        return {
-          file: node,
-          args: [
-            ...prof,
-            ...opts.ourNodeFlags,
-            join(root, 'dist', 'main.js'),
-            '--tls-server-certs-dir',
-            opts.tls.serverDir,
-            '--address',
-            `127.0.0.1:${port}`,
-          ],
-          ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
-        };
+        return ourCommand(
+          opts.ourNodeFlags,
+          [join(root, 'dist', 'main.js')],
+          ['--tls-server-certs-dir', opts.tls.serverDir, '--address', `127.0.0.1:${port}`],
+        );
       },
       credentials: () =>
         grpc.credentials.createSsl(opts.tls!.ca, opts.tls!.clientKey, opts.tls!.clientCert, {
@@ -159,20 +136,12 @@ export function impls(
       label: 'candidate (+ bench/candidate.ts)',
       path: V1,
       proto: 'v1',
-      command: (port) => ({
-        file: node,
-        args: [
-          ...prof,
-          ...(opts.candidateNodeFlags ?? opts.ourNodeFlags),
-          '--import',
-          join(root, 'dist', 'bench', 'candidate.js'),
-          join(root, 'dist', 'main.js'),
-          '--insecure',
-          '--address',
-          `127.0.0.1:${port}`,
-        ],
-        ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
-      }),
+      command: (port) =>
+        ourCommand(
+          opts.candidateNodeFlags ?? opts.ourNodeFlags,
+          ['--import', join(root, 'dist', 'bench', 'candidate.js'), join(root, 'dist', 'main.js')],
+          plaintext(port),
+        ),
     },
     floor: {
       id: 'floor',
@@ -181,7 +150,7 @@ export function impls(
       proto: 'v1',
       command: (port) => ({
         file: node,
-        args: [join(root, 'dist', 'bench', 'floor.js'), '--insecure', '--address', `127.0.0.1:${port}`],
+        args: [join(root, 'dist', 'bench', 'floor.js'), ...plaintext(port)],
       }),
     },
     'go-floor': {
@@ -189,7 +158,7 @@ export function impls(
       label: `Go floor (function-sdk-go ${anchors.goSdkVersion})`,
       path: V1,
       proto: 'v1',
-      command: (port) => ({ file: anchors.goFloor, args: ['--insecure', '--address', `127.0.0.1:${port}`] }),
+      command: (port) => ({ file: anchors.goFloor, args: plaintext(port) }),
     },
     'py-floor': {
       id: 'py-floor',
@@ -198,7 +167,7 @@ export function impls(
       proto: 'v1',
       command: (port) => ({
         file: anchors.python,
-        args: [join(root, 'bench', 'floor.py'), '--insecure', '--address', `127.0.0.1:${port}`],
+        args: [join(root, 'bench', 'floor.py'), ...plaintext(port)],
       }),
     },
     peer: {
@@ -206,7 +175,7 @@ export function impls(
       label: 'function-patch-and-transform (Go)',
       path: V1BETA1,
       proto: 'v1beta1',
-      command: (port) => ({ file: opts.peerBinary, args: ['--insecure', '--address', `127.0.0.1:${port}`] }),
+      command: (port) => ({ file: opts.peerBinary, args: plaintext(port) }),
     },
   };
 }
