@@ -8,8 +8,11 @@
 //   BENCH_LEVELS=1,16,64    concurrency levels
 //   BENCH_CASES=a,b         only these cases (widget-seed, widget-cutover, database-aws,
 //                           database-aws-live (needs moto), database-cluster)
-//   BENCH_IMPLS=ours,floor,peer  (add `ours-tls`: ours over mutual TLS; `candidate`: ours with
-//                           the preload bench/candidate.ts)
+//   BENCH_IMPLS=ours,bundle,floor,go-floor,py-floor,peer  (bundle: ours from dist/bundle; add `ours-tls`: ours over mutual TLS;
+//                           `candidate`: ours with the preload bench/candidate.ts)
+//   BENCH_LOADGEN=ghz       who sends the measured calls: ghz (Go), or `node` (the grpc-js client
+//                           in this process, which caps throughput from 16 in flight)
+//   BENCH_SIZES=10,100,1000 request sizes (KB) of the size sweep; "none" skips it
 //   BENCH_OURS_NODE_FLAGS="--max-semi-space-size=8"  Node flags for function-platform instead of the
 //                           ones its Dockerfile ENTRYPOINT gives (experiments; "none" for none)
 //   BENCH_CANDIDATE_NODE_FLAGS="…"  Node flags for the candidate (default: function-platform's)
@@ -34,6 +37,9 @@ export interface Config {
   coldStarts: number;
   checkEvery: number;
   profile: boolean;
+  loadgen: 'ghz' | 'node';
+  /** The size sweep's request sizes, KB. */
+  sizesKb: number[];
   /** BENCH_OURS_NODE_FLAGS; undefined: the Dockerfile's. */
   ourNodeFlags?: string[];
   /** BENCH_CANDIDATE_NODE_FLAGS; undefined: function-platform's. */
@@ -76,7 +82,13 @@ export function readConfig(environment: NodeJS.ProcessEnv = process.env): { conf
   if (levels.length === 0 || !levels.every((l) => Number.isInteger(l) && l > 0)) {
     throw new Error(`BENCH_LEVELS must be whole numbers above 0, got ${environment['BENCH_LEVELS']}`);
   }
-  const impls = listEnv('BENCH_IMPLS', 'ours,floor,peer');
+  const impls = listEnv('BENCH_IMPLS', 'ours,bundle,floor,go-floor,py-floor,peer');
+  const loadgen = env('BENCH_LOADGEN', 'ghz');
+  if (loadgen !== 'ghz' && loadgen !== 'node') throw new Error(`BENCH_LOADGEN must be ghz or node, got ${loadgen}`);
+  const sizes = env('BENCH_SIZES', '10,100,1000');
+  const sizesKb = sizes === 'none' ? [] : sizes.split(',').map((s) => Number(s.trim()));
+  if (!sizesKb.every((n) => Number.isInteger(n) && n > 0))
+    throw new Error(`BENCH_SIZES must be whole numbers of KB above 0 (or none), got ${sizes}`);
   const unknown = impls.filter((i) => !(IMPL_IDS as readonly string[]).includes(i));
   if (unknown.length > 0)
     throw new Error(`BENCH_IMPLS: no implementation ${unknown.join(', ')} (there are ${IMPL_IDS.join(', ')})`);
@@ -95,6 +107,8 @@ export function readConfig(environment: NodeJS.ProcessEnv = process.env): { conf
     coldStarts: profile ? 0 : coldStarts,
     checkEvery: Math.max(1, intEnv('BENCH_CHECK_EVERY', 50)),
     profile,
+    loadgen,
+    sizesKb: profile ? [] : sizesKb,
     ...(ourNodeFlags === undefined ? {} : { ourNodeFlags }),
     ...(candidateNodeFlags === undefined ? {} : { candidateNodeFlags }),
   };

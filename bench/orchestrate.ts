@@ -7,8 +7,11 @@ import { type Moto, motoBinary, startAws } from './aws.js';
 import { buildCases, type Case, checkAnswer } from './cases.js';
 import type { Config, Paths } from './config.js';
 import { f, pad, say } from './format.js';
+import { checkGhzBytes, measureGhz } from './ghz.js';
 import { type Chunk, type LevelResult, measure, summarizeLevel, type Target, warm } from './load.js';
 import {
+  type Anchors,
+  ensureAnchors,
   ensurePeer,
   IMPL_IDS,
   type Impl,
@@ -38,6 +41,9 @@ export interface Setup {
   /** The implementations that run, in order. */
   order: ImplId[];
   peer: { version?: string; skipped?: string };
+  anchors: Anchors;
+  /** Who sends the measured calls (BENCH_LOADGEN; node when ghz is missing). */
+  loadgen: 'ghz' | 'node';
   ourNodeFlags: string[];
   ourNodeOptions?: string;
   /** undefined: the candidate runs with ourNodeFlags. */
@@ -53,13 +59,17 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
   mkdirSync(paths.outDir, { recursive: true });
   mkdirSync(paths.logDir, { recursive: true });
   if (paths.profileDir) mkdirSync(paths.profileDir, { recursive: true });
-  for (const file of [join(root, 'dist', 'main.js'), join(root, 'dist', 'bench', 'floor.js')]) {
+  for (const file of [
+    join(root, 'dist', 'main.js'),
+    join(root, 'dist', 'bundle', 'main.mjs'),
+    join(root, 'dist', 'bench', 'floor.js'),
+  ]) {
     if (!existsSync(file))
       throw new Error(`${relative(root, file)} is missing: run npm run build first (npm run bench does)`);
   }
 
   const wanted = new Set<ImplId>(
-    config.profile ? config.impls.filter((i) => i === 'ours' || i === 'candidate') : config.impls,
+    config.profile ? config.impls.filter((i) => i === 'ours' || i === 'bundle' || i === 'candidate') : config.impls,
   );
   let peer: Setup['peer'] = { skipped: 'not asked for (BENCH_IMPLS)' };
   if (wanted.has('peer')) {
@@ -69,6 +79,13 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
       wanted.delete('peer');
     }
   }
+  const anchors = ensureAnchors(root);
+  if (anchors.skipped) {
+    say(`WARNING: the Go and Python floors and ghz are skipped: ${anchors.skipped}. Their ratios are n/a.`);
+    wanted.delete('go-floor');
+    wanted.delete('py-floor');
+  }
+  const loadgen = anchors.skipped ? 'node' : config.loadgen;
   const image = imageNodeFlags(root);
   const ourNodeFlags = config.ourNodeFlags ?? image.flags;
   const ourNodeOptions = config.ourNodeFlags ? undefined : image.nodeOptions;
@@ -76,6 +93,7 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
   const impls = allImpls(root, {
     ...(paths.profileDir === undefined ? {} : { profileDir: paths.profileDir }),
     peerBinary: paths.peerBinary,
+    anchors,
     ourNodeFlags,
     ...(ourNodeOptions === undefined ? {} : { ourNodeOptions }),
     ...(candidateNodeFlags === undefined ? {} : { candidateNodeFlags }),
@@ -90,10 +108,17 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
     await aws?.stop();
     throw new Error(`BENCH_CASES matches no case: ${config.cases.join(', ')}`);
   }
+  if (loadgen === 'ghz') {
+    // The largest request: what ghz sends must be the SDK codec's bytes, unchanged.
+    const largest = cases.reduce((a, b) => (b.bytes.length > a.bytes.length ? b : a));
+    await checkGhzBytes(anchors.ghz, largest.bytes, join(root, '.cache', 'bench', 'requests'));
+  }
   return {
     impls,
     order,
     peer,
+    anchors,
+    loadgen,
     ourNodeFlags,
     ...(ourNodeOptions === undefined ? {} : { ourNodeOptions }),
     ...(candidateNodeFlags === undefined ? {} : { candidateNodeFlags }),
@@ -108,8 +133,9 @@ function requestFor(c: Case, impl: ImplId): { bytes: Buffer; check: (raw: Buffer
     const p = c.peer!;
     return { bytes: p.bytes, check: (raw) => checkAnswer(raw, p.expectKeys, p.expectReady) };
   }
-  if (impl === 'floor') return { bytes: c.bytes, check: (raw) => checkAnswer(raw, [], undefined) };
-  // ours, ours-tls and the candidate answer the same.
+  if (impl === 'floor' || impl === 'go-floor' || impl === 'py-floor')
+    return { bytes: c.bytes, check: (raw) => checkAnswer(raw, [], undefined) };
+  // ours, the bundle, ours-tls and the candidate answer the same.
   return { bytes: c.bytes, check: (raw) => checkAnswer(raw, c.expectKeys, c.expectReady, c.expectAws) };
 }
 
@@ -117,6 +143,11 @@ function requestFor(c: Case, impl: ImplId): { bytes: Buffer; check: (raw: Buffer
 export async function coldStarts(setup: Setup, config: Config, paths: Paths): Promise<Record<string, number[]>> {
   const seed = buildCases(paths.root).find((c) => c.id === 'widget-seed')!;
   const samples: Record<string, number[]> = {};
+  if (setup.order.includes('bundle')) {
+    // As an image build would: one start and call fill the bundle's compile cache; this start is not counted.
+    const { bytes, check } = requestFor(seed, 'bundle');
+    await (await start(setup.impls.bundle, paths.logDir, bytes, check)).stop();
+  }
   if (config.coldStarts > 0) {
     process.stdout.write(`cold start: ${config.coldStarts} starts per implementation `);
     for (let i = 0; i < config.coldStarts; i++) {
@@ -159,7 +190,7 @@ export async function runCases(
         const { bytes, check } = requestFor(c, id);
         const r = await start(impls[id], paths.logDir, bytes, check);
         running.set(id, r);
-        if (id === 'ours' || id === 'candidate') profiledPids.set(r.pid, `${c.id}, ${id}`);
+        if (id === 'ours' || id === 'bundle' || id === 'candidate') profiledPids.set(r.pid, `${c.id}, ${id}`);
         (coldStartSamples[id] ??= []).push(r.coldStartMs);
         results.push({ case: c.id, impl: id, label: impls[id].label, coldStartMs: r.coldStartMs, levels: [] });
       }
@@ -178,16 +209,33 @@ export async function runCases(
           const n = Math.min(per, config.calls - done);
           for (let k = 0; k < ids.length; k++) {
             const id = ids[(k + li + round) % ids.length]!;
-            chunks
-              .get(id)!
-              .push(await measure(targets.get(id)!, level, n, config.checkEvery, latencies.get(id)!, done));
+            const t = targets.get(id)!;
+            // ghz speaks plaintext here; the mutual-TLS run keeps the grpc-js client, which has the certificates.
+            chunks.get(id)!.push(
+              setup.loadgen === 'ghz' && id !== 'ours-tls'
+                ? await measureGhz(
+                    {
+                      ghz: setup.anchors.ghz,
+                      proto: impls[id].proto,
+                      address: `127.0.0.1:${running.get(id)!.port}`,
+                      pid: t.pid,
+                      request: t.request,
+                      workDir: join(paths.root, '.cache', 'bench', 'requests'),
+                    },
+                    level,
+                    n,
+                    latencies.get(id)!,
+                    done,
+                  )
+                : await measure(t, level, n, config.checkEvery, latencies.get(id)!, done),
+            );
           }
         }
         for (const id of ids) {
           const res = summarizeLevel(level, chunks.get(id)!, latencies.get(id)!);
           resultOf(results, c.id, id)!.levels.push(res);
           say(
-            `  ${pad(impls[id].label, 34)} c=${pad(String(level), 3)} ${pad(f(res.throughput, 0), 6, true)} calls/s  p50 ${f(res.latencyMs.p50)}  p99 ${f(res.latencyMs.p99)} ms  cpu ${f(res.cpuMsPerCall, 3)} ms/call  rss ${f(res.peakRssMb, 1)} MB  cores: server ${f(res.serverCores)}, client ${f(res.clientCores)}`,
+            `  ${pad(impls[id].label, 34)} c=${pad(String(level), 3)} ${pad(f(res.throughput, 0), 6, true)} calls/s  p50 ${f(res.latencyMs.p50)}  p99 ${f(res.latencyMs.p99)} ms  cpu ${f(res.cpuMsPerCall, 3)} ms/call  rss ${f(res.peakRssMb, 1)} MB  cores: server ${f(res.serverCores)}, client ${f(res.clientCores)} (${f(res.clientCpuMsPerCall, 3)} ms/call)`,
           );
         }
       }

@@ -42,6 +42,9 @@ export interface ProfileSummary {
   /** Time sampled, ms, and how much of it was busy (not idle). */
   sampledMs: number;
   busyMs: number;
+  /** V8's garbage collector, ms and share of busy time. */
+  gcMs: number;
+  gcPct: number;
   functions: Row[];
   packages: Array<{ where: string; selfMs: number; selfPct: number }>;
 }
@@ -92,6 +95,7 @@ export function summarize(profiles: CpuProfile[], top = 25): ProfileSummary {
   const pkgs = new Map<string, number>();
   let sampledMs = 0;
   let idleMs = 0;
+  let gcMs = 0;
   for (const p of profiles) {
     const times = selfTimes(p);
     const byId = new Map(p.nodes.map((n) => [n.id, n]));
@@ -120,6 +124,7 @@ export function summarize(profiles: CpuProfile[], top = 25): ProfileSummary {
         idleMs += ms;
         continue;
       }
+      if (name === '(garbage collector)') gcMs += ms;
       if (SPECIAL.has(name)) continue;
       const k = key(n);
       const { pkg, at } = place(n.callFrame);
@@ -156,7 +161,7 @@ export function summarize(profiles: CpuProfile[], top = 25): ProfileSummary {
   const packages = [...pkgs.entries()]
     .map(([where, ms]) => ({ where, selfMs: ms, selfPct: pct(ms) }))
     .sort((a, b) => b.selfMs - a.selfMs);
-  return { sampledMs, busyMs, functions, packages };
+  return { sampledMs, busyMs, gcMs, gcPct: pct(gcMs), functions, packages };
 }
 
 /** The heaviest inclusive entries among the given names (e.g. runFunction, encode, decode). */
@@ -173,7 +178,7 @@ export function inclusiveOf(
 
 export function formatSummary(s: ProfileSummary, title: string): string {
   const lines = [
-    `${title}: ${(s.busyMs / 1000).toFixed(2)} s busy of ${(s.sampledMs / 1000).toFixed(2)} s sampled`,
+    `${title}: ${(s.busyMs / 1000).toFixed(2)} s busy of ${(s.sampledMs / 1000).toFixed(2)} s sampled; garbage collection ${s.gcPct.toFixed(1)} % of busy time`,
     '',
     '  self%  incl%  function (where)',
   ];

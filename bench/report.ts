@@ -6,18 +6,23 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, freemem, loadavg, release, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
 import { latencyChart, type Panel } from './chart.js';
+import { ghzStartupCpuMs } from './ghz.js';
 import type { Config, Paths } from './config.js';
 import { f, median, say, table, x } from './format.js';
 import { type ImplCaseResult, levelOf, resultOf, type Setup } from './orchestrate.js';
 import { formatSummary, readProfiles, summarize } from './profile.js';
 import type { ImplId } from './servers.js';
+import type { SizePoint } from './sizes.js';
 import type { Target } from './targets.js';
 
 const COLORS: Record<ImplId, string> = {
   ours: '#2563eb',
+  bundle: '#1e3a8a',
   'ours-tls': '#0891b2',
   candidate: '#9333ea',
   floor: '#9ca3af',
+  'go-floor': '#f59e0b',
+  'py-floor': '#dc2626',
   peer: '#16a34a',
 };
 
@@ -80,6 +85,11 @@ export function printHeader(started: number, m: Machine, setup: Setup, config: C
       `candidate: function-platform with bench/candidate.ts (node ${[...(candidateNodeFlags ?? ourNodeFlags), '--import', 'dist/bench/candidate.js', 'dist/main.js'].join(' ')})`,
     );
   }
+  say(
+    setup.loadgen === 'ghz'
+      ? `load generator: ghz ${setup.anchors.ghzVersion} (one process per measured turn, one connection) sends the measured calls; a grpc-js client warms up, times cold starts and checks answers`
+      : 'load generator: the grpc-js client in this process (BENCH_LOADGEN=node): it caps throughput from 16 in flight',
+  );
   if (paths.profileDir)
     say(`profiling function-platform with --cpu-prof into ${relative(paths.root, paths.profileDir)}`);
   say();
@@ -132,6 +142,25 @@ export function printFigures(setup: Setup, results: ImplCaseResult[]): void {
   }
 }
 
+/**
+ * Whether the load generator had room: its CPU per call (ghz's start-up left
+ * out), what one core of it could send at that cost, and the most it used.
+ */
+export function printLoadgenHeadroom(setup: Setup, results: ImplCaseResult[]): void {
+  const levels = results.flatMap((r) => r.levels.map((l) => ({ r, l })));
+  if (levels.length === 0) return;
+  const busiest = levels.reduce((a, b) => (b.l.throughput > a.l.throughput ? b : a));
+  const perCall =
+    levels.reduce((a, b) => a + b.l.clientCpuMsPerCall * b.l.calls, 0) / levels.reduce((a, b) => a + b.l.calls, 0);
+  say();
+  say(
+    `Load generator headroom (${setup.loadgen === 'ghz' ? `ghz ${setup.anchors.ghzVersion}, start-up ${f(ghzStartupCpuMs() ?? NaN, 0)} ms CPU per turn left out` : 'grpc-js client in this process'}): ` +
+      `${f(perCall, 3)} ms CPU per call on average, i.e. one core sends about ${f(1000 / perCall, 0)} calls/s; ` +
+      `the fastest level measured (${busiest.r.label}, ${busiest.r.case}, ${busiest.l.concurrency} in flight) ran ${f(busiest.l.throughput, 0)} calls/s ` +
+      `with the generator at ${f(busiest.l.clientCores)} cores and the server at ${f(busiest.l.serverCores)} (${availableParallelism()} CPUs)`,
+  );
+}
+
 /** What the AWS path costs a call once its answers are cached: database-aws-live minus database-aws. */
 export function printAwsPath(results: ImplCaseResult[]): void {
   const live = resultOf(results, 'database-aws-live', 'ours');
@@ -153,6 +182,9 @@ export interface Ratio {
   case: string;
   concurrency: number;
   cpuPerCallVsFloor: number;
+  cpuPerCallVsGoFloor: number;
+  cpuPerCallVsPyFloor: number;
+  p99VsGoFloor: number;
   p50VsFloor: number;
   throughputVsFloor: number;
   throughputVsPeer: number;
@@ -169,12 +201,17 @@ export function ratios(subjects: readonly ImplId[], setup: Setup, config: Config
         const ours = levelOf(resultOf(results, c.id, subject), level);
         const floor = levelOf(resultOf(results, c.id, 'floor'), level);
         const p = levelOf(resultOf(results, c.id, 'peer'), level);
+        const go = levelOf(resultOf(results, c.id, 'go-floor'), level);
+        const py = levelOf(resultOf(results, c.id, 'py-floor'), level);
         if (!ours) continue;
         out.push({
           impl: subject,
           case: c.id,
           concurrency: level,
           cpuPerCallVsFloor: floor ? ours.cpuMsPerCall / floor.cpuMsPerCall : NaN,
+          cpuPerCallVsGoFloor: go ? ours.cpuMsPerCall / go.cpuMsPerCall : NaN,
+          cpuPerCallVsPyFloor: py ? ours.cpuMsPerCall / py.cpuMsPerCall : NaN,
+          p99VsGoFloor: go ? ours.latencyMs.p99 / go.latencyMs.p99 : NaN,
           p50VsFloor: floor ? ours.latencyMs.p50 / floor.latencyMs.p50 : NaN,
           throughputVsFloor: floor ? ours.throughput / floor.throughput : NaN,
           throughputVsPeer: p ? ours.throughput / p.throughput : NaN,
@@ -195,6 +232,9 @@ export function printRatios(rs: Ratio[], setup: Setup): void {
     r.case,
     String(r.concurrency),
     x(r.cpuPerCallVsFloor),
+    x(r.cpuPerCallVsGoFloor),
+    x(r.cpuPerCallVsPyFloor),
+    x(r.p99VsGoFloor),
     x(r.p50VsFloor),
     x(r.throughputVsFloor),
     x(r.throughputVsPeer),
@@ -207,9 +247,12 @@ export function printRatios(rs: Ratio[], setup: Setup): void {
         'implementation',
         'case',
         'conc',
-        'cpu/call ÷ floor',
-        'p50 ÷ floor',
-        'calls/s ÷ floor',
+        'cpu/call ÷ Node floor',
+        'cpu/call ÷ Go floor',
+        'cpu/call ÷ Py floor',
+        'p99 ÷ Go floor',
+        'p50 ÷ Node floor',
+        'calls/s ÷ Node floor',
         'calls/s ÷ P&T',
         'cpu/call ÷ P&T',
         'p99 ÷ P&T',
@@ -247,6 +290,7 @@ export function writeFiles(
   results: ImplCaseResult[],
   rs: Ratio[],
   targets: Target[],
+  sizes: SizePoint[],
 ): void {
   const { started, machine: m, setup, config, paths } = run;
   const { impls, order, peer, cases, ourNodeFlags, ourNodeOptions, candidateNodeFlags } = setup;
@@ -301,6 +345,7 @@ export function writeFiles(
     ),
     results,
     ratios: rs,
+    sizes,
     targets,
   };
   writeFileSync(join(paths.outDir, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);
@@ -328,7 +373,7 @@ export function writeFiles(
   writeFileSync(join(paths.outDir, 'latency.svg'), svg);
   say();
   say(
-    `wrote ${relative(paths.root, join(paths.outDir, 'latest.json'))} and ${relative(paths.root, join(paths.outDir, 'latency.svg'))} in ${json.durationSeconds}s`,
+    `wrote ${relative(paths.root, join(paths.outDir, 'latest.json'))} and ${relative(paths.root, join(paths.outDir, 'latency.svg'))} in ${json.durationSeconds}s; load average ${m.loadAverageAtStart.join(' ')} at the start, ${json.machine.loadAverageAtEnd.join(' ')} at the end`,
   );
 }
 
@@ -346,11 +391,11 @@ export function printProfiles(paths: Paths, profiledPids: Map<number, string>): 
     say();
     say(
       formatSummary(
-        summarize(readProfiles(join(profileDir, file)), 15),
+        summarize(readProfiles(join(profileDir, file)), 10),
         `${profiledPids.get(pid) ?? 'unknown case'} (${file})`,
       ),
     );
   }
   say();
-  say(formatSummary(summarize(readProfiles(profileDir), 40), 'all cases together'));
+  say(formatSummary(summarize(readProfiles(profileDir), 10), 'all cases together: the top ten functions by self time'));
 }

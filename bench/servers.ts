@@ -11,7 +11,7 @@ import { say } from './format.js';
 import { type Client, dial } from './load.js';
 
 /** Every implementation, in the order they run and are reported. */
-export const IMPL_IDS = ['ours', 'ours-tls', 'candidate', 'floor', 'peer'] as const;
+export const IMPL_IDS = ['ours', 'bundle', 'ours-tls', 'candidate', 'floor', 'go-floor', 'py-floor', 'peer'] as const;
 export type ImplId = (typeof IMPL_IDS)[number];
 
 export interface Impl {
@@ -19,6 +19,8 @@ export interface Impl {
   label: string;
   /** The gRPC method path it serves. */
   path: string;
+  /** The RunFunction service version of that path (ghz reads bench/ghz-proto/<proto>). */
+  proto: 'v1' | 'v1beta1';
   command(port: number): { file: string; args: string[]; env?: NodeJS.ProcessEnv };
   /** How the load generator connects; plaintext when absent. */
   credentials?: () => grpc.ChannelCredentials;
@@ -77,6 +79,7 @@ export function impls(
   opts: {
     profileDir?: string;
     peerBinary: string;
+    anchors: Anchors;
     ourNodeFlags: string[];
     ourNodeOptions?: string;
     candidateNodeFlags?: string[];
@@ -84,45 +87,44 @@ export function impls(
   },
 ): Record<ImplId, Impl> {
   const node = process.execPath;
+  const { anchors } = opts;
   const prof = opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.profileDir] : [];
+  // function-platform started as its image starts it: Node flags (and NODE_OPTIONS), the entry, the serving flags.
+  const ourCommand = (flags: string[], entry: string[], serving: string[]) => ({
+    file: node,
+    args: [...prof, ...flags, ...entry, ...serving],
+    ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
+  });
+  const plaintext = (port: number) => ['--insecure', '--address', `127.0.0.1:${port}`];
   return {
     ours: {
       id: 'ours',
       label: 'function-platform',
       path: V1,
-      command: (port) => ({
-        file: node,
-        args: [
-          ...prof,
-          ...opts.ourNodeFlags,
-          join(root, 'dist', 'main.js'),
-          '--insecure',
-          '--address',
-          `127.0.0.1:${port}`,
-        ],
-        ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
-      }),
+      proto: 'v1',
+      command: (port) => ourCommand(opts.ourNodeFlags, [join(root, 'dist', 'main.js')], plaintext(port)),
+    },
+    // The same server from the esbuild bundle (scripts/bundle.mjs), its compile cache filled by a first start.
+    bundle: {
+      id: 'bundle',
+      label: 'function-platform, bundled',
+      path: V1,
+      proto: 'v1',
+      command: (port) => ourCommand(opts.ourNodeFlags, [join(root, 'dist', 'bundle', 'main.mjs')], plaintext(port)),
     },
     // The same server over mutual TLS, as Crossplane calls it: what the handshake's client check costs per call.
     'ours-tls': {
       id: 'ours-tls',
       label: 'function-platform, mutual TLS',
       path: V1,
+      proto: 'v1',
       command: (port) => {
         if (!opts.tls) throw new Error('ours-tls needs certificates (BenchTls)');
-        return {
-          file: node,
-          args: [
-            ...prof,
-            ...opts.ourNodeFlags,
-            join(root, 'dist', 'main.js'),
-            '--tls-server-certs-dir',
-            opts.tls.serverDir,
-            '--address',
-            `127.0.0.1:${port}`,
-          ],
-          ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
-        };
+        return ourCommand(
+          opts.ourNodeFlags,
+          [join(root, 'dist', 'main.js')],
+          ['--tls-server-certs-dir', opts.tls.serverDir, '--address', `127.0.0.1:${port}`],
+        );
       },
       credentials: () =>
         grpc.credentials.createSsl(opts.tls!.ca, opts.tls!.clientKey, opts.tls!.clientCert, {
@@ -133,35 +135,47 @@ export function impls(
       id: 'candidate',
       label: 'candidate (+ bench/candidate.ts)',
       path: V1,
-      command: (port) => ({
-        file: node,
-        args: [
-          ...prof,
-          ...(opts.candidateNodeFlags ?? opts.ourNodeFlags),
-          '--import',
-          join(root, 'dist', 'bench', 'candidate.js'),
-          join(root, 'dist', 'main.js'),
-          '--insecure',
-          '--address',
-          `127.0.0.1:${port}`,
-        ],
-        ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
-      }),
+      proto: 'v1',
+      command: (port) =>
+        ourCommand(
+          opts.candidateNodeFlags ?? opts.ourNodeFlags,
+          ['--import', join(root, 'dist', 'bench', 'candidate.js'), join(root, 'dist', 'main.js')],
+          plaintext(port),
+        ),
     },
     floor: {
       id: 'floor',
       label: 'SDK floor (no-op)',
       path: V1,
+      proto: 'v1',
       command: (port) => ({
         file: node,
-        args: [join(root, 'dist', 'bench', 'floor.js'), '--insecure', '--address', `127.0.0.1:${port}`],
+        args: [join(root, 'dist', 'bench', 'floor.js'), ...plaintext(port)],
+      }),
+    },
+    'go-floor': {
+      id: 'go-floor',
+      label: `Go floor (function-sdk-go ${anchors.goSdkVersion})`,
+      path: V1,
+      proto: 'v1',
+      command: (port) => ({ file: anchors.goFloor, args: plaintext(port) }),
+    },
+    'py-floor': {
+      id: 'py-floor',
+      label: `Python floor (SDK ${anchors.pySdkVersion})`,
+      path: V1,
+      proto: 'v1',
+      command: (port) => ({
+        file: anchors.python,
+        args: [join(root, 'bench', 'floor.py'), ...plaintext(port)],
       }),
     },
     peer: {
       id: 'peer',
       label: 'function-patch-and-transform (Go)',
       path: V1BETA1,
-      command: (port) => ({ file: opts.peerBinary, args: ['--insecure', '--address', `127.0.0.1:${port}`] }),
+      proto: 'v1beta1',
+      command: (port) => ({ file: opts.peerBinary, args: plaintext(port) }),
     },
   };
 }
@@ -180,6 +194,58 @@ export function ensurePeer(root: string, peerBinary: string): { version?: string
     ? readFileSync(`${peerBinary}.version`, 'utf8').trim()
     : 'unknown';
   return { version };
+}
+
+/** The no-op functions on the Go and Python SDKs, and the load generator: scripts/install-bench-anchors.sh. */
+export interface Anchors {
+  goFloor: string;
+  goSdkVersion: string;
+  python: string;
+  pySdkVersion: string;
+  ghz: string;
+  ghzVersion: string;
+  /** Why the anchors are missing, when they are. */
+  skipped?: string;
+}
+
+/** Installs the anchors when one is missing (scripts/install-bench-anchors.sh), and says which versions run. */
+export function ensureAnchors(root: string): Anchors {
+  const cache = join(root, '.cache');
+  const python = join(cache, 'python-fn-venv', 'bin', 'python');
+  const a = {
+    goFloor: join(cache, 'bin', 'fn-noop-go'),
+    python,
+    ghz: join(cache, 'bin', 'ghz'),
+  };
+  const present = () => existsSync(a.goFloor) && existsSync(a.python) && existsSync(a.ghz);
+  let skipped: string | undefined;
+  if (!present()) {
+    say(
+      'The anchors (Go and Python no-op functions, ghz) are not installed: running scripts/install-bench-anchors.sh.',
+    );
+    const r = spawnSync(join(root, 'scripts', 'install-bench-anchors.sh'), { stdio: 'inherit' });
+    if (r.status !== 0 || !present()) skipped = 'scripts/install-bench-anchors.sh failed (it needs Go and python3)';
+  }
+  const goMod = (family: string, module: string) => {
+    try {
+      const text = readFileSync(join(root, 'scripts', 'go', family, 'go.mod'), 'utf8');
+      return new RegExp(`^require ${module.replace(/[.]/g, '\\.')} (\\S+)`, 'm').exec(text)?.[1] ?? 'unknown';
+    } catch {
+      return 'unknown';
+    }
+  };
+  const py = skipped
+    ? undefined
+    : spawnSync(python, ['-c', "import importlib.metadata as m; print(m.version('crossplane-function-sdk-python'))"], {
+        encoding: 'utf8',
+      });
+  return {
+    ...a,
+    goSdkVersion: goMod('noop-function', 'github.com/crossplane/function-sdk-go'),
+    ghzVersion: goMod('ghz', 'github.com/bojand/ghz'),
+    pySdkVersion: py?.status === 0 ? py.stdout.trim() : 'unknown',
+    ...(skipped ? { skipped } : {}),
+  };
 }
 
 export interface Running {

@@ -10,7 +10,7 @@
 //
 // Here Struct and Value, where nearly all the bytes are, are read and written
 // by hand: encoding goes forwards into one scratch buffer, decoding straight
-// into plain objects. The messages around them are read and written by
+// into plain objects (large subtrees only when first read: see Undecoded). The messages around them are read and written by
 // functions compiled at load from a table per message. The output is
 // byte-for-byte what the SDK's encoder writes (same field order, same
 // omissions), and the decoder returns what the SDK's decoder returns:
@@ -199,6 +199,8 @@ function putStruct(obj: Record<string, unknown>): void {
 // entries and Values included), so what one refuses the other refuses.
 
 const MAX_DEPTH = 100;
+/** Struct values of this many bytes or more are decoded when first read (see Undecoded below). */
+const LAZY_MIN = 4096;
 
 // Short ASCII strings (keys, kinds, names, label values) repeat from call to
 // call: a small table keeps the last string seen per hash, so a repeat costs
@@ -210,7 +212,11 @@ const interned: Array<string | undefined> = new Array<string | undefined>(INTERN
 class Reader {
   pos = 0;
   depth = 0;
-  constructor(readonly buf: NodeBuffer) {}
+  constructor(
+    readonly buf: NodeBuffer,
+    /** Struct values this long or longer decode on first read (see Undecoded). */
+    readonly lazyMin = LAZY_MIN,
+  ) {}
 
   fail(what: string): never {
     throw new Error(`invalid RunFunctionRequest: ${what} at byte ${this.pos}`);
@@ -394,12 +400,17 @@ function readStruct(r: Reader, end: number): Record<string, unknown> {
       while (r.pos < entryEnd) {
         const t = r.varint();
         if (t === 10) key = r.string();
-        else if (t === 18) value = readValue(r, r.end());
-        else if ((t & 7) === 4 || t === 0) break;
+        else if (t === 18) {
+          const e = r.end();
+          value = e - r.pos >= r.lazyMin && holdsTree(r.buf, r.pos, e) ? skimmed(r, e) : readValue(r, e);
+        } else if ((t & 7) === 4 || t === 0) break;
         else r.skip(t & 7);
       }
       r.depth--;
-      if (value !== undefined) {
+      if (value instanceof Undecoded) {
+        if (key !== '__proto__') decodeOnRead(out, key, value);
+        else ownKey(out, key, value.decode());
+      } else if (value !== undefined) {
         if (key !== '__proto__') out[key] = value;
         else ownKey(out, key, value);
       }
@@ -410,6 +421,153 @@ function readStruct(r: Reader, end: number): Record<string, unknown> {
   }
   r.depth--;
   return out;
+}
+
+// ---------------------------------------------------------------- decoding on first read
+//
+// Most of a large request is observed state the blueprint never reads (a
+// Deployment's managedFields, a status' long lists). A Struct field whose value
+// is a struct or list of LAZY_MIN bytes or more is checked where it stands
+// (skimValue: the same reads and the same errors as readValue, nothing built)
+// and becomes a property that decodes those bytes the first time it is read,
+// then holds the plain value. Reading it, spreading, Object.keys/entries and
+// JSON all see what the eager decoder would have built; what is never read is
+// never built. The request's buffer stays referenced until then.
+
+/** A Value's bytes, checked, with the nesting depth it starts at. */
+class Undecoded {
+  constructor(
+    readonly buf: NodeBuffer,
+    readonly start: number,
+    readonly end: number,
+    readonly depth: number,
+    readonly lazyMin: number,
+  ) {}
+
+  decode(): unknown {
+    const r = new Reader(this.buf, this.lazyMin);
+    r.pos = this.start;
+    r.depth = this.depth;
+    return readValue(r, this.end);
+  }
+}
+
+/** Whether the Value at [pos, end) is one struct_value (5) or list_value (6) field and nothing else. */
+function holdsTree(buf: NodeBuffer, pos: number, end: number): boolean {
+  const tag = buf[pos];
+  if (tag !== 42 && tag !== 50) return false;
+  let len = 0;
+  let p = pos + 1;
+  for (let shift = 0; shift < 35 && p < end; shift += 7) {
+    const b = buf[p++]!;
+    len += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) return p + len === end;
+  }
+  return false;
+}
+
+function skimmed(r: Reader, end: number): Undecoded {
+  const at = new Undecoded(r.buf, r.pos, end, r.depth, r.lazyMin);
+  skimValue(r, end);
+  return at;
+}
+
+/** The property `key` of `o`: the Value's bytes decoded on first read (or replaced on first write). */
+function decodeOnRead(o: Record<string, unknown>, key: string, bytes: Undecoded): void {
+  let decoded: unknown;
+  let done = false;
+  const settle = (value: unknown) => {
+    try {
+      Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+    } catch {
+      // A frozen holder keeps the accessor, which returns the decoded value from now on.
+    }
+  };
+  Object.defineProperty(o, key, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (!done) {
+        decoded = bytes.decode();
+        done = true;
+        settle(decoded);
+      }
+      return decoded;
+    },
+    set(value: unknown) {
+      decoded = value;
+      done = true;
+      settle(value);
+    },
+  });
+}
+
+// readValue, readList and readStruct without building anything: the same
+// reads, in the same order, with the same checks, so a request is refused or
+// accepted exactly as the eager decoder refuses or accepts it.
+function skimValue(r: Reader, end: number): void {
+  r.enter();
+  while (r.pos < end) {
+    const tag = r.varint();
+    switch (tag) {
+      case 26:
+        r.pos = r.end();
+        continue;
+      case 42:
+        skimStruct(r, r.end());
+        continue;
+      case 17:
+        r.double();
+        continue;
+      case 32:
+      case 8:
+        r.varint();
+        continue;
+      case 50:
+        skimList(r, r.end());
+        continue;
+    }
+    if ((tag & 7) === 4 || tag === 0) break;
+    r.skip(tag & 7);
+  }
+  r.depth--;
+}
+
+function skimList(r: Reader, end: number): void {
+  r.enter();
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === 10) {
+      skimValue(r, r.end());
+      continue;
+    }
+    if ((tag & 7) === 4 || tag === 0) break;
+    r.skip(tag & 7);
+  }
+  r.depth--;
+}
+
+function skimStruct(r: Reader, end: number): void {
+  r.enter();
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === 10) {
+      const entryEnd = r.end();
+      r.enter();
+      while (r.pos < entryEnd) {
+        const t = r.varint();
+        if (t === 10) r.pos = r.end();
+        else if (t === 18) skimValue(r, r.end());
+        else if ((t & 7) === 4 || t === 0) break;
+        else r.skip(t & 7);
+      }
+      r.depth--;
+      continue;
+    }
+    if ((tag & 7) === 4 || tag === 0) break;
+    r.skip(tag & 7);
+  }
+  r.depth--;
 }
 
 /** What the hand-written Struct code above reads and writes: [field number, wire type] by the SDK's property (for wire-guard.test.ts). */
@@ -778,10 +936,14 @@ export function encodeRunFunctionResponse(m: RunFunctionResponse): Buffer {
   }
 }
 
-/** Protobuf bytes to RunFunctionRequest: what the SDK's `RunFunctionRequest.decode(bytes)` returns, faster. */
-export function decodeRunFunctionRequest(bytes: Buffer | Uint8Array): RunFunctionRequest {
+/**
+ * Protobuf bytes to RunFunctionRequest: what the SDK's `RunFunctionRequest.decode(bytes)` returns, faster.
+ * Struct values of `lazyMin` bytes or more are checked now and built when first read (Infinity: all now), so
+ * the bytes must not change while the request is in use (grpc-js hands each message its own buffer).
+ */
+export function decodeRunFunctionRequest(bytes: Buffer | Uint8Array, lazyMin = LAZY_MIN): RunFunctionRequest {
   const buf = (
     Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   ) as NodeBuffer;
-  return codec.read(new Reader(buf), buf.length);
+  return codec.read(new Reader(buf, lazyMin), buf.length);
 }

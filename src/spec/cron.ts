@@ -47,8 +47,29 @@ function fieldProblem(text: string, f: Field, wildcardOk: boolean): string | und
   return undefined;
 }
 
+/**
+ * A Database's schedule is read on every reconcile (validated, then its
+ * firings counted): its parse is remembered per text, in a bounded memo
+ * cleared when full. What it holds is never changed after it is made.
+ */
+const memo = new Map<string, { problem: string | undefined; sets?: Sets }>();
+function remembered(schedule: string): { problem: string | undefined; sets?: Sets } {
+  let hit = memo.get(schedule);
+  if (hit === undefined) {
+    if (memo.size >= 256) memo.clear();
+    const problem = parse(schedule);
+    hit = problem === undefined ? { problem, sets: setsOf(schedule) } : { problem };
+    memo.set(schedule, hit);
+  }
+  return hit;
+}
+
 /** Why a schedule would be rejected, or undefined when Kubernetes accepts it. */
 export function cronProblem(schedule: string): string | undefined {
+  return remembered(schedule).problem;
+}
+
+function parse(schedule: string): string | undefined {
   const fields = schedule.trim().split(/[ \t]+/);
   if (fields.length !== 5)
     return `it has ${fields.length} fields; a schedule has 5 (minute hour day-of-month month day-of-week)`;
@@ -88,9 +109,15 @@ function expand(text: string, f: Field): Set<number> {
   return out;
 }
 
+/** A schedule's sets; throws for an invalid one. */
+function validSets(schedule: string): Sets {
+  const { problem, sets } = remembered(schedule);
+  if (problem !== undefined || sets === undefined) throw new Error(`schedule ${JSON.stringify(schedule)}: ${problem}`);
+  return sets;
+}
+
+/** The sets of a schedule parse() accepted. */
 function setsOf(schedule: string): Sets {
-  const problem = cronProblem(schedule);
-  if (problem) throw new Error(`schedule ${JSON.stringify(schedule)}: ${problem}`);
   const fields = schedule.trim().split(/[ \t]+/);
   const [minute, hour, dom, month, dow] = fields.map((t, i) => expand(t, FIELDS[i]!));
   // As robfig/cron (Kubernetes' parser) marks a field unrestricted: a '*' or '?' part without a step above 1.
@@ -124,7 +151,7 @@ const DAY = 1440 * MINUTE;
  * minutes), newest first, at most `count`, looking back at most 400 days.
  */
 export function firedAtOrBefore(schedule: string, now: Date, count: number): Date[] {
-  const s = setsOf(schedule);
+  const s = validSets(schedule);
   const hours = [...s.hour].sort((a, b) => b - a);
   const minutes = [...s.minute].sort((a, b) => b - a);
   const out: Date[] = [];
@@ -146,7 +173,7 @@ export function firedAtOrBefore(schedule: string, now: Date, count: number): Dat
 
 /** The first time the schedule fires after `now`, looking ahead at most 400 days. */
 export function nextFiring(schedule: string, now: Date): Date | undefined {
-  const s = setsOf(schedule);
+  const s = validSets(schedule);
   const hours = [...s.hour].sort((a, b) => a - b);
   const minutes = [...s.minute].sort((a, b) => a - b);
   const after = Math.floor(now.getTime() / MINUTE) * MINUTE;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { RunFunctionRequest, RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import { Ready, RunFunctionRequest, RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import { parse } from 'yaml';
 import { runFunction } from '../../src/function.js';
 import { answer, buildRequest, readYamlObjects } from '../../src/render.js';
@@ -101,6 +101,103 @@ describe('wire codec', () => {
       ),
       { numRuns: RUNS },
     );
+  });
+
+  // A request whose observed state is large: Struct values past the lazy threshold, nested.
+  const large = (n: number, extra: unknown = null): RunFunctionRequest => {
+    const req = buildRequest(readYamlObjects(join(repoRoot, 'examples/widget/full.yaml'))[0]!);
+    const rows = Array.from({ length: n }, (_, i) => ({ name: `rs-${i}`, ready: i % 2 === 0, replicas: i, extra }));
+    const resource = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      status: { rows, conditions: [{ type: 'Available' }] },
+    };
+    return {
+      ...req,
+      observed: {
+        ...req.observed!,
+        resources: { big: { resource, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED } },
+      },
+    };
+  };
+
+  test('large Struct values decode on first read, to what the SDK decodes', () => {
+    const bytes = sdkEncodeReq(large(200));
+    const ours = decodeRunFunctionRequest(bytes);
+    const resource = ours.observed!.resources['big']!.resource as Record<string, unknown>;
+    // Not built yet: an accessor over the bytes; read once, a plain value.
+    assert.equal(typeof Object.getOwnPropertyDescriptor(resource, 'status')?.get, 'function');
+    const status = resource['status'] as { rows: unknown[] };
+    assert.equal(Object.getOwnPropertyDescriptor(resource, 'status')?.value, status);
+    assert.equal(status.rows.length, 200);
+    assert.ok(isDeepStrictEqual(ours, RunFunctionRequest.decode(bytes)));
+    // Written before it is read: the written value stays.
+    const again = decodeRunFunctionRequest(bytes).observed!.resources['big']!.resource as Record<string, unknown>;
+    again['status'] = 'replaced';
+    assert.equal(again['status'], 'replaced');
+  });
+
+  test('random requests decode to the SDK objects with every Struct value decoded on first read', () => {
+    fc.assert(
+      fc.property(request, (req) => {
+        fc.pre(!JSON.stringify(req, (_k, v) => (Buffer.isBuffer(v) ? null : v)).includes('"__proto__":'));
+        const bytes = sdkEncodeReq(req);
+        return isDeepStrictEqual(decodeRunFunctionRequest(bytes, 1), RunFunctionRequest.decode(bytes));
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  test('corrupted large requests: refused with the same error, or decoded to the same objects, lazily or not', () => {
+    const valid = sdkEncodeReq(large(40, { a: [1, 'two', { three: null }] }));
+    const outcome = (bytes: Buffer, lazyMin: number) => {
+      try {
+        // Reading every value (a deep comparison reads them all) surfaces anything deferred.
+        return { ok: structuredClone(decodeRunFunctionRequest(bytes, lazyMin)) as unknown };
+      } catch (err) {
+        return { error: err instanceof Error ? err.message : String(err) };
+      }
+    };
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat({ max: valid.length - 1 }), fc.integer({ min: 0, max: 255 })), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        fc.nat({ max: valid.length }),
+        (flips, cut) => {
+          const bytes = Buffer.from(valid);
+          for (const [at, b] of flips) bytes[at] = b;
+          const damaged = bytes.subarray(0, Math.max(cut, 1));
+          const eager = outcome(damaged, Number.POSITIVE_INFINITY);
+          const lazy = outcome(damaged, 1);
+          // A deferred value never throws on read: the bytes were checked when the request was decoded.
+          return isDeepStrictEqual(lazy, eager);
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  });
+
+  test('nesting past the limit is refused when decoding, not when the value is read', () => {
+    let value = Buffer.from([4 << 3, 1]); // Value.bool_value = true
+    const field = (no: number, body: Buffer) => {
+      const len: number[] = [];
+      for (let n = body.length; ; n >>>= 7) {
+        if (n < 0x80) {
+          len.push(n);
+          break;
+        }
+        len.push((n & 0x7f) | 0x80);
+      }
+      return Buffer.concat([Buffer.from([(no << 3) | 2, ...len]), body]);
+    };
+    // Struct {k: Value{struct_value: ...}} nested 60 times: 120 messages deep, past the SDK's 100.
+    for (let i = 0; i < 60; i++)
+      value = field(5, field(1, Buffer.concat([field(1, Buffer.from('k')), field(2, value)])));
+    const bytes = field(4, field(1, Buffer.concat([field(1, Buffer.from('k')), field(2, value)])).subarray(0));
+    assert.throws(() => RunFunctionRequest.decode(bytes), /recursion limit/);
+    assert.throws(() => decodeRunFunctionRequest(bytes, 1), /recursion limit/);
   });
 
   test('a "__proto__" key decodes as an own key, never as a prototype', () => {
