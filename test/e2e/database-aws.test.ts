@@ -108,14 +108,17 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
       const synced = db?.['status']?.['conditions']?.find((c: Json) => c['type'] === 'Synced');
       return synced && all.some((o) => o['kind'] === 'Instance') ? all : undefined;
     });
-    const db = await database();
+    // The reconcile after the one that created the instance observes it, and says what it waits for.
+    const db = await eventually('the Database names the instance it waits for', async () => {
+      const d = await database();
+      return /^RDS instance team-a-orders-db: being created/.test(String(d?.['status']?.['message'])) ? d : undefined;
+    });
     assert.equal(
       db?.['status']?.['conditions']?.find((c: Json) => c['type'] === 'Synced')?.['status'],
       'True',
       'Crossplane applied everything: the CRDs accepted it',
     );
     assert.equal(db?.['status']?.['ready'], false);
-    assert.match(String(db?.['status']?.['message']), /^RDS instance team-a-orders-db: being created/);
     const kinds = objs.map((o) => `${o['apiVersion']} ${o['kind']}`).sort();
     // RDS keeps the backups (automated, point in time): no bucket that nothing would write to.
     assert.deepEqual(kinds, ['rds.aws.m.upbound.io/v1beta1 Instance']);
