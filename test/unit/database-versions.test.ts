@@ -52,7 +52,12 @@ describe('database versions', () => {
     const aws = { placement: 'aws', aws: { region: 'eu-west-1' } };
     const before = call(databaseXr({ ...aws, version: '16' }));
     assert.equal(forProvider(desiredOf(before, 'rds-instance'))['allowMajorVersionUpgrade'], undefined);
-    const upgrade = call(databaseXr({ ...aws, version: '17' }), asObserved(before));
+    // First its pre-upgrade backup (test/unit/day2.test.ts has the whole gate); the version waits for it.
+    const waiting = call(databaseXr({ ...aws, version: '17' }), asObserved(before));
+    assert.equal(fatalOf(waiting)?.message, undefined);
+    assert.equal(forProvider(desiredOf(waiting, 'rds-instance'))['engineVersion'], '16');
+    const backedUp = asObserved(waiting, (key) => (key === 'pre-upgrade-17' ? { phase: 'Completed' } : undefined));
+    const upgrade = call(databaseXr({ ...aws, version: '17' }), backedUp);
     assert.equal(fatalOf(upgrade)?.message, undefined);
     assert.equal(forProvider(desiredOf(upgrade, 'rds-instance'))['engineVersion'], '17');
     assert.equal(forProvider(desiredOf(upgrade, 'rds-instance'))['allowMajorVersionUpgrade'], true);

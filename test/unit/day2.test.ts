@@ -4,6 +4,7 @@
 // from what runs, with a version asked for and not yet running said plainly.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import type { Obj } from '../../src/kube.js';
 import {
@@ -35,6 +36,26 @@ function observedRds(spec: Obj, atProvider: Obj): Obj[] {
     return s;
   });
 }
+
+/** The observed state with the pre-upgrade backup for 17 in `phase` (none when undefined). */
+const withBackup = (observed: Obj[], phase?: string, failureReason?: string): Obj[] => {
+  const rest = observed.filter((o) => o['kind'] !== 'DatabaseBackup');
+  if (!phase) return rest;
+  return [
+    ...rest,
+    {
+      apiVersion: 'example.com/v1',
+      kind: 'DatabaseBackup',
+      metadata: {
+        name: 'orders-db-pre-17',
+        namespace: 'team-a',
+        annotations: { 'crossplane.io/composition-resource-name': 'pre-upgrade-17' },
+      },
+      spec: { databaseRef: { name: 'orders' }, pinned: true },
+      status: { phase, ...(failureReason ? { failureReason } : {}) },
+    },
+  ];
+};
 
 describe('storage that grows by itself on AWS', () => {
   test('spec.maxStorageGB is RDS maxAllocatedStorage, and status.storage says what was asked, what there is and how far it may go', () => {
@@ -76,7 +97,8 @@ describe('storage that grows by itself on AWS', () => {
 
 describe('the version that runs, not the one asked for', () => {
   test('RDS runs 16.4 while 17 is asked for: pending until the maintenance window, upgrading while RDS upgrades', () => {
-    const running = observedRds({ ...AWS, version: '16' }, { engineVersionActual: '16.4' });
+    // (Its pre-upgrade backup is Completed: what is asked for is the instance's to do now.)
+    const running = withBackup(observedRds({ ...AWS, version: '16' }, { engineVersionActual: '16.4' }), 'Completed');
     const asked = call(databaseXr({ ...AWS, version: '17' }), running, rdsSecret);
     assert.equal(fatalOf(asked), undefined, fatalOf(asked)?.message);
     assert.deepEqual(statusOf(asked)['version'], { requested: '17', running: '16.4', pending: '17' });
@@ -84,7 +106,10 @@ describe('the version that runs, not the one asked for', () => {
       String(statusOf(asked)['message']),
       /^postgres 16\.4 accepts connections at .*; version 17 is pending: RDS applies it in the instance's maintenance window \(postgres 16\.4 runs\)$/,
     );
-    const upgrading = observedRds({ ...AWS, version: '16' }, { engineVersionActual: '16.4', status: 'upgrading' });
+    const upgrading = withBackup(
+      observedRds({ ...AWS, version: '16' }, { engineVersionActual: '16.4', status: 'upgrading' }),
+      'Completed',
+    );
     const during = call(databaseXr({ ...AWS, version: '17' }), upgrading, rdsSecret);
     assert.match(String(statusOf(during)['message']), /upgrading postgres 16\.4 → 17/);
     // Done: it runs 17.2, nothing pending.
@@ -116,7 +141,7 @@ describe('the version that runs, not the one asked for', () => {
 describe('when RDS applies a change', () => {
   test('storage now, a version in the maintenance window, unless spec.maintenance says otherwise; a bad window is refused', () => {
     const spec = { ...AWS, version: '16', storageGB: 20 };
-    const observed = observedRds(spec, { engineVersionActual: '16.4' });
+    const observed = withBackup(observedRds(spec, { engineVersionActual: '16.4' }), 'Completed');
     assert.equal(
       forProvider(call(databaseXr({ ...spec, storageGB: 40 }), observed, rdsSecret))['applyImmediately'],
       true,
@@ -140,5 +165,71 @@ describe('when RDS applies a change', () => {
     assert.equal(forProvider(now)['applyImmediately'], true);
     const bad = call(databaseXr({ ...spec, maintenance: { window: 'sunday 3am' } }));
     assert.match(fatalOf(bad)?.message ?? '', /spec\.maintenance\.window is "sunday 3am"; it must match/);
+  });
+});
+
+describe('a major upgrade behind a backup', () => {
+  const at16 = { ...AWS, version: '16', storageGB: 20 };
+  test('RDS: a pinned DatabaseBackup first; the version moves only once it is Completed, and the backup stays', () => {
+    const running = observedRds(at16, { engineVersionActual: '16.4' });
+    const first = call(databaseXr({ ...AWS, version: '17', storageGB: 20 }), running, rdsSecret);
+    assert.equal(fatalOf(first), undefined, fatalOf(first)?.message);
+    assert.equal(forProvider(first)['engineVersion'], '16');
+    assert.equal(forProvider(first)['allowMajorVersionUpgrade'], undefined);
+    const backup = desiredOf(first, 'pre-upgrade-17')!;
+    assert.equal((backup['metadata'] as Obj)['name'], 'orders-db-pre-17');
+    assert.deepEqual(backup['spec'], { databaseRef: { name: 'orders' }, pinned: true });
+    assert.match(
+      String(statusOf(first)['message']),
+      /the upgrade of postgres 16 to 17 waits for its backup orders-db-pre-17 \(Pending\)/,
+    );
+    assert.equal(statusOf(first)['ready'], true, 'the database still serves');
+
+    const failed = call(
+      databaseXr({ ...AWS, version: '17', storageGB: 20 }),
+      withBackup(running, 'Failed', 'snapshot quota'),
+      rdsSecret,
+    );
+    assert.equal(forProvider(failed)['engineVersion'], '16');
+    assert.ok(failed.results.some((r) => r.reason === 'UpgradeBlocked' && /snapshot quota/.test(r.message)));
+
+    const done = call(
+      databaseXr({ ...AWS, version: '17', storageGB: 20 }),
+      withBackup(running, 'Completed'),
+      rdsSecret,
+    );
+    assert.equal(forProvider(done)['engineVersion'], '17');
+    assert.equal(forProvider(done)['allowMajorVersionUpgrade'], true);
+    assert.ok(desiredOf(done, 'pre-upgrade-17'), 'the backup stays composed');
+    // Upgraded: the backup still stays (it holds a backup), and nothing waits any more.
+    const upgraded = withBackup(
+      observedRds({ ...AWS, version: '17', storageGB: 20 }, { engineVersionActual: '17.2' }),
+      'Completed',
+    );
+    const after = call(databaseXr({ ...AWS, version: '17', storageGB: 20 }), upgraded, rdsSecret);
+    assert.ok(desiredOf(after, 'pre-upgrade-17'));
+    assert.doesNotMatch(String(statusOf(after)['message']), /waits/);
+  });
+
+  test('property: whatever the order in which the backup is observed, the version moves only with a Completed backup', () => {
+    const running = observedRds(at16, { engineVersionActual: '16.4' });
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(undefined, 'Pending', 'Running', 'Failed', 'Completed'), { maxLength: 8 }),
+        (phases) => {
+          for (const phase of phases) {
+            const rsp = call(
+              databaseXr({ ...AWS, version: '17', storageGB: 20 }),
+              withBackup(running, phase),
+              rdsSecret,
+            );
+            assert.equal(fatalOf(rsp), undefined);
+            assert.equal(forProvider(rsp)['engineVersion'], phase === 'Completed' ? '17' : '16');
+            assert.ok(desiredOf(rsp, 'pre-upgrade-17'), 'the backup is always asked for, and never dropped');
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });

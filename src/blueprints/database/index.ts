@@ -18,6 +18,7 @@ import { composeCluster, usesCnpg } from './cluster.js';
 import { type CutoverPlan, type Instances, planCutover } from './cutover.js';
 import { INSTANCE_KEYS, instanceName, liveGeneration, observedGenerations } from './instances.js';
 import { checkRestoreSpec, planRestore, type RestorePlan } from './restore.js';
+import { planUpgradeGate, type UpgradeGate } from './upgrade.js';
 import { type DatabaseInput, resolve, type ResolvedSpec } from './common.js';
 import { runningVersion } from './observed.js';
 import { awsQuestion } from './query.js';
@@ -33,6 +34,8 @@ export interface ResolvedDatabase {
   backups?: BackupPlan;
   /** The Database made from a backup or a point in time, when spec.restore asks for one. */
   restore: RestorePlan;
+  /** A major upgrade and the backup it waits for. */
+  gate: UpgradeGate;
   /** Its instances, and the DatabaseRestore being switched to, if any. */
   instances: Instances;
   cutover: CutoverPlan;
@@ -60,7 +63,9 @@ export const database: Blueprint<ResolvedDatabase> = {
     const spec = resolve(parsed, runningVersion(parsed.engine, ctx));
     checkAgainstObserved(spec, ctx);
     checkRestoreSpec(spec, ctx);
-    const input = { ...ctx, spec };
+    // A major upgrade waits for its backup: until then the instance is composed with the version it is set to.
+    const gate = planUpgradeGate({ ...ctx, spec }, spec);
+    const input = { ...ctx, spec: gate.effective === spec.version ? spec : { ...spec, version: gate.effective } };
     const restore = planRestore(input, spec);
     const instances = instancesOf(input);
     // The window a point-in-time restore may reach: as last reported, updated from what is observed now.
@@ -72,19 +77,20 @@ export const database: Blueprint<ResolvedDatabase> = {
     };
     const cutover = planCutover(input, spec, instances, restore.state === 'none' || restore.state === 'done', window);
     return spec.placement === 'cluster'
-      ? { input, backups: planBackups(input, spec), restore, instances, cutover }
-      : { input, restore, instances, cutover };
+      ? { input, gate, backups: planBackups(input, spec), restore, instances, cutover }
+      : { input, gate, restore, instances, cutover };
   },
   query: ({ input }) => {
     const aws = awsQuestion(input);
     return aws ? { aws } : undefined;
   },
-  compose({ input, backups, restore, cutover }, facts) {
+  compose({ input, gate, backups, restore, cutover }, facts) {
     checkFacts(facts);
     const withFacts = facts ? { ...input, facts } : input;
-    return backups
+    const plan = backups
       ? composeCluster(withFacts, input.spec, backups, restore, cutover)
       : composeAws(withFacts, input.spec, restore, cutover);
+    return { ...plan, resources: [...plan.resources, ...gate.backups] };
   },
   status: (resolved, facts, plan, verdicts) => databaseStatus(resolved, facts, plan, verdicts),
 };

@@ -42,25 +42,31 @@ export function runningEngineVersion(
 }
 
 /** status.version: asked for, running, and pending while they differ. */
-export function versionStatus(input: DatabaseInput, spec: ResolvedSpec, facts: ExternalFacts | undefined): Obj {
+export function versionStatus(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  facts: ExternalFacts | undefined,
+  requested = spec.version,
+): Obj {
   const running = runningEngineVersion(input, spec, facts);
   const major = majorVersion(spec.engine, running);
-  const pending = major !== undefined && compareVersions(spec.version, major) !== 0;
-  return { requested: spec.version, ...(running ? { running } : {}), ...(pending ? { pending: spec.version } : {}) };
+  const pending = major !== undefined && compareVersions(requested, major) !== 0;
+  return { requested, ...(running ? { running } : {}), ...(pending ? { pending: requested } : {}) };
 }
 
 /** A sentence for a version asked for that does not run yet, with where it stands. */
 export function pendingVersion(input: DatabaseInput, spec: ResolvedSpec, version: Obj): string | undefined {
   if (!version['pending'] || !version['running']) return undefined;
   const from = `${spec.engine} ${String(version['running'])}`;
+  const wanted = String(version['pending']);
   if (spec.placement === 'aws') {
     const state = str(liveInstance(input.observed, INSTANCE_KEYS.rds), 'status', 'atProvider', 'status');
     const window = spec.maintenance?.window ? ` ${spec.maintenance.window}` : '';
     return state === 'upgrading'
-      ? `upgrading ${from} → ${spec.version}`
-      : `version ${spec.version} is pending: RDS applies it in the instance's maintenance window${window} (${from} runs)`;
+      ? `upgrading ${from} → ${wanted}`
+      : `version ${wanted} is pending: RDS applies it in the instance's maintenance window${window} (${from} runs)`;
   }
-  return `upgrading ${from} → ${spec.version}`;
+  return `upgrading ${from} → ${wanted}`;
 }
 
 /** status.storage: what was asked, what the instance has, and on AWS how far RDS may grow it. */

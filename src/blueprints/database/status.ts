@@ -227,11 +227,13 @@ export function databaseStatus(
       message: `spec.storageGB grew to ${spec.storageGB}; expand the volume, if its StorageClass allows: kubectl patch pvc data-${String(field(sts, 'metadata', 'name'))}-0 -n ${input.owner.namespace} -p '{"spec":{"resources":{"requests":{"storage":"${spec.storageGB}Gi"}}}}'`,
     });
   }
-  const version = versionStatus(input, spec, facts);
+  const { gate } = resolved;
+  const version = versionStatus(input, spec, facts, gate.requested);
   status['version'] = version;
+  warnings.push(...gate.warnings);
   const claim = spec.placement === 'cluster' ? input.required.get(DATA_CLAIM)?.[0] : undefined;
   status['storage'] = storageStatus(input, spec, claim);
-  const upgrade = pendingVersion(input, spec, version);
+  const upgrade = gate.waiting ?? pendingVersion(input, spec, version);
   if (spec.maxStorageGB !== undefined && spec.placement !== 'aws')
     warnings.push({
       reason: 'FieldIgnored',
