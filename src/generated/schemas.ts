@@ -219,6 +219,11 @@ export const databaseSpecSchema = {
       "rule": "!has(self.maxStorageGB) || self.maxStorageGB >= self.storageGB",
       "message": "spec.maxStorageGB must be at least spec.storageGB",
       "fieldPath": ".maxStorageGB"
+    },
+    {
+      "rule": "self.replicas == 0 || self.placement == 'aws' || self.highAvailability",
+      "message": "spec.replicas needs highAvailability (CloudNativePG) in the cluster; a Database in a StatefulSet has no replicas",
+      "fieldPath": ".replicas"
     }
   ],
   "properties": {
@@ -261,6 +266,13 @@ export const databaseSpecSchema = {
       "description": "On AWS, the most storage in GiB RDS may grow the instance to by itself (storage autoscaling, maxAllocatedStorage). At least storageGB.",
       "minimum": 20,
       "maximum": 65536
+    },
+    "replicas": {
+      "type": "integer",
+      "description": "Read replicas: CloudNativePG instances beside the primary (highAvailability), or RDS read replicas (placement aws). The connection Secret's ro-host, ro-port and ro-uri reach them (the primary's when there are none). Not for a Database in a StatefulSet.",
+      "default": 0,
+      "minimum": 0,
+      "maximum": 5
     },
     "maintenance": {
       "type": "object",
@@ -617,6 +629,18 @@ export const databaseStatusSchema = {
         }
       }
     },
+    "primary": {
+      "type": "string",
+      "description": "Where writes go now (CloudNativePG's current primary, or the RDS instance)."
+    },
+    "lastFailover": {
+      "type": "string",
+      "description": "When the primary last moved (CloudNativePG)."
+    },
+    "readEndpoint": {
+      "type": "string",
+      "description": "host:port where read-only connections go (the replicas; the primary without them)."
+    },
     "storage": {
       "type": "object",
       "description": "The storage asked for and what the instance has.",
@@ -724,6 +748,8 @@ export type DatabaseSpec = {
   "storageGB": number;
   /** On AWS, the most storage in GiB RDS may grow the instance to by itself (storage autoscaling, maxAllocatedStorage). At least storageGB. */
   "maxStorageGB"?: number;
+  /** Read replicas: CloudNativePG instances beside the primary (highAvailability), or RDS read replicas (placement aws). The connection Secret's ro-host, ro-port and ro-uri reach them (the primary's when there are none). Not for a Database in a StatefulSet. */
+  "replicas": number;
   /** When changes that interrupt the database are applied. */
   "maintenance"?: {
     /** On AWS, the weekly maintenance window in UTC, ddd:hh:mm-ddd:hh:mm (such as sun:03:00-sun:04:00); RDS picks one when it is not set. */
@@ -853,6 +879,12 @@ export type DatabaseStatus = {
     /** The version asked for that does not run yet. */
     "pending"?: string;
   };
+  /** Where writes go now (CloudNativePG's current primary, or the RDS instance). */
+  "primary"?: string;
+  /** When the primary last moved (CloudNativePG). */
+  "lastFailover"?: string;
+  /** host:port where read-only connections go (the replicas; the primary without them). */
+  "readEndpoint"?: string;
   /** The storage asked for and what the instance has. */
   "storage"?: {
     /** spec.storageGB. */

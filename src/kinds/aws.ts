@@ -34,12 +34,17 @@ function rdsInstance(obj: Obj): Verdict {
   return byReadyCondition(obj, whenFalse) ?? progressing('waiting for a Ready condition');
 }
 
+function notAReplica(obj: Obj): boolean {
+  const forProvider = (obj['spec'] as Obj | undefined)?.['forProvider'] as Obj | undefined;
+  return forProvider?.['replicateSourceDbRef'] === undefined && forProvider?.['replicateSourceDb'] === undefined;
+}
+
 const managed = (obj: Obj) => byReadyCondition(obj) ?? progressing('waiting for a Ready condition');
 
 function both(group: string, kind: string, clusterScoped: string, extra: Partial<Kind> = {}): Kind[] {
   const judge = extra.judge ?? managed;
   const clusterGroup = clusterScoped.slice(0, clusterScoped.indexOf('/'));
-  const data = extra.holdsData ? { holdsData: true, keepsDataWhenDeleted: orphansOnDelete } : {};
+  const data = extra.holdsData ? { holdsData: extra.holdsData, keepsDataWhenDeleted: orphansOnDelete } : {};
   return [
     { group, kind, judge, clusterScoped, ...data },
     { group: clusterGroup, kind, judge, ...data },
@@ -47,7 +52,11 @@ function both(group: string, kind: string, clusterScoped: string, extra: Partial
 }
 
 export const AWS_RDS: Family = [
-  ...both('rds.aws.m.upbound.io', 'Instance', 'rds.aws.upbound.io/v1beta3', { judge: rdsInstance, holdsData: true }),
+  // A read replica is a copy of its primary's data: it may go.
+  ...both('rds.aws.m.upbound.io', 'Instance', 'rds.aws.upbound.io/v1beta3', {
+    judge: rdsInstance,
+    holdsData: notAReplica,
+  }),
   ...both('rds.aws.m.upbound.io', 'SubnetGroup', 'rds.aws.upbound.io/v1beta1'),
   // Deleting a Snapshot managed resource deletes the snapshot.
   ...both('rds.aws.m.upbound.io', 'Snapshot', 'rds.aws.upbound.io/v1beta1', { holdsData: true }),

@@ -63,7 +63,8 @@ export function holdsData(obj: Obj): boolean {
     const wrapped = wrappedManifest(obj);
     return wrapped !== undefined && holdsData(wrapped);
   }
-  return kindFor(obj)?.holdsData === true;
+  const holds = kindFor(obj)?.holdsData;
+  return typeof holds === 'function' ? holds(obj) : holds === true;
 }
 
 /** Does deleting this observed data holder keep its data? A provider-kubernetes Object must, and so must what it wraps. */

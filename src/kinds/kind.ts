@@ -8,8 +8,8 @@ export interface Kind {
   kind: string;
   /** Readiness of an observed object of this kind (which exists and is not being deleted). */
   judge(obj: Obj): Verdict;
-  /** Holds data someone would miss: never dropped from desired state once it exists. */
-  holdsData?: boolean;
+  /** Holds data someone would miss: never dropped from desired state once it exists (per object when a function). */
+  holdsData?: boolean | ((obj: Obj) => boolean);
   /**
    * For a data holder: whether deleting this observed object keeps its data
    * (a StatefulSet whose volumes are retained, a managed resource that

@@ -42,7 +42,18 @@ const COMPOSITION: YamlInput = existsSync(join(repoRoot, DIR, 'composition.yaml'
       },
     };
 
-const CONNECTION_KEYS = ['dbname', 'host', 'jdbc-uri', 'password', 'port', 'uri', 'username'];
+const CONNECTION_KEYS = [
+  'dbname',
+  'host',
+  'jdbc-uri',
+  'password',
+  'port',
+  'ro-host',
+  'ro-port',
+  'ro-uri',
+  'uri',
+  'username',
+];
 const S3_SETTINGS = [
   'BucketVersioning',
   'BucketServerSideEncryptionConfiguration',

@@ -20,7 +20,18 @@ import { toolPath } from '../support/tools.js';
 
 const skip = controlPlaneSkipReason('e2e: in-cluster Databases under real Crossplane');
 const NS = 'team-a';
-const CONNECTION_KEYS = ['dbname', 'host', 'jdbc-uri', 'password', 'port', 'uri', 'username'];
+const CONNECTION_KEYS = [
+  'dbname',
+  'host',
+  'jdbc-uri',
+  'password',
+  'port',
+  'ro-host',
+  'ro-port',
+  'ro-uri',
+  'uri',
+  'username',
+];
 
 let cp: ControlPlane;
 const ref = (apiVersion: string, kind: string, name: string) => ({

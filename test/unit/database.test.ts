@@ -225,6 +225,10 @@ describe('Database on AWS: the connection Secret comes from the provider', () =>
       password: pw,
       uri: `postgresql://app:${pw}@${RDS_HOST}:5432/orders`,
       'jdbc-uri': `jdbc:postgresql://${RDS_HOST}:5432/orders`,
+      // No read replicas: reads go to the primary.
+      'ro-host': RDS_HOST,
+      'ro-port': '5432',
+      'ro-uri': `postgresql://app:${pw}@${RDS_HOST}:5432/orders`,
     });
     assert.equal((desiredOf(rsp, 'connection')!['metadata'] as Obj)['name'], 'orders-db-connection');
     assert.equal((desiredOf(rsp, 'connection')!['metadata'] as Obj)['namespace'], NAMESPACE);

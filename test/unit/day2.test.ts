@@ -233,3 +233,98 @@ describe('a major upgrade behind a backup', () => {
     );
   });
 });
+
+describe('read replicas', () => {
+  test('CloudNativePG: the primary and a standby per replica; reads through -ro; where writes go, and a failover said once', () => {
+    const spec = { engine: 'postgres', storageGB: 20, highAvailability: true, replicas: 3 };
+    const crd = answered({
+      'cnpg-crd': [
+        {
+          apiVersion: 'apiextensions.k8s.io/v1',
+          kind: 'CustomResourceDefinition',
+          metadata: { name: 'clusters.postgresql.cnpg.io' },
+        },
+      ],
+    });
+    const first = call(databaseXr(spec), [], crd);
+    const manifest = ((desiredOf(first, 'cnpg-cluster')!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj;
+    assert.equal((manifest['spec'] as Obj)['instances'], 4);
+    const primaryAt = (pod: string, since: string) =>
+      asObserved(first, (_k, obj) => {
+        const s = healthyStatus(obj);
+        const atProvider = s['atProvider'] as Obj;
+        if (atProvider['manifest'])
+          (atProvider['manifest'] as Obj)['status'] = {
+            phase: 'Cluster in healthy state',
+            currentPrimary: pod,
+            currentPrimaryTimestamp: since,
+          };
+        return s;
+      });
+    const ready = call(databaseXr(spec), primaryAt('orders-db-1', '2026-12-02T01:00:00Z'), crd);
+    assert.equal(statusOf(ready)['primary'], 'orders-db-1');
+    assert.equal(statusOf(ready)['readEndpoint'], 'orders-db-ro.team-a.svc.cluster.local:5432');
+    const secret = desiredOf(ready, 'connection');
+    assert.equal(
+      Buffer.from(String((secret!['data'] as Obj)['ro-host']), 'base64').toString(),
+      'orders-db-ro.team-a.svc.cluster.local',
+    );
+    // CloudNativePG promoted a standby: said once, by the call that sees it.
+    const moved = call(
+      databaseXr(spec, { status: statusOf(ready) }),
+      primaryAt('orders-db-2', '2026-12-02T05:00:00Z'),
+      crd,
+    );
+    assert.equal(statusOf(moved)['primary'], 'orders-db-2');
+    assert.equal(statusOf(moved)['lastFailover'], '2026-12-02T05:00:00Z');
+    assert.ok(moved.results.some((r) => r.reason === 'Failover' && /from orders-db-1 to orders-db-2/.test(r.message)));
+    const again = call(
+      databaseXr(spec, { status: statusOf(moved) }),
+      primaryAt('orders-db-2', '2026-12-02T05:00:00Z'),
+      crd,
+    );
+    assert.ok(!again.results.some((r) => r.reason === 'Failover'));
+  });
+
+  test('RDS: replica instances of the primary, with no user, database or password of their own; reads go to one once it is ready; turned down, they go', () => {
+    const spec = { ...AWS, storageGB: 20, replicas: 2 };
+    const rsp = call(databaseXr(spec), observedRds({ ...AWS, storageGB: 20 }, {}), rdsSecret);
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    const replica = desiredOf(rsp, 'rds-replica-1')!;
+    const fp = (replica['spec'] as Obj)['forProvider'] as Obj;
+    assert.deepEqual(fp['replicateSourceDbRef'], { name: 'orders-db' });
+    assert.equal(fp['identifier'], 'team-a-orders-db-ro1');
+    for (const field of ['username', 'dbName', 'passwordSecretRef', 'autoGeneratePassword'])
+      assert.equal(fp[field], undefined, `${field} is the primary's`);
+    assert.deepEqual((replica['spec'] as Obj)['managementPolicies'], ['Observe', 'Create', 'Update', 'Delete']);
+    assert.ok(desiredOf(rsp, 'rds-replica-2'));
+    // Until a replica is ready, reads go to the primary.
+    const data = desiredOf(rsp, 'connection')!['data'] as Obj;
+    assert.equal(
+      Buffer.from(String(data['ro-host']), 'base64').toString(),
+      Buffer.from(String(data['host']), 'base64').toString(),
+    );
+    const withReplicas = asObserved(rsp, (key, obj) => {
+      const s = healthyStatus(obj);
+      if (key.startsWith('rds-replica-')) (s['atProvider'] as Obj)['address'] = `${key}.rds`;
+      return s;
+    });
+    const reading = call(databaseXr(spec), withReplicas, rdsSecret);
+    const ro = Buffer.from(String((desiredOf(reading, 'connection')!['data'] as Obj)['ro-host']), 'base64').toString();
+    assert.equal(ro, 'rds-replica-1.rds');
+    assert.equal(statusOf(reading)['readEndpoint'], 'rds-replica-1.rds:5432');
+    // Turned down to none: copies go, nothing refused.
+    const down = call(databaseXr({ ...spec, replicas: 0 }), withReplicas, rdsSecret);
+    assert.equal(fatalOf(down), undefined, fatalOf(down)?.message);
+    assert.equal(desiredOf(down, 'rds-replica-1'), undefined);
+    assert.ok(desiredOf(down, 'rds-instance'), 'the primary stays');
+  });
+
+  test('a Database in a StatefulSet has no replicas: refused naming the field and what would do', () => {
+    const rsp = call(databaseXr({ storageGB: 20, replicas: 1 }));
+    assert.match(
+      fatalOf(rsp)?.message ?? '',
+      /spec\.replicas is 1; spec\.replicas needs highAvailability \(CloudNativePG\) in the cluster/,
+    );
+  });
+});

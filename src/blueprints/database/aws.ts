@@ -163,6 +163,55 @@ function instance(
 }
 
 /** Whether the spec asks for another version than the instance is set to: a newer one, or with `any` any other. */
+/** The key of the i-th read replica (1-based). */
+export const replicaKey = (i: number) => `rds-replica-${i}`;
+
+/**
+ * The i-th RDS read replica of the live instance: a copy made and kept by RDS
+ * from the primary (replicateSourceDbRef). Its master user and database are
+ * the primary's, so it names neither; and its management policies leave out
+ * LateInitialize, so the provider does not write the primary's username into
+ * it (a replica may not set one). Being a copy, it is deleted with the
+ * Database or when replicas are turned down.
+ */
+function replica(input: DatabaseInput, spec: ResolvedSpec, live: number, i: number): Obj {
+  const aws = spec.aws!;
+  const name = dnsLabel(instanceName(input.owner, live), `ro${i}`);
+  return {
+    apiVersion: 'rds.aws.m.upbound.io/v1beta1',
+    kind: 'Instance',
+    metadata: meta(input.owner, spec, name),
+    spec: {
+      managementPolicies: ['Observe', 'Create', 'Update', 'Delete'],
+      providerConfigRef: providerConfigRef(spec),
+      forProvider: {
+        region: aws.region,
+        identifier: dnsLabel(rdsIdentifier(input, live), `ro${i}`).replace(/-+/g, '-'),
+        replicateSourceDbRef: { name: instanceName(input.owner, live) },
+        instanceClass: aws.instanceClass ?? INSTANCE_CLASSES[spec.size],
+        storageType: 'gp3',
+        storageEncrypted: true,
+        publiclyAccessible: false,
+        autoMinorVersionUpgrade: true,
+        skipFinalSnapshot: true,
+        ...(aws.securityGroupIds?.length ? { vpcSecurityGroupIds: aws.securityGroupIds } : {}),
+        tags: tags(input),
+      },
+    },
+  };
+}
+
+/** Where read-only connections go: the first replica that RDS reports ready with an address. */
+export function replicaAddress(input: DatabaseInput, spec: ResolvedSpec): { host: string; port: number } | undefined {
+  for (let i = 1; i <= spec.replicas; i++) {
+    const r = input.observed.get(replicaKey(i));
+    const host = str(r, 'status', 'atProvider', 'address');
+    const port = num(r, 'status', 'atProvider', 'port');
+    if (host && port && judge(r).ready) return { host, port };
+  }
+  return undefined;
+}
+
 function upgrading(input: DatabaseInput, spec: ResolvedSpec, any = false): boolean {
   const running = majorVersion(
     spec.engine,
@@ -359,17 +408,25 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: Resto
       releasing.push({ key, why: 'replaced by a restore; the RDS instance is orphaned, not deleted' });
     else resources.push({ key, object: rds(g, true), independent: true });
   }
+  // Read replicas: they do not hold up the Database's readiness (the primary serves); status says how they are.
+  for (let i = 1; i <= spec.replicas; i++)
+    resources.push({ key: replicaKey(i), object: replica(input, spec, live, i), independent: true });
   if (spec.aws?.subnetIds?.length) resources.push({ key: AWS_KEYS.subnetGroup, object: subnetGroup(input, spec) });
   // An earlier version's bucket stays: whatever is in it is not ours to delete.
   if (input.observed.has(AWS_KEYS.bucket)) resources.push(...bucketResources(input, spec));
 
   const observedOwn = input.observed.get(AWS_KEYS.connection);
+  const readOnly = replicaAddress(input, spec);
   const serving = target && rdsTargetReady(input, target) ? target.generation : live;
   const c = connectionOf(input, serving, serving === live ? observedOwn : undefined);
   if (c) {
     resources.push({
       key: AWS_KEYS.connection,
-      object: connectionSecret(input, spec, { ...c, dbname: database ?? dbname(input.owner) }),
+      object: connectionSecret(input, spec, {
+        ...c,
+        dbname: database ?? dbname(input.owner),
+        ...(readOnly ? { readOnly } : {}),
+      }),
     });
   } else if (observedOwn) {
     // Never drop it: keep what exists until the provider's Secret can be read again.

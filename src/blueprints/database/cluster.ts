@@ -97,6 +97,11 @@ export function cnpgOperator(input: DatabaseInput): OperatorState {
   return answer.length > 0 ? 'installed' : 'missing';
 }
 
+/** Where CloudNativePG sends read-only connections: the -ro Service, its replicas. */
+export function readOnlyHost(input: DatabaseInput, generation = 0): string {
+  return `${instanceName(input.owner, generation)}-ro.${input.owner.namespace}.svc.cluster.local`;
+}
+
 /**
  * Where applications connect in the cluster: a StatefulSet's client Service
  * (it follows the live generation), or the live Cluster's -rw Service.
@@ -333,7 +338,8 @@ function cnpgCluster(
       kind: 'Cluster',
       metadata: { name, namespace: owner.namespace, labels: labels(owner, spec, restored.labels), ...annotations },
       spec: {
-        instances: 2,
+        // The primary and its standbys: at least one for high availability, one per read replica asked for.
+        instances: 1 + Math.max(1, spec.replicas),
         imageName: `ghcr.io/cloudnative-pg/postgresql:${spec.version}`,
         primaryUpdateStrategy: 'unsupervised',
         storage: { size: gi(spec.storageGB) },
@@ -601,6 +607,9 @@ export function composeCluster(
         username: APP_USER,
         password,
         dbname: database ?? dbname(owner),
+        ...(usesCnpg(spec) && spec.replicas > 0
+          ? { readOnly: { host: readOnlyHost(input, switchTo), port: ENGINES[spec.engine].port } }
+          : {}),
       }),
     });
   resources.push(...backups.resources);

@@ -110,12 +110,22 @@ export interface Connection {
   username: string;
   password: string;
   dbname: string;
+  /** Where read-only connections go: the replicas; the primary when there are none. */
+  readOnly?: { host: string; port: number };
 }
 
-/** The one connection Secret: the same keys whatever the placement. */
+/**
+ * The one connection Secret: the same keys whatever the placement, with
+ * ro-host, ro-port and ro-uri for reads (the primary's when there are no
+ * replicas, so applications can always read them).
+ */
 export function connectionSecret(input: DatabaseInput, spec: ResolvedSpec, c: Connection): Obj {
   const engine = ENGINES[spec.engine];
+  const ro = c.readOnly ?? { host: c.host, port: c.port };
   return secret(input.owner, spec, names.connection(input.owner), {
+    'ro-host': ro.host,
+    'ro-port': String(ro.port),
+    'ro-uri': engine.uri(c.username, c.password, ro.host, ro.port, c.dbname),
     host: c.host,
     port: String(c.port),
     dbname: c.dbname,

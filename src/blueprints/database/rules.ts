@@ -29,6 +29,10 @@ export function checkDatabaseRules(spec: DatabaseSpec): void {
     problems.push(
       `spec.maxStorageGB is ${spec.maxStorageGB}; spec.maxStorageGB must be at least spec.storageGB (${spec.storageGB})`,
     );
+  if (spec.replicas > 0 && spec.placement === 'cluster' && !spec.highAvailability)
+    problems.push(
+      `spec.replicas is ${spec.replicas}; spec.replicas needs highAvailability (CloudNativePG) in the cluster; a Database in a StatefulSet has no replicas`,
+    );
   const cron = cronProblem(spec.backup.schedule);
   if (cron) problems.push(`spec.backup.schedule is ${JSON.stringify(spec.backup.schedule)}; ${cron}`);
   if (spec.version !== undefined && !ENGINES[spec.engine].versions.includes(spec.version)) {

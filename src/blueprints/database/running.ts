@@ -81,3 +81,33 @@ export function storageStatus(input: DatabaseInput, spec: ResolvedSpec, claim: O
     ...(spec.placement === 'aws' && spec.maxStorageGB !== undefined ? { maxGB: spec.maxStorageGB } : {}),
   };
 }
+
+/**
+ * Where writes and reads go now: status.primary (CloudNativePG's current
+ * primary pod, else the instance), status.lastFailover (when CloudNativePG
+ * last moved it) and status.readEndpoint; and a Failover notice when the
+ * primary of the same instance moved since the last call.
+ */
+export function rolesStatus(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  instance: string | undefined,
+  endpoint: string | undefined,
+  readOnly: { host: string; port: number } | undefined,
+): { status: Obj; failover?: string } {
+  const out: Obj = {};
+  const cluster = usesCnpg(spec) ? liveInstance(input.observed, INSTANCE_KEYS.cnpg) : undefined;
+  const primary = str(cluster, 'status', 'currentPrimary') ?? instance;
+  if (primary) out['primary'] = primary;
+  const since = str(cluster, 'status', 'currentPrimaryTimestamp');
+  if (since) out['lastFailover'] = since;
+  const read = readOnly ? `${readOnly.host}:${readOnly.port}` : endpoint;
+  if (read) out['readEndpoint'] = read;
+  const before = str(input.xr, 'status', 'primary');
+  const sameInstance = str(input.xr, 'status', 'instance') === instance;
+  const failover =
+    cluster && before && primary && before !== primary && sameInstance
+      ? `the primary moved from ${before} to ${primary}${since ? ` at ${since}` : ''}`
+      : undefined;
+  return { status: out, ...(failover ? { failover } : {}) };
+}

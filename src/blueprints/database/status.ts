@@ -12,6 +12,7 @@ import {
   cnpgOperator,
   cutoverProgress,
   DATA_CLAIM,
+  readOnlyHost,
   keptOf,
   observedStatefulSetGB,
   usesCnpg,
@@ -21,9 +22,9 @@ import { ENGINES } from './engine.js';
 import type { BackupPlan } from './backups.js';
 import type { ResolvedDatabase } from './index.js';
 import { generationOfKey, keyOf, liveInstance, INSTANCE_KEYS } from './instances.js';
-import { rdsTargetReady } from './aws.js';
+import { rdsTargetReady, replicaAddress } from './aws.js';
 import { pointOf } from './restore-source.js';
-import { pendingVersion, storageStatus, versionStatus } from './running.js';
+import { pendingVersion, rolesStatus, storageStatus, versionStatus } from './running.js';
 
 type Phase = 'Provisioning' | 'Restoring' | 'Ready' | 'Updating' | 'Degraded';
 
@@ -228,6 +229,21 @@ export function databaseStatus(
     });
   }
   const { gate } = resolved;
+  const ro =
+    spec.placement === 'aws'
+      ? replicaAddress(input, spec)
+      : usesCnpg(spec) && spec.replicas > 0
+        ? { host: readOnlyHost(input, instances.live), port: ENGINES[spec.engine].port }
+        : undefined;
+  const roles = rolesStatus(
+    input,
+    spec,
+    status['instance'] as string | undefined,
+    status['endpoint'] as string | undefined,
+    ro,
+  );
+  Object.assign(status, roles.status);
+  if (roles.failover) notices.push({ reason: 'Failover', message: roles.failover });
   const version = versionStatus(input, spec, facts, gate.requested);
   status['version'] = version;
   warnings.push(...gate.warnings);
