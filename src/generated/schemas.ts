@@ -286,6 +286,11 @@ export const databaseSpecSchema = {
         "applyImmediately": {
           "type": "boolean",
           "description": "On AWS, apply a change now instead of in the maintenance window. When not set, storage changes apply now and version changes wait for the window."
+        },
+        "allowRestart": {
+          "type": "boolean",
+          "description": "In the cluster, let the function restart the database's pod when a volume's file system can only finish growing on a restart.",
+          "default": false
         }
       }
     },
@@ -756,6 +761,8 @@ export type DatabaseSpec = {
     "window"?: string;
     /** On AWS, apply a change now instead of in the maintenance window. When not set, storage changes apply now and version changes wait for the window. */
     "applyImmediately"?: boolean;
+    /** In the cluster, let the function restart the database's pod when a volume's file system can only finish growing on a restart. */
+    "allowRestart": boolean;
   };
   /** Capacity: pod resources in the cluster, an instance class on AWS (spec.aws.instanceClass overrides it). */
   "size": "small" | "medium" | "large";

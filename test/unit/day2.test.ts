@@ -328,3 +328,95 @@ describe('read replicas', () => {
     );
   });
 });
+
+describe('a StatefulSet volume that grows', () => {
+  const claim = (requested: number, capacity: number, conditions: Obj[] = [], allocated?: string): Obj => ({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: 'data-orders-db-0', namespace: 'team-a', uid: 'uid-pvc' },
+    spec: { storageClassName: 'standard', resources: { requests: { storage: `${requested}Gi` } } },
+    status: {
+      phase: 'Bound',
+      capacity: { storage: `${capacity}Gi` },
+      conditions,
+      ...(allocated ? { allocatedResourceStatuses: { storage: allocated } } : {}),
+    },
+  });
+  const storageClass = (expands: boolean): Obj => ({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: 'standard' },
+    provisioner: 'example.com/stand-in',
+    allowVolumeExpansion: expands,
+  });
+  /** Observed as a cluster has it: everything healthy, Services with their cluster IP. */
+  const healthy = (rsp: RunFunctionResponse): Obj[] =>
+    asObserved(rsp, (_k, obj) => healthyStatus(obj)).map((o) =>
+      o['kind'] === 'Service' ? { ...o, spec: { clusterIP: '10.96.0.10', ...(o['spec'] as Obj) } } : o,
+    );
+  const running = healthy(call(databaseXr({ storageGB: 20 })));
+  const ask = (spec: Obj, pvc: Obj, cls: Obj, observed: Obj[] = running) =>
+    call(databaseXr({ storageGB: 20, ...spec }), observed, answered({ 'data-claim': [pvc], 'storage-class': [cls] }));
+
+  test('the claim is grown through an Object that may only observe and update it; the StatefulSet is untouched', () => {
+    const rsp = ask({ storageGB: 40 }, claim(20, 20), storageClass(true));
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    const resize = desiredOf(rsp, 'volume-resize')!;
+    assert.equal(resize['kind'], 'Object');
+    assert.deepEqual((resize['spec'] as Obj)['managementPolicies'], ['Observe', 'Update']);
+    assert.deepEqual(((resize['spec'] as Obj)['forProvider'] as Obj)['manifest'], {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data-orders-db-0', namespace: 'team-a' },
+      spec: { resources: { requests: { storage: '40Gi' } } },
+    });
+    const templates = ((desiredOf(rsp, 'statefulset')!['spec'] as Obj)['volumeClaimTemplates'] as Obj[])[0]!;
+    assert.equal((((templates['spec'] as Obj)['resources'] as Obj)['requests'] as Obj)['storage'], '20Gi');
+    assert.equal(statusOf(rsp)['phase'], 'Updating');
+    assert.equal(statusOf(rsp)['ready'], true, 'it serves while the volume grows');
+    assert.equal(statusOf(rsp)['message'], 'volume data-orders-db-0: 20Gi → 40Gi (requested)');
+    assert.deepEqual(statusOf(rsp)['storage'], { requestedGB: 40, capacityGB: 20 });
+    const storageResized = rsp.conditions.find((c) => c.type === 'StorageResized');
+    assert.equal(storageResized?.reason, 'Resizing');
+  });
+
+  test('the resize as its controllers report it, a restart only when allowed, and done', () => {
+    const observed = healthy(ask({ storageGB: 40 }, claim(20, 20), storageClass(true)));
+    const node = ask({ storageGB: 40 }, claim(40, 20, [], 'NodeResizePending'), storageClass(true), observed);
+    assert.equal(statusOf(node)['message'], 'volume data-orders-db-0: 20Gi → 40Gi (NodeResizePending)');
+    const pending = claim(40, 20, [{ type: 'FileSystemResizePending', status: 'True' }]);
+    const waits = ask({ storageGB: 40 }, pending, storageClass(true), observed);
+    assert.match(
+      String(statusOf(waits)['message']),
+      /set spec\.maintenance\.allowRestart to let the function restart it/,
+    );
+    const template = (rsp: RunFunctionResponse) =>
+      (((desiredOf(rsp, 'statefulset')!['spec'] as Obj)['template'] as Obj)['metadata'] as Obj)['annotations'];
+    assert.equal(template(waits), undefined, 'no restart unless allowed');
+    const restarts = ask({ storageGB: 40, maintenance: { allowRestart: true } }, pending, storageClass(true), observed);
+    assert.deepEqual(template(restarts), { 'function-platform.dev/restarted-for-size': '40Gi' });
+    const done = ask({ storageGB: 40 }, claim(40, 40), storageClass(true), observed);
+    assert.equal(statusOf(done)['phase'], 'Ready');
+    assert.deepEqual(statusOf(done)['storage'], { requestedGB: 40, capacityGB: 40 });
+    assert.equal(done.conditions.find((c) => c.type === 'StorageResized')?.reason, 'Resized');
+    assert.ok(desiredOf(done, 'volume-resize'), 'the resize Object stays');
+  });
+
+  test('a class that cannot expand changes nothing, and says which class and sizes; a shrink below the claim is refused', () => {
+    const rsp = ask({ storageGB: 40 }, claim(20, 20), storageClass(false));
+    assert.equal(fatalOf(rsp), undefined);
+    assert.equal(desiredOf(rsp, 'volume-resize'), undefined);
+    const c = rsp.conditions.find((x) => x.type === 'StorageResized');
+    assert.equal(c?.reason, 'ExpansionNotAllowed');
+    assert.match(
+      c?.message ?? '',
+      /StorageClass standard does not allow volume expansion: volume data-orders-db-0 stays at 20Gi, spec\.storageGB asks 40Gi/,
+    );
+    assert.ok(rsp.results.some((r) => r.reason === 'ExpansionNotAllowed'));
+    const shrink = ask({ storageGB: 30 }, claim(40, 40), storageClass(true));
+    assert.match(
+      fatalOf(shrink)?.message ?? '',
+      /spec\.storageGB is 30 but volume data-orders-db-0 has 40Gi; spec\.storageGB may grow but never shrink/,
+    );
+  });
+});

@@ -27,6 +27,7 @@ import {
   serverRole,
 } from './instances.js';
 import { creationOf, RESTORE_KEY, type RestorePlan } from './restore.js';
+import { DATA_CLAIM, type GrowthPlan, RESTART_ANNOTATION } from './volumes.js';
 import { pointOf } from './restore-source.js';
 import { restoreJob } from '../backup/job.js';
 import { judge, keepsDataWhenDeleted } from '../../kinds/index.js';
@@ -68,7 +69,6 @@ export const CLUSTER_KEYS = {
  * A Database created again on that volume reads the kept Secret back instead
  * of generating a password the data does not know.
  */
-export const DATA_CLAIM = 'data-claim';
 export const KEPT_CREDENTIALS = 'kept-credentials';
 
 /** A generation's data volume claim, as the StatefulSet controller names it: <template>-<statefulset>-<ordinal>. */
@@ -176,7 +176,7 @@ function statefulSet(
   input: DatabaseInput,
   spec: ResolvedSpec,
   generation = 0,
-  opts: { keepVolumes?: boolean; restored?: Target } = {},
+  opts: { keepVolumes?: boolean; restored?: Target; restart?: string } = {},
 ): Obj {
   const { owner } = input;
   const engine = ENGINES[spec.engine];
@@ -189,6 +189,8 @@ function statefulSet(
   // (An earlier version's StatefulSet also has a "backup" template; it stays, with its volume.)
   const templates = observedTemplates.length > 0 ? observedTemplates : [claimTemplate(input, spec, 'data')];
   const restored = metaFor(observed, opts.restored);
+  // A restart asked once to finish a file-system resize stays asked (taking it back would restart the pod again).
+  const restart = opts.restart ?? str(observed, 'spec', 'template', 'metadata', 'annotations', RESTART_ANNOTATION);
   const metadata = meta(owner, spec, name, restored.labels);
   if (Object.keys(restored.annotations).length > 0) metadata['annotations'] = restored.annotations;
   const sts: V1StatefulSet = {
@@ -206,7 +208,10 @@ function statefulSet(
       },
       updateStrategy: { type: 'RollingUpdate' },
       template: {
-        metadata: { labels: labels(owner, spec, { [ROLE_LABEL]: serverRole(generation) }) },
+        metadata: {
+          labels: labels(owner, spec, { [ROLE_LABEL]: serverRole(generation) }),
+          ...(restart ? { annotations: { [RESTART_ANNOTATION]: restart } } : {}),
+        },
         spec: {
           securityContext: podSecurity(),
           terminationGracePeriodSeconds: 60,
@@ -405,7 +410,7 @@ function statefulSetGeneration(
   input: DatabaseInput,
   spec: ResolvedSpec,
   generation: number,
-  opts: { keepVolumes?: boolean; restored?: Target; independent?: boolean } = {},
+  opts: { keepVolumes?: boolean; restored?: Target; independent?: boolean; restart?: string } = {},
 ): Desired[] {
   const independent = opts.independent ? { independent: true } : {};
   return [
@@ -479,6 +484,7 @@ export function composeCluster(
   backups: BackupPlan,
   restore: RestorePlan,
   cutover: CutoverPlan,
+  growth?: GrowthPlan,
 ): Plan {
   const { owner } = input;
   const { live, target } = cutover;
@@ -539,7 +545,14 @@ export function composeCluster(
     if (spec.backup.objectStore && cnpgOperator(input) === 'installed')
       resources.push({ key: CLUSTER_KEYS.objectStore, object: cnpgObjectStore(input, spec) });
   } else {
-    resources.push(...statefulSetGeneration(input, spec, live), clientService(input, spec, switchTo));
+    resources.push(
+      ...statefulSetGeneration(input, spec, live, growth?.restart ? { restart: growth.restart } : {}),
+      clientService(input, spec, switchTo),
+    );
+    if (growth) {
+      Object.assign(requirements, growth.requirements);
+      if (growth.resource) resources.push({ ...growth.resource, independent: true });
+    }
     if (target) {
       resources.push(...statefulSetGeneration(input, spec, target.generation, { restored: target, independent: true }));
       const job = cutoverJob(input, spec, target);
@@ -564,14 +577,8 @@ export function composeCluster(
       namespace: ns,
     };
   }
+  // The data claim is read (growth.requirements) for its size; under Retain it also keeps the password (below).
   const keepWithData = !owner.claim && !usesCnpg(spec) && spec.deletionPolicy === 'Retain';
-  if (keepWithData)
-    requirements[DATA_CLAIM] = {
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      matchName: dataClaimName(input, live),
-      namespace: ns,
-    };
   const keptSecret = input.required.get(KEPT_CREDENTIALS)?.[0];
   const password =
     stablePassword(input, CLUSTER_KEYS.credentials, CLUSTER_KEYS.connection) ??

@@ -14,7 +14,8 @@ import { awsBackupStatus, composeAws, rdsIdentifier } from './aws.js';
 import { windowOf } from './restore-source.js';
 import { cnpgWindow } from './status.js';
 import { type BackupPlan, planBackups } from './backups.js';
-import { composeCluster, usesCnpg } from './cluster.js';
+import { composeCluster, dataClaimName, usesCnpg } from './cluster.js';
+import { type GrowthPlan, planGrowth } from './volumes.js';
 import { type CutoverPlan, type Instances, planCutover } from './cutover.js';
 import { INSTANCE_KEYS, instanceName, liveGeneration, observedGenerations } from './instances.js';
 import { checkRestoreSpec, planRestore, type RestorePlan } from './restore.js';
@@ -36,6 +37,8 @@ export interface ResolvedDatabase {
   restore: RestorePlan;
   /** A major upgrade and the backup it waits for. */
   gate: UpgradeGate;
+  /** In a StatefulSet: its data volume's growth. */
+  growth?: GrowthPlan;
   /** Its instances, and the DatabaseRestore being switched to, if any. */
   instances: Instances;
   cutover: CutoverPlan;
@@ -76,19 +79,24 @@ export const database: Blueprint<ResolvedDatabase> = {
         : windowOf({ status: { backup: cnpgWindow(input, spec, instances.name(instances.live)) } })),
     };
     const cutover = planCutover(input, spec, instances, restore.state === 'none' || restore.state === 'done', window);
+    // A StatefulSet's data volume grows by its claim (the live generation's).
+    const growth =
+      spec.placement === 'cluster' && !usesCnpg(spec)
+        ? planGrowth(input, spec, dataClaimName(input, instances.live))
+        : undefined;
     return spec.placement === 'cluster'
-      ? { input, gate, backups: planBackups(input, spec), restore, instances, cutover }
+      ? { input, gate, backups: planBackups(input, spec), restore, instances, cutover, ...(growth ? { growth } : {}) }
       : { input, gate, restore, instances, cutover };
   },
   query: ({ input }) => {
     const aws = awsQuestion(input);
     return aws ? { aws } : undefined;
   },
-  compose({ input, gate, backups, restore, cutover }, facts) {
+  compose({ input, gate, backups, restore, cutover, growth }, facts) {
     checkFacts(facts);
     const withFacts = facts ? { ...input, facts } : input;
     const plan = backups
-      ? composeCluster(withFacts, input.spec, backups, restore, cutover)
+      ? composeCluster(withFacts, input.spec, backups, restore, cutover, growth)
       : composeAws(withFacts, input.spec, restore, cutover);
     return { ...plan, resources: [...plan.resources, ...gate.backups] };
   },

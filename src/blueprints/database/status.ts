@@ -2,26 +2,16 @@
 // and AWS figures, and the one sentence naming what blocks readiness.
 import type { ExternalFacts } from '../../facts.js';
 import type { Verdict } from '../../kinds/index.js';
-import { condition, field, record, str, type Obj } from '../../kube.js';
+import { condition, record, str, type Obj } from '../../kube.js';
 import { judge } from '../../kinds/index.js';
 import { firstBlocking, type Plan, type Summary } from '../blueprint.js';
 import { AWS_KEYS, awsBackupStatus, instanceAddress, rdsIdentifier } from './aws.js';
-import {
-  clusterHost,
-  CLUSTER_KEYS,
-  cnpgOperator,
-  cutoverProgress,
-  DATA_CLAIM,
-  readOnlyHost,
-  keptOf,
-  observedStatefulSetGB,
-  usesCnpg,
-} from './cluster.js';
+import { clusterHost, CLUSTER_KEYS, cnpgOperator, cutoverProgress, readOnlyHost, keptOf, usesCnpg } from './cluster.js';
 import { type DatabaseInput, names, type ResolvedSpec } from './common.js';
 import { ENGINES } from './engine.js';
 import type { BackupPlan } from './backups.js';
 import type { ResolvedDatabase } from './index.js';
-import { generationOfKey, keyOf, liveInstance, INSTANCE_KEYS } from './instances.js';
+import { generationOfKey, keyOf, liveInstance } from './instances.js';
 import { rdsTargetReady, replicaAddress } from './aws.js';
 import { pointOf } from './restore-source.js';
 import { pendingVersion, rolesStatus, storageStatus, versionStatus } from './running.js';
@@ -219,16 +209,7 @@ export function databaseStatus(
   if (blocker === undefined && spec.placement === 'aws' && !status['connectionSecret']) {
     blocker = `waiting for provider-upjet-aws to write the connection Secret of RDS instance ${rdsIdentifier(input, instances.live)}`;
   }
-  const sts = liveInstance(input.observed, INSTANCE_KEYS.statefulset);
-  const stsGB = observedStatefulSetGB(input);
-  if (sts && stsGB !== undefined && spec.storageGB > stsGB) {
-    // A StatefulSet's claim templates are immutable: growing its volume is the volume's business.
-    warnings.push({
-      reason: 'VolumeResizeNeeded',
-      message: `spec.storageGB grew to ${spec.storageGB}; expand the volume, if its StorageClass allows: kubectl patch pvc data-${String(field(sts, 'metadata', 'name'))}-0 -n ${input.owner.namespace} -p '{"spec":{"resources":{"requests":{"storage":"${spec.storageGB}Gi"}}}}'`,
-    });
-  }
-  const { gate } = resolved;
+  const { gate, growth } = resolved;
   const ro =
     spec.placement === 'aws'
       ? replicaAddress(input, spec)
@@ -247,8 +228,8 @@ export function databaseStatus(
   const version = versionStatus(input, spec, facts, gate.requested);
   status['version'] = version;
   warnings.push(...gate.warnings);
-  const claim = spec.placement === 'cluster' ? input.required.get(DATA_CLAIM)?.[0] : undefined;
-  status['storage'] = storageStatus(input, spec, claim);
+  status['storage'] = storageStatus(input, spec, growth?.claim);
+  if (growth) warnings.push(...growth.warnings);
   const upgrade = gate.waiting ?? pendingVersion(input, spec, version);
   if (spec.maxStorageGB !== undefined && spec.placement !== 'aws')
     warnings.push({
@@ -258,15 +239,26 @@ export function databaseStatus(
   const ready = blocker === undefined;
   // A cutover in flight: the live instance serves (ready), and the sentence tells the restore's story;
   // one that failed leaves the live instance as it was, and says so.
-  const phase = restoring || (ready && cutover && !cutover.failed) ? 'Restoring' : phaseOf(ready, input.xr, blocking);
+  // A volume growing: the database serves meanwhile, Updating, and the sentence says how far the volume is.
+  const resizing = ready && !cutover ? growth?.updating : undefined;
+  const phase =
+    restoring || (ready && cutover && !cutover.failed)
+      ? 'Restoring'
+      : resizing
+        ? 'Updating'
+        : phaseOf(ready, input.xr, blocking);
   status['phase'] = phase;
-  const conditions = [{ type: 'BackupHealthy', ...backupHealth(input, spec, backups) }];
+  const conditions = [
+    { type: 'BackupHealthy', ...backupHealth(input, spec, backups) },
+    ...(growth?.condition ? [{ type: 'StorageResized', ...growth.condition }] : []),
+  ];
   if (ready) {
     return {
       ready,
-      reason: cutover ? (cutover.failed ? 'RestoreFailed' : 'Restoring') : 'Available',
+      reason: cutover ? (cutover.failed ? 'RestoreFailed' : 'Restoring') : resizing ? 'Resizing' : 'Available',
       message:
         cutover?.message ??
+        resizing ??
         `${spec.engine} ${String(version['running'] ?? spec.version)} accepts connections at ${String(status['endpoint'])}${upgrade ? `; ${upgrade}` : ''}`,
       status,
       warnings,

@@ -1,0 +1,124 @@
+// Disks that grow, for a Database in a StatefulSet. Its claim templates cannot
+// change (Kubernetes forbids it), so the data volume's claim is grown itself:
+// once the claim has been observed (a required resource), and only when its
+// StorageClass allows expansion, the Database composes a provider-kubernetes
+// Object with management policies Observe and Update (no Create, no Delete)
+// whose manifest is the claim's identity and its storage request, nothing
+// else. Composing the claim itself would make Crossplane its controlling
+// owner, and deleting the Database would then take the data with it.
+// The resize is watched through the claim's status: its capacity, its
+// Resizing and FileSystemResizePending conditions and allocatedResourceStatuses.
+import { SpecError } from '../../errors.js';
+import { condition, str, type Obj } from '../../kube.js';
+import { dnsLabel } from '../../names.js';
+import { gigabytes } from '../../quantity.js';
+import type { Desired, Requirement } from '../blueprint.js';
+import type { DatabaseInput, ResolvedSpec } from './common.js';
+import { meta } from './common.js';
+
+/** Required resources: the data volume's claim and its StorageClass; the composed resize Object's key. */
+export const DATA_CLAIM = 'data-claim';
+export const STORAGE_CLASS = 'storage-class';
+export const VOLUME_RESIZE = 'volume-resize';
+/** On the StatefulSet's pod template: set to restart the pod once, to finish a file-system resize. */
+export const RESTART_ANNOTATION = 'function-platform.dev/restarted-for-size';
+
+export interface GrowthPlan {
+  requirements: Record<string, Requirement>;
+  /** The resize Object, once there is one to compose. */
+  resource?: Desired;
+  /** The StorageResized condition, once the claim is known. */
+  condition?: { ok: boolean; reason: string; message: string };
+  /** What the user reads while the volume grows. */
+  updating?: string;
+  /** The pod template annotation that restarts the pod to finish a file-system resize, when allowed. */
+  restart?: string;
+  warnings: Array<{ reason: string; message: string }>;
+  /** The claim as observed (its capacity is status.storage.capacityGB). */
+  claim?: Obj;
+}
+
+const whole = (gb: number | undefined) => (gb === undefined ? undefined : Math.floor(gb));
+
+/** The growth of the live StatefulSet's data volume, from the claim and its StorageClass as observed. */
+export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: string): GrowthPlan {
+  const ns = input.owner.namespace;
+  const plan: GrowthPlan = {
+    requirements: {
+      [DATA_CLAIM]: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', matchName: claimName, namespace: ns },
+    },
+    warnings: [],
+  };
+  const claim = input.required.get(DATA_CLAIM)?.[0];
+  if (!claim || str(claim, 'metadata', 'name') !== claimName) return plan;
+  plan.claim = claim;
+  const requested = whole(gigabytes(str(claim, 'spec', 'resources', 'requests', 'storage')));
+  const capacity = whole(gigabytes(str(claim, 'status', 'capacity', 'storage')));
+  const want = spec.storageGB;
+  if (requested !== undefined && want < requested)
+    throw new SpecError([
+      `spec.storageGB is ${want} but volume ${claimName} has ${requested}Gi; spec.storageGB may grow but never shrink`,
+    ]);
+  const composed = input.observed.has(VOLUME_RESIZE);
+  const className = str(claim, 'spec', 'storageClassName');
+  if (className)
+    plan.requirements[STORAGE_CLASS] = { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', matchName: className };
+  const grow = requested !== undefined && want > requested;
+  if (grow && !composed) {
+    const answer = input.required.get(STORAGE_CLASS);
+    const cls = answer?.[0];
+    if (className && answer === undefined) return plan;
+    if (cls?.['allowVolumeExpansion'] !== true) {
+      const message = `StorageClass ${className ?? '(none)'} does not allow volume expansion: volume ${claimName} stays at ${requested}Gi, spec.storageGB asks ${want}Gi; nothing was changed (move the data to a Database on a class that can grow, or set spec.storageGB back to ${requested})`;
+      plan.condition = { ok: false, reason: 'ExpansionNotAllowed', message };
+      plan.warnings.push({ reason: 'ExpansionNotAllowed', message });
+      return plan;
+    }
+  }
+  // Once composed, the resize Object stays (it manages nothing but the request, and deleting it orphans the claim).
+  if (grow || composed) {
+    const size = Math.max(want, requested ?? want);
+    plan.resource = {
+      key: VOLUME_RESIZE,
+      object: {
+        apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+        kind: 'Object',
+        metadata: meta(input.owner, spec, dnsLabel(claimName, 'size')),
+        spec: {
+          managementPolicies: ['Observe', 'Update'],
+          forProvider: {
+            manifest: {
+              apiVersion: 'v1',
+              kind: 'PersistentVolumeClaim',
+              metadata: { name: claimName, namespace: ns },
+              spec: { resources: { requests: { storage: `${size}Gi` } } },
+            },
+          },
+        },
+      },
+    };
+  }
+  if (capacity !== undefined && capacity >= want) {
+    plan.condition = { ok: true, reason: 'Resized', message: `volume ${claimName} has ${capacity}Gi` };
+    return plan;
+  }
+  const fsPending = condition(claim, 'FileSystemResizePending')?.status === 'True';
+  const state =
+    str(claim, 'status', 'allocatedResourceStatuses', 'storage') ??
+    (fsPending
+      ? 'FileSystemResizePending'
+      : condition(claim, 'Resizing')?.status === 'True'
+        ? 'Resizing'
+        : 'requested');
+  let updating = `volume ${claimName}: ${capacity ?? requested}Gi → ${want}Gi (${state})`;
+  if (fsPending) {
+    if (spec.maintenance?.allowRestart) {
+      plan.restart = `${want}Gi`;
+      updating += `; restarting the pod to finish the file-system resize`;
+    } else
+      updating += `; the file system grows when the pod restarts: set spec.maintenance.allowRestart to let the function restart it, or restart pod ${claimName.replace(/^data-/, '')} yourself`;
+  }
+  plan.updating = updating;
+  plan.condition = { ok: false, reason: 'Resizing', message: updating };
+  return plan;
+}
