@@ -99,4 +99,118 @@ describe('claims under real Crossplane, with provider-kubernetes', { skip }, () 
     const credentials = await secretData(cp.client, NS, 'orders-db-credentials');
     assert.equal(connection?.['password']?.toString(), credentials?.['password']?.toString());
   });
+
+  // Stand-in, named so: no CSI driver runs here, so this test plays the CSI RESIZER, growing the volume and
+  // writing the claim's status as the external resizer and the kubelet would once the claim asks for more.
+  async function csiResizerStandIn(claimName: string, to: string): Promise<void> {
+    const pvc = await eventually(`claim ${claimName} asking for ${to}`, async () => {
+      const c = await cp.client.getObj({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: claimName, namespace: NS },
+      });
+      return c?.['spec']?.['resources']?.['requests']?.['storage'] === to ? c : undefined;
+    });
+    const pv = await cp.client.getObj({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: String(pvc['spec']['volumeName']) },
+    });
+    await cp.client.updateObj({ ...pv!, spec: { ...pv!['spec'], capacity: { storage: to } } });
+    await cp.client.mergeStatus(pvc, { capacity: { storage: to }, conditions: [], allocatedResourceStatuses: null });
+  }
+
+  test('the Database grows from 20 to 40 GB: its claim grows through provider-kubernetes, the StatefulSet is untouched; deleting it under Retain keeps the claim', async (t) => {
+    const started = Date.now();
+    const sts = () =>
+      cp.client.getObj({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'orders-db', namespace: NS } });
+    const before = await sts();
+    await cp.kubectl(['patch', 'database', 'orders', '-n', NS, '--type', 'merge', '-p', '{"spec":{"storageGB":40}}']);
+    // The function composes an Object that may only observe and update the claim; provider-kubernetes asks for 40Gi.
+    const object = await eventually('the resize Object', async () => {
+      const objects = await cp.client.listObjs('kubernetes.crossplane.io/v1alpha2', 'Object');
+      return objects.find((o) => o['spec']['forProvider']['manifest']['kind'] === 'PersistentVolumeClaim');
+    });
+    assert.deepEqual(object['spec']['managementPolicies'], ['Observe', 'Update']);
+    const updating = await eventually(
+      'the claim says the volume grows',
+      async () => {
+        const c = await claim('Database', 'orders');
+        return c?.['status']?.['phase'] === 'Updating' ? c : undefined;
+      },
+      90_000,
+    );
+    assert.match(String(updating['status']['message']), /^volume data-orders-db-0: 20Gi → 40Gi \(/);
+    await csiResizerStandIn('data-orders-db-0', '40Gi');
+    t.diagnostic(`patch to the claim asking 40Gi and the resizer done: ${Date.now() - started} ms`);
+    const grown = await eventually(
+      'the Database Ready at 40 GB',
+      async () => {
+        const c = await claim('Database', 'orders');
+        return c?.['status']?.['phase'] === 'Ready' && c['status']['storage']?.['capacityGB'] === 40 ? c : undefined;
+      },
+      90_000,
+    );
+    t.diagnostic(`patch to Ready at 40 GB: ${Date.now() - started} ms`);
+    assert.equal(conditionOf(grown, 'StorageResized')?.['status'], 'True');
+    const after = await sts();
+    assert.deepEqual(
+      after?.['spec']['volumeClaimTemplates'],
+      before?.['spec']['volumeClaimTemplates'],
+      'the StatefulSet is untouched',
+    );
+    assert.equal(after?.['metadata']['generation'], before?.['metadata']['generation']);
+
+    await cp.kubectl(['delete', 'database', 'orders', '-n', NS, '--wait=false']);
+    await eventually('the StatefulSet gone', async () => ((await sts()) ? undefined : true), 120_000);
+    const kept = await cp.client.getObj({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data-orders-db-0', namespace: NS },
+    });
+    assert.equal(kept?.['spec']?.['resources']?.['requests']?.['storage'], '40Gi', 'the grown claim is kept (Retain)');
+    assert.equal(kept?.['metadata']?.['deletionTimestamp'], undefined);
+  });
+
+  test('on a StorageClass that cannot grow volumes, nothing changes and the Database says which class and sizes', async () => {
+    // New claims get the class `fixed` while this Database is made.
+    const setDefault = (name: string, value: string) =>
+      cp.kubectl([
+        'annotate',
+        'storageclass',
+        name,
+        `storageclass.kubernetes.io/is-default-class=${value}`,
+        '--overwrite',
+      ]);
+    await setDefault('standard', 'false');
+    await setDefault('fixed', 'true');
+    try {
+      await cp.kubectl(['apply', '-f', '-'], {
+        input: `apiVersion: example.com/v1\nkind: Database\nmetadata: {name: ledger, namespace: ${NS}}\nspec: {engine: postgres, storageGB: 20, backup: {enabled: false}}\n`,
+      });
+      await readyClaim('Database', 'ledger');
+    } finally {
+      await setDefault('fixed', 'false');
+      await setDefault('standard', 'true');
+    }
+    await cp.kubectl(['patch', 'database', 'ledger', '-n', NS, '--type', 'merge', '-p', '{"spec":{"storageGB":40}}']);
+    const refused = await eventually(
+      'the Database says the class cannot grow',
+      async () => {
+        const c = await claim('Database', 'ledger');
+        return conditionOf(c, 'StorageResized')?.['reason'] === 'ExpansionNotAllowed' ? c : undefined;
+      },
+      90_000,
+    );
+    assert.match(
+      String(conditionOf(refused, 'StorageResized')?.['message']),
+      /^StorageClass fixed does not allow volume expansion: volume data-ledger-db-0 stays at 20Gi, spec\.storageGB asks 40Gi/,
+    );
+    const pvc = await cp.client.getObj({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data-ledger-db-0', namespace: NS },
+    });
+    assert.equal(pvc?.['spec']?.['resources']?.['requests']?.['storage'], '20Gi');
+  });
 });

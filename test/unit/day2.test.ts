@@ -402,6 +402,17 @@ describe('a StatefulSet volume that grows', () => {
     assert.ok(desiredOf(done, 'volume-resize'), 'the resize Object stays');
   });
 
+  // Found under real Crossplane: the first call of each reconcile has no answer to the requirements yet.
+  test('before the claim is read, a resize Object composed earlier stays as it was', () => {
+    const observed = healthy(ask({ storageGB: 40 }, claim(20, 20), storageClass(true)));
+    const first = call(databaseXr({ storageGB: 40 }), observed);
+    assert.equal(fatalOf(first), undefined, fatalOf(first)?.message);
+    assert.deepEqual(
+      desiredOf(first, 'volume-resize'),
+      desiredOf(ask({ storageGB: 40 }, claim(20, 20), storageClass(true)), 'volume-resize'),
+    );
+  });
+
   test('a class that cannot expand changes nothing, and says which class and sizes; a shrink below the claim is refused', () => {
     const rsp = ask({ storageGB: 40 }, claim(20, 20), storageClass(false));
     assert.equal(fatalOf(rsp), undefined);

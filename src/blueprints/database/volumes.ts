@@ -50,7 +50,14 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
     warnings: [],
   };
   const claim = input.required.get(DATA_CLAIM)?.[0];
-  if (!claim || str(claim, 'metadata', 'name') !== claimName) return plan;
+  // What the resize Object asked for last, as observed (it wraps the claim).
+  const asked = whole(gigabytes(str(input.observed.get(VOLUME_RESIZE), 'spec', 'resources', 'requests', 'storage')));
+  // Not read yet (the first call of a reconcile) or gone: a resize Object composed before stays as it was.
+  if (!claim || str(claim, 'metadata', 'name') !== claimName) {
+    if (input.observed.has(VOLUME_RESIZE))
+      plan.resource = resizeObject(input, spec, claimName, asked ?? spec.storageGB);
+    return plan;
+  }
   plan.claim = claim;
   const requested = whole(gigabytes(str(claim, 'spec', 'resources', 'requests', 'storage')));
   const capacity = whole(gigabytes(str(claim, 'status', 'capacity', 'storage')));
@@ -76,28 +83,7 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
     }
   }
   // Once composed, the resize Object stays (it manages nothing but the request, and deleting it orphans the claim).
-  if (grow || composed) {
-    const size = Math.max(want, requested ?? want);
-    plan.resource = {
-      key: VOLUME_RESIZE,
-      object: {
-        apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
-        kind: 'Object',
-        metadata: meta(input.owner, spec, dnsLabel(claimName, 'size')),
-        spec: {
-          managementPolicies: ['Observe', 'Update'],
-          forProvider: {
-            manifest: {
-              apiVersion: 'v1',
-              kind: 'PersistentVolumeClaim',
-              metadata: { name: claimName, namespace: ns },
-              spec: { resources: { requests: { storage: `${size}Gi` } } },
-            },
-          },
-        },
-      },
-    };
-  }
+  if (grow || composed) plan.resource = resizeObject(input, spec, claimName, Math.max(want, requested ?? want));
   if (capacity !== undefined && capacity >= want) {
     plan.condition = { ok: true, reason: 'Resized', message: `volume ${claimName} has ${capacity}Gi` };
     return plan;
@@ -121,4 +107,27 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
   plan.updating = updating;
   plan.condition = { ok: false, reason: 'Resizing', message: updating };
   return plan;
+}
+
+/** The Object that grows the claim: its identity and storage request, observed and updated, never created or deleted. */
+function resizeObject(input: DatabaseInput, spec: ResolvedSpec, claimName: string, sizeGB: number): Desired {
+  return {
+    key: VOLUME_RESIZE,
+    object: {
+      apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+      kind: 'Object',
+      metadata: meta(input.owner, spec, dnsLabel(claimName, 'size')),
+      spec: {
+        managementPolicies: ['Observe', 'Update'],
+        forProvider: {
+          manifest: {
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
+            metadata: { name: claimName, namespace: input.owner.namespace },
+            spec: { resources: { requests: { storage: `${sizeGB}Gi` } } },
+          },
+        },
+      },
+    },
+  };
 }
