@@ -431,3 +431,35 @@ describe('a StatefulSet volume that grows', () => {
     );
   });
 });
+
+describe('a CloudNativePG Database that grows', () => {
+  test('the Cluster asks for more; its claims, as the operator grows them, say how far it is', () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'clusters.postgresql.cnpg.io' },
+    };
+    const pvc = (name: string, gb: number): Obj => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: 'team-a', labels: { 'cnpg.io/cluster': 'orders-db' } },
+      status: { phase: 'Bound', capacity: { storage: `${gb}Gi` } },
+    });
+    const spec = { engine: 'postgres', storageGB: 20, highAvailability: true };
+    const observed = asObserved(call(databaseXr(spec), [], answered({ 'cnpg-crd': [crd] })), (_k, obj) =>
+      healthyStatus(obj),
+    );
+    const grow = (claims: Obj[]) =>
+      call(databaseXr({ ...spec, storageGB: 40 }), observed, answered({ 'cnpg-crd': [crd], 'cnpg-claims': claims }));
+    const half = grow([pvc('orders-db-1', 40), pvc('orders-db-2', 20)]);
+    assert.equal(fatalOf(half), undefined, fatalOf(half)?.message);
+    const manifest = ((desiredOf(half, 'cnpg-cluster')!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj;
+    assert.deepEqual((manifest['spec'] as Obj)['storage'], { size: '40Gi' });
+    assert.equal(statusOf(half)['phase'], 'Updating');
+    assert.equal(statusOf(half)['message'], 'volumes of Cluster orders-db: 20Gi → 40Gi (1 of 2 grown)');
+    assert.deepEqual(statusOf(half)['storage'], { requestedGB: 40, capacityGB: 20 });
+    const done = grow([pvc('orders-db-1', 40), pvc('orders-db-2', 40)]);
+    assert.equal(statusOf(done)['phase'], 'Ready');
+    assert.equal(done.conditions.find((c) => c.type === 'StorageResized')?.reason, 'Resized');
+  });
+});

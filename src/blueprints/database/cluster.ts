@@ -540,6 +540,7 @@ export function composeCluster(
         else resources.push({ key, object: cluster(g, true), independent: true });
       }
     }
+    if (growth) Object.assign(requirements, growth.requirements);
     if (input.observed.has(CLUSTER_KEYS.backupVolume))
       resources.push({ key: CLUSTER_KEYS.backupVolume, object: backupVolume(input, spec) });
     if (spec.backup.objectStore && cnpgOperator(input) === 'installed')

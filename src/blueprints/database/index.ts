@@ -15,7 +15,7 @@ import { windowOf } from './restore-source.js';
 import { cnpgWindow } from './status.js';
 import { type BackupPlan, planBackups } from './backups.js';
 import { composeCluster, dataClaimName, usesCnpg } from './cluster.js';
-import { type GrowthPlan, planGrowth } from './volumes.js';
+import { cnpgGrowth, type GrowthPlan, planGrowth } from './volumes.js';
 import { type CutoverPlan, type Instances, planCutover } from './cutover.js';
 import { INSTANCE_KEYS, instanceName, liveGeneration, observedGenerations } from './instances.js';
 import { checkRestoreSpec, planRestore, type RestorePlan } from './restore.js';
@@ -81,9 +81,11 @@ export const database: Blueprint<ResolvedDatabase> = {
     const cutover = planCutover(input, spec, instances, restore.state === 'none' || restore.state === 'done', window);
     // A StatefulSet's data volume grows by its claim (the live generation's).
     const growth =
-      spec.placement === 'cluster' && !usesCnpg(spec)
-        ? planGrowth(input, spec, dataClaimName(input, instances.live))
-        : undefined;
+      spec.placement !== 'cluster'
+        ? undefined
+        : usesCnpg(spec)
+          ? cnpgGrowth(input, spec, instances.name(instances.live))
+          : planGrowth(input, spec, dataClaimName(input, instances.live));
     return spec.placement === 'cluster'
       ? { input, gate, backups: planBackups(input, spec), restore, instances, cutover, ...(growth ? { growth } : {}) }
       : { input, gate, restore, instances, cutover };

@@ -70,11 +70,16 @@ export function pendingVersion(input: DatabaseInput, spec: ResolvedSpec, version
 }
 
 /** status.storage: what was asked, what the instance has, and on AWS how far RDS may grow it. */
-export function storageStatus(input: DatabaseInput, spec: ResolvedSpec, claim: Obj | undefined): Obj {
+export function storageStatus(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  claim: Obj | undefined,
+  volumesGB?: number,
+): Obj {
   const capacity =
     spec.placement === 'aws'
       ? num(liveInstance(input.observed, INSTANCE_KEYS.rds), 'status', 'atProvider', 'allocatedStorage')
-      : wholeGB(gigabytes(str(claim, 'status', 'capacity', 'storage')));
+      : (volumesGB ?? wholeGB(gigabytes(str(claim, 'status', 'capacity', 'storage'))));
   return {
     requestedGB: spec.storageGB,
     ...(capacity !== undefined ? { capacityGB: capacity } : {}),

@@ -228,7 +228,7 @@ export function databaseStatus(
   const version = versionStatus(input, spec, facts, gate.requested);
   status['version'] = version;
   warnings.push(...gate.warnings);
-  status['storage'] = storageStatus(input, spec, growth?.claim);
+  status['storage'] = storageStatus(input, spec, growth?.claim, growth?.capacityGB);
   if (growth) warnings.push(...growth.warnings);
   const upgrade = gate.waiting ?? pendingVersion(input, spec, version);
   if (spec.maxStorageGB !== undefined && spec.placement !== 'aws')

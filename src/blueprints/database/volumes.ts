@@ -36,6 +36,8 @@ export interface GrowthPlan {
   warnings: Array<{ reason: string; message: string }>;
   /** The claim as observed (its capacity is status.storage.capacityGB). */
   claim?: Obj;
+  /** The capacity the volumes have, when read from several claims. */
+  capacityGB?: number;
 }
 
 const whole = (gb: number | undefined) => (gb === undefined ? undefined : Math.floor(gb));
@@ -130,4 +132,44 @@ function resizeObject(input: DatabaseInput, spec: ResolvedSpec, claimName: strin
       },
     },
   };
+}
+
+/** Required resource: the PersistentVolumeClaims of the live CloudNativePG Cluster, by the label the operator puts on them. */
+export const CNPG_CLAIMS = 'cnpg-claims';
+
+/**
+ * A CloudNativePG Cluster's volumes as they grow: the operator resizes its
+ * claims when spec.storage.size grows; this reads them back (their capacity,
+ * and how many have it) for status and the StorageResized condition.
+ */
+export function cnpgGrowth(input: DatabaseInput, spec: ResolvedSpec, cluster: string): GrowthPlan {
+  const plan: GrowthPlan = {
+    requirements: {
+      [CNPG_CLAIMS]: {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        matchLabels: { 'cnpg.io/cluster': cluster },
+        namespace: input.owner.namespace,
+      },
+    },
+    warnings: [],
+  };
+  const claims = input.required.get(CNPG_CLAIMS);
+  if (!claims || claims.length === 0) return plan;
+  const sizes = claims.map((c) => whole(gigabytes(str(c, 'status', 'capacity', 'storage'))) ?? 0);
+  const capacity = Math.min(...sizes);
+  plan.capacityGB = capacity;
+  const want = spec.storageGB;
+  if (capacity >= want) {
+    plan.condition = {
+      ok: true,
+      reason: 'Resized',
+      message: `the ${claims.length} volumes of Cluster ${cluster} have ${capacity}Gi or more`,
+    };
+    return plan;
+  }
+  const grown = sizes.filter((gb) => gb >= want).length;
+  plan.updating = `volumes of Cluster ${cluster}: ${capacity}Gi → ${want}Gi (${grown} of ${claims.length} grown)`;
+  plan.condition = { ok: false, reason: 'Resizing', message: plan.updating };
+  return plan;
 }
