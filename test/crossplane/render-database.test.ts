@@ -8,6 +8,7 @@
 // both): a case is an XR, optional observed state and required resources,
 // and a check.
 import assert from 'node:assert/strict';
+import { CONNECTION_KEYS } from '../support/database.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -42,18 +43,6 @@ const COMPOSITION: YamlInput = existsSync(join(repoRoot, DIR, 'composition.yaml'
       },
     };
 
-const CONNECTION_KEYS = [
-  'dbname',
-  'host',
-  'jdbc-uri',
-  'password',
-  'port',
-  'ro-host',
-  'ro-port',
-  'ro-uri',
-  'uri',
-  'username',
-];
 const S3_SETTINGS = [
   'BucketVersioning',
   'BucketServerSideEncryptionConfiguration',

@@ -2,6 +2,7 @@
 // StatefulSet controller makes the claims, the stand-in provisioner binds
 // them, and the real garbage collector decides what a deletion takes with it.
 import assert from 'node:assert/strict';
+import { CONNECTION_KEYS } from '../support/database.js';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -20,18 +21,6 @@ import { toolPath } from '../support/tools.js';
 
 const skip = controlPlaneSkipReason('e2e: in-cluster Databases under real Crossplane');
 const NS = 'team-a';
-const CONNECTION_KEYS = [
-  'dbname',
-  'host',
-  'jdbc-uri',
-  'password',
-  'port',
-  'ro-host',
-  'ro-port',
-  'ro-uri',
-  'uri',
-  'username',
-];
 
 let cp: ControlPlane;
 const ref = (apiVersion: string, kind: string, name: string) => ({

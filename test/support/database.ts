@@ -12,6 +12,20 @@ import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
 
 export const NAMESPACE = 'team-a';
 
+/** The keys of a Database's connection Secret, whatever the placement, sorted. */
+export const CONNECTION_KEYS = [
+  'dbname',
+  'host',
+  'jdbc-uri',
+  'password',
+  'port',
+  'ro-host',
+  'ro-port',
+  'ro-uri',
+  'uri',
+  'username',
+];
+
 /** The object store the tests' in-cluster Databases back up to. */
 export const OBJECT_STORE = {
   bucket: 'team-a-backups',

@@ -28,11 +28,12 @@ import {
   instanceMeta,
   metaFor,
   type Target,
+  handOver,
 } from './cutover.js';
 import { backupWindow, INSTANCE_CLASSES } from './engine.js';
 import { instanceName, keyOf, liveInstance } from './instances.js';
 import { creationOf, type RdsRestore, type RestorePlan } from './restore.js';
-import { keepsDataWhenDeleted, judge } from '../../kinds/index.js';
+import { judge } from '../../kinds/index.js';
 
 export const AWS_KEYS = {
   instance: 'rds-instance',
@@ -401,13 +402,15 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: Resto
       namespace: ns,
     };
   }
-  for (const g of cutover.release) {
-    const key = keyOf(AWS_KEYS.instance, g);
-    const observed = input.composed.get(key);
-    if (observed && keepsDataWhenDeleted(observed))
-      releasing.push({ key, why: 'replaced by a restore; the RDS instance is orphaned, not deleted' });
-    else resources.push({ key, object: rds(g, true), independent: true });
-  }
+  const handed = handOver(
+    input,
+    AWS_KEYS.instance,
+    cutover.release,
+    'replaced by a restore; the RDS instance is orphaned, not deleted',
+    (g) => [{ key: keyOf(AWS_KEYS.instance, g), object: rds(g, true), independent: true }],
+  );
+  resources.push(...handed.resources);
+  releasing.push(...handed.releasing);
   // Read replicas: they do not hold up the Database's readiness (the primary serves); status says how they are.
   for (let i = 1; i <= spec.replicas; i++)
     resources.push({ key: replicaKey(i), object: replica(input, spec, live, i), independent: true });

@@ -15,6 +15,7 @@ import {
   instanceMeta,
   metaFor,
   type Target,
+  handOver,
 } from './cutover.js';
 import {
   claimNames,
@@ -30,7 +31,7 @@ import { creationOf, RESTORE_KEY, type RestorePlan } from './restore.js';
 import { DATA_CLAIM, type GrowthPlan, RESTART_ANNOTATION } from './volumes.js';
 import { pointOf } from './restore-source.js';
 import { restoreJob } from '../backup/job.js';
-import { judge, keepsDataWhenDeleted } from '../../kinds/index.js';
+import { judge } from '../../kinds/index.js';
 import { condition } from '../../kube.js';
 import {
   APP_USER,
@@ -532,13 +533,15 @@ export function composeCluster(
           independent: true,
         });
       }
-      for (const g of cutover.release) {
-        const key = keyOf(CLUSTER_KEYS.cnpg, g);
-        const observed = input.composed.get(key);
-        if (observed && keepsDataWhenDeleted(observed))
-          releasing.push({ key, why: 'replaced by a restore; kept with its data' });
-        else resources.push({ key, object: cluster(g, true), independent: true });
-      }
+      const handed = handOver(
+        input,
+        CLUSTER_KEYS.cnpg,
+        cutover.release,
+        'replaced by a restore; kept with its data',
+        (g) => [{ key: keyOf(CLUSTER_KEYS.cnpg, g), object: cluster(g, true), independent: true }],
+      );
+      resources.push(...handed.resources);
+      releasing.push(...handed.releasing);
     }
     if (growth) Object.assign(requirements, growth.requirements);
     if (input.observed.has(CLUSTER_KEYS.backupVolume))
@@ -559,14 +562,16 @@ export function composeCluster(
       const job = cutoverJob(input, spec, target);
       if (job) resources.push(job);
     }
-    for (const g of cutover.release) {
-      const key = keyOf(CLUSTER_KEYS.statefulset, g);
-      const observed = input.composed.get(key);
-      if (observed && keepsDataWhenDeleted(observed)) {
-        // Its volumes stay; the StatefulSet, its Service and its Job go.
-        releasing.push({ key, why: 'replaced by a restore; its volumes are retained' });
-      } else resources.push(...statefulSetGeneration(input, spec, g, { keepVolumes: true, independent: true }));
-    }
+    // Once let go, its volumes stay; the StatefulSet, its Service and its Job go.
+    const handed = handOver(
+      input,
+      CLUSTER_KEYS.statefulset,
+      cutover.release,
+      'replaced by a restore; its volumes are retained',
+      (g) => statefulSetGeneration(input, spec, g, { keepVolumes: true, independent: true }),
+    );
+    resources.push(...handed.resources);
+    releasing.push(...handed.releasing);
   }
   const ns = owner.namespace;
   // Claims mode wraps the Secret in an Object whose deletion policy keeps it; a namespaced Database asks.

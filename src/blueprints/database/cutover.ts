@@ -13,9 +13,9 @@
 // generation is found); the Database's status keeps only what the user
 // reads afterwards (which restores switched, what was kept).
 import { SpecError } from '../../errors.js';
-import { judge } from '../../kinds/index.js';
+import { judge, keepsDataWhenDeleted } from '../../kinds/index.js';
 import { list, str, type Obj } from '../../kube.js';
-import type { Requirement } from '../blueprint.js';
+import type { Desired, Requirement } from '../blueprint.js';
 import { appName, type DatabaseInput, type ResolvedSpec } from './common.js';
 import { keyOf, RESTORE_LABEL } from './instances.js';
 import { methodFor } from '../backup/target.js';
@@ -306,4 +306,27 @@ export function metaFor(observed: Obj | undefined, target?: Target, extra: Recor
   Object.assign(fresh.annotations, extra);
   const kept = instanceMeta(observed);
   return { labels: { ...fresh.labels, ...kept.labels }, annotations: { ...fresh.annotations, ...kept.annotations } };
+}
+
+/**
+ * The generations a cutover hands over: each is let go once deleting its
+ * observed object (as Crossplane sent it) keeps the data, and until then is
+ * composed by `keep` so that it will (volumes retained, the external resource
+ * orphaned).
+ */
+export function handOver(
+  input: Pick<DatabaseInput, 'composed'>,
+  base: string,
+  release: readonly number[],
+  why: string,
+  keep: (generation: number) => Desired[],
+): { resources: Desired[]; releasing: Array<{ key: string; why: string }> } {
+  const out = { resources: [] as Desired[], releasing: [] as Array<{ key: string; why: string }> };
+  for (const g of release) {
+    const key = keyOf(base, g);
+    const observed = input.composed.get(key);
+    if (observed && keepsDataWhenDeleted(observed)) out.releasing.push({ key, why });
+    else out.resources.push(...keep(g));
+  }
+  return out;
 }
