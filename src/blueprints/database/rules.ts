@@ -66,7 +66,7 @@ export function checkAgainstObserved(spec: ResolvedSpec, o: Context): void {
       problems.push(`spec.version is ${spec.version} but the database runs ${running}; spec.version cannot go down`);
     if (cmp > 0 && spec.engine === 'postgres' && hasInstance(o.observed, INSTANCE_KEYS.statefulset)) {
       problems.push(
-        `spec.version is ${spec.version} but the database runs ${running}: a postgres major upgrade in a StatefulSet needs pg_upgrade, which the official image does not do; create a new Database on ${spec.version} and move the data, or use highAvailability (CloudNativePG upgrades in place)`,
+        `spec.version is ${spec.version} but the database runs ${running}: a postgres major upgrade in a StatefulSet needs pg_upgrade, which the official image does not do. To move to ${spec.version}: set spec.version back to ${running}, take a DatabaseBackup of this Database, create a new Database with version ${spec.version}, and load the dump (its status.location) into it with pg_restore, which reads older majors; or use highAvailability, where CloudNativePG upgrades in place behind a backup`,
       );
     }
   }
