@@ -34,12 +34,15 @@ export function unwrap(observed: Obj): Obj {
 }
 
 function objectFor(owner: Owner, manifest: Obj, managementPolicies: unknown): Obj {
+  const policies = Array.isArray(managementPolicies) ? managementPolicies : ['*'];
   return {
     apiVersion: OBJECT_API,
     kind: 'Object',
     metadata: { name: clusterName(owner, nameOf(manifest), kindOf(manifest)) },
     spec: {
-      managementPolicies: Array.isArray(managementPolicies) ? managementPolicies : ['*'],
+      managementPolicies: policies,
+      // Said outright, as for managed resources: an Object that may not delete what it wraps orphans it.
+      ...(policies.includes('*') || policies.includes('Delete') ? {} : { deletionPolicy: 'Orphan' }),
       forProvider: {
         manifest: { ...manifest, metadata: { ...(record(manifest, 'metadata') ?? {}), namespace: owner.namespace } },
       },

@@ -18,3 +18,9 @@ export function gigabytes(quantity: string | undefined): number | undefined {
   };
   return Number(m[1]) * (m[2] ? factor[m[2]]! : 1 / 2 ** 30);
 }
+
+/** Whole GiB of a quantity (a volume's "40Gi"), rounded down: what a volume surely has. */
+export function wholeGigabytes(quantity: string | undefined): number | undefined {
+  const gb = gigabytes(quantity);
+  return gb === undefined ? undefined : Math.floor(gb);
+}

@@ -42,8 +42,14 @@ describe('database versions', () => {
     );
   });
 
-  test('mysql 8.0 to 8.4 upgrades in place', () => {
-    const rsp = call(databaseXr({ engine: 'mysql', version: '8.4' }), existing({ engine: 'mysql', version: '8.0' }));
+  test('mysql 8.0 to 8.4 upgrades in place, behind a backup', () => {
+    const at80 = existing({ engine: 'mysql', version: '8.0' });
+    const waiting = call(databaseXr({ engine: 'mysql', version: '8.4' }), at80);
+    assert.equal(fatalOf(waiting)?.message, undefined);
+    assert.equal(image(desiredOf(waiting, 'statefulset')), 'mysql:8.0', 'not before its backup');
+    assert.equal((desiredOf(waiting, 'pre-upgrade-8-4')!['metadata'] as Obj)['name'], 'orders-db-pre-8-4');
+    const backedUp = asObserved(waiting, (key) => (key === 'pre-upgrade-8-4' ? { phase: 'Completed' } : undefined));
+    const rsp = call(databaseXr({ engine: 'mysql', version: '8.4' }), backedUp);
     assert.equal(fatalOf(rsp)?.message, undefined);
     assert.equal(image(desiredOf(rsp, 'statefulset')), 'mysql:8.4');
   });

@@ -200,6 +200,15 @@ describe('a major upgrade behind a backup', () => {
     );
     assert.equal(forProvider(done)['engineVersion'], '17');
     assert.equal(forProvider(done)['allowMajorVersionUpgrade'], true);
+    assert.equal(forProvider(done)['applyImmediately'], false, 'the version waits for the maintenance window');
+    // Set to 17 while RDS still runs 16.4 (the window has not come): still allowed, still waiting for the window.
+    const set = withBackup(
+      observedRds({ ...AWS, version: '17', storageGB: 20 }, { engineVersionActual: '16.4' }),
+      'Completed',
+    );
+    const meanwhile = call(databaseXr({ ...AWS, version: '17', storageGB: 20 }), set, rdsSecret);
+    assert.equal(forProvider(meanwhile)['allowMajorVersionUpgrade'], true);
+    assert.equal(forProvider(meanwhile)['applyImmediately'], false);
     assert.ok(desiredOf(done, 'pre-upgrade-17'), 'the backup stays composed');
     // Upgraded: the backup still stays (it holds a backup), and nothing waits any more.
     const upgraded = withBackup(
@@ -393,6 +402,12 @@ describe('a StatefulSet volume that grows', () => {
     const template = (rsp: RunFunctionResponse) =>
       (((desiredOf(rsp, 'statefulset')!['spec'] as Obj)['template'] as Obj)['metadata'] as Obj)['annotations'];
     assert.equal(template(waits), undefined, 'no restart unless allowed');
+    // Pending a moment only (a driver that grows file systems online): no restart yet.
+    const brief = claim(40, 20, [
+      { type: 'FileSystemResizePending', status: 'True', lastTransitionTime: new Date().toISOString() },
+    ]);
+    const online = ask({ storageGB: 40, maintenance: { allowRestart: true } }, brief, storageClass(true), observed);
+    assert.equal(template(online), undefined);
     const restarts = ask({ storageGB: 40, maintenance: { allowRestart: true } }, pending, storageClass(true), observed);
     assert.deepEqual(template(restarts), { 'function-platform.dev/restarted-for-size': '40Gi' });
     const done = ask({ storageGB: 40 }, claim(40, 40), storageClass(true), observed);
@@ -458,7 +473,9 @@ describe('a CloudNativePG Database that grows', () => {
     assert.equal(statusOf(half)['phase'], 'Updating');
     assert.equal(statusOf(half)['message'], 'volumes of Cluster orders-db: 20Gi → 40Gi (1 of 2 grown)');
     assert.deepEqual(statusOf(half)['storage'], { requestedGB: 40, capacityGB: 20 });
-    const done = grow([pvc('orders-db-1', 40), pvc('orders-db-2', 40)]);
+    // A new standby's claim, not bound yet, has no size to count.
+    const unbound = { ...pvc('orders-db-3', 0), status: { phase: 'Pending' } };
+    const done = grow([pvc('orders-db-1', 40), pvc('orders-db-2', 40), unbound]);
     assert.equal(statusOf(done)['phase'], 'Ready');
     assert.equal(done.conditions.find((c) => c.type === 'StorageResized')?.reason, 'Resized');
   });

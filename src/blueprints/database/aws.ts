@@ -163,9 +163,8 @@ function instance(
   };
 }
 
-/** Whether the spec asks for another version than the instance is set to: a newer one, or with `any` any other. */
-/** The key of the i-th read replica (1-based). */
-export const replicaKey = (i: number) => `rds-replica-${i}`;
+/** The key of the i-th read replica (1-based) of a generation's instance. */
+export const replicaKey = (i: number, generation = 0) => keyOf(`rds-replica-${i}`, generation);
 
 /**
  * The i-th RDS read replica of the live instance: a copy made and kept by RDS
@@ -202,10 +201,14 @@ function replica(input: DatabaseInput, spec: ResolvedSpec, live: number, i: numb
   };
 }
 
-/** Where read-only connections go: the first replica that RDS reports ready with an address. */
-export function replicaAddress(input: DatabaseInput, spec: ResolvedSpec): { host: string; port: number } | undefined {
+/** Where read-only connections go: the first replica of a generation's instance that RDS reports ready with an address. */
+export function replicaAddress(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  generation: number,
+): { host: string; port: number } | undefined {
   for (let i = 1; i <= spec.replicas; i++) {
-    const r = input.observed.get(replicaKey(i));
+    const r = input.observed.get(replicaKey(i, generation));
     const host = str(r, 'status', 'atProvider', 'address');
     const port = num(r, 'status', 'atProvider', 'port');
     if (host && port && judge(r).ready) return { host, port };
@@ -213,10 +216,17 @@ export function replicaAddress(input: DatabaseInput, spec: ResolvedSpec): { host
   return undefined;
 }
 
+/**
+ * Whether the spec asks for another version than the instance runs (RDS's
+ * engineVersionActual; what it is set to until RDS says): a newer one, or
+ * with `any` any other. It stays so until RDS has made the change, however
+ * long the maintenance window makes it wait.
+ */
 function upgrading(input: DatabaseInput, spec: ResolvedSpec, any = false): boolean {
+  const inst = liveInstance(input.observed, AWS_KEYS.instance);
   const running = majorVersion(
     spec.engine,
-    str(liveInstance(input.observed, AWS_KEYS.instance), 'spec', 'forProvider', 'engineVersion'),
+    str(inst, 'status', 'atProvider', 'engineVersionActual') ?? str(inst, 'spec', 'forProvider', 'engineVersion'),
   );
   if (running === undefined) return false;
   const cmp = compareVersions(spec.version, running);
@@ -411,17 +421,19 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: Resto
   );
   resources.push(...handed.resources);
   releasing.push(...handed.releasing);
-  // Read replicas: they do not hold up the Database's readiness (the primary serves); status says how they are.
+  // Read replicas of the live instance: they do not hold up the Database's readiness (the primary serves). A
+  // restore's switch makes another instance live: its replicas are made anew, the old ones (copies) go.
   for (let i = 1; i <= spec.replicas; i++)
-    resources.push({ key: replicaKey(i), object: replica(input, spec, live, i), independent: true });
+    resources.push({ key: replicaKey(i, live), object: replica(input, spec, live, i), independent: true });
   if (spec.aws?.subnetIds?.length) resources.push({ key: AWS_KEYS.subnetGroup, object: subnetGroup(input, spec) });
   // An earlier version's bucket stays: whatever is in it is not ours to delete.
   if (input.observed.has(AWS_KEYS.bucket)) resources.push(...bucketResources(input, spec));
 
   const observedOwn = input.observed.get(AWS_KEYS.connection);
-  const readOnly = replicaAddress(input, spec);
   const serving = target && rdsTargetReady(input, target) ? target.generation : live;
   const c = connectionOf(input, serving, serving === live ? observedOwn : undefined);
+  // Reads go to the serving instance's own replicas, the primary until one is ready.
+  const readOnly = serving === live ? replicaAddress(input, spec, live) : undefined;
   if (c) {
     resources.push({
       key: AWS_KEYS.connection,

@@ -29,10 +29,13 @@ export function observedPlacement(o: Context): 'cluster' | 'aws' | undefined {
   return undefined;
 }
 
+/** The tag of an image reference: "postgres:17" → "17". */
+export function tagOf(image: string | undefined): string | undefined {
+  return image?.includes(':') ? image.slice(image.lastIndexOf(':') + 1) : undefined;
+}
+
 /** The major version the database runs, read from what was composed. */
 export function runningVersion(engine: DatabaseSpec['engine'], o: Context): string | undefined {
-  const tagOf = (image: string | undefined) =>
-    image?.includes(':') ? image.slice(image.lastIndexOf(':') + 1) : undefined;
   // The live instance's: a restored one runs the version of the one it replaced.
   const sts = liveInstance(o.observed, INSTANCE_KEYS.statefulset);
   const container = list(sts, 'spec', 'template', 'spec', 'containers').find((c) => str(c, 'name') === 'db');

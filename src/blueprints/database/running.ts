@@ -6,15 +6,11 @@
 import type { ExternalFacts } from '../../facts.js';
 import { generationObserved } from '../../kinds/conditions.js';
 import { list, num, str, type Obj } from '../../kube.js';
-import { gigabytes } from '../../quantity.js';
+import { wholeGigabytes } from '../../quantity.js';
 import { usesCnpg } from './cluster.js';
 import { compareVersions, type DatabaseInput, majorVersion, type ResolvedSpec } from './common.js';
 import { INSTANCE_KEYS, liveInstance } from './instances.js';
-
-const wholeGB = (gb: number | undefined) => (gb === undefined ? undefined : Math.floor(gb));
-
-const tagOf = (image: string | undefined) =>
-  image?.includes(':') ? image.slice(image.lastIndexOf(':') + 1) : undefined;
+import { tagOf } from './observed.js';
 
 /** The engine version the live instance runs, if what runs says. */
 export function runningEngineVersion(
@@ -79,7 +75,7 @@ export function storageStatus(
   const capacity =
     spec.placement === 'aws'
       ? num(liveInstance(input.observed, INSTANCE_KEYS.rds), 'status', 'atProvider', 'allocatedStorage')
-      : (volumesGB ?? wholeGB(gigabytes(str(claim, 'status', 'capacity', 'storage'))));
+      : (volumesGB ?? wholeGigabytes(str(claim, 'status', 'capacity', 'storage')));
   return {
     requestedGB: spec.storageGB,
     ...(capacity !== undefined ? { capacityGB: capacity } : {}),
@@ -104,8 +100,8 @@ export function rolesStatus(
   const cluster = usesCnpg(spec) ? liveInstance(input.observed, INSTANCE_KEYS.cnpg) : undefined;
   const primary = str(cluster, 'status', 'currentPrimary') ?? instance;
   if (primary) out['primary'] = primary;
+  // A failover is a change of primary seen happen, not the first election.
   const since = str(cluster, 'status', 'currentPrimaryTimestamp');
-  if (since) out['lastFailover'] = since;
   const read = readOnly ? `${readOnly.host}:${readOnly.port}` : endpoint;
   if (read) out['readEndpoint'] = read;
   const before = str(input.xr, 'status', 'primary');
@@ -114,5 +110,7 @@ export function rolesStatus(
     cluster && before && primary && before !== primary && sameInstance
       ? `the primary moved from ${before} to ${primary}${since ? ` at ${since}` : ''}`
       : undefined;
+  const last = failover ? (since ?? input.now.toISOString()) : str(input.xr, 'status', 'lastFailover');
+  if (last) out['lastFailover'] = last;
   return { status: out, ...(failover ? { failover } : {}) };
 }

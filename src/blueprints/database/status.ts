@@ -212,7 +212,7 @@ export function databaseStatus(
   const { gate, growth } = resolved;
   const ro =
     spec.placement === 'aws'
-      ? replicaAddress(input, spec)
+      ? replicaAddress(input, spec, instances.live)
       : usesCnpg(spec) && spec.replicas > 0
         ? { host: readOnlyHost(input, instances.live), port: ENGINES[spec.engine].port }
         : undefined;

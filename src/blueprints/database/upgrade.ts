@@ -1,11 +1,12 @@
-// A major version upgrade behind a backup. When the spec asks a CloudNativePG
-// or RDS Database for a newer major version than its instance is set to, the
+// A major version upgrade behind a backup. When the spec asks a Database for
+// a newer major version than its instance is set to (RDS, CloudNativePG, or
+// MySQL in a StatefulSet, which upgrades its data in place on start), the
 // Database first composes a pinned DatabaseBackup `<db>-pre-<version>` and
 // changes the version only once that backup is Completed: whatever the order
 // in which things are observed, the version never moves before there is a
 // backup of the data as it was. The backup stays composed for good (it holds
-// a backup; retention never prunes a pinned one). In a StatefulSet a major
-// upgrade is refused (rules.ts), saying how to move the data instead.
+// a backup; retention never prunes a pinned one). PostgreSQL in a StatefulSet
+// cannot upgrade in place: that is refused (rules.ts), saying how instead.
 import { str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import type { Desired } from '../blueprint.js';
@@ -59,7 +60,7 @@ export function planUpgradeGate(input: DatabaseInput, spec: ResolvedSpec): Upgra
       const version = key.slice(PRE_UPGRADE_PREFIX.length).replace(/-/g, '.');
       gate.backups.push({ key, object: backupObject(input, version), independent: true });
     }
-  if (spec.placement === 'cluster' && !usesCnpg(spec)) return gate;
+  if (spec.placement === 'cluster' && !usesCnpg(spec) && spec.engine === 'postgres') return gate;
   const running = runningVersion(spec.engine, input);
   if (running === undefined || compareVersions(spec.version, running) <= 0) return gate;
   const key = keyFor(spec.version);

@@ -11,7 +11,7 @@
 import { SpecError } from '../../errors.js';
 import { condition, str, type Obj } from '../../kube.js';
 import { dnsLabel } from '../../names.js';
-import { gigabytes } from '../../quantity.js';
+import { wholeGigabytes } from '../../quantity.js';
 import type { Desired, Requirement } from '../blueprint.js';
 import type { DatabaseInput, ResolvedSpec } from './common.js';
 import { meta } from './common.js';
@@ -22,6 +22,8 @@ export const STORAGE_CLASS = 'storage-class';
 export const VOLUME_RESIZE = 'volume-resize';
 /** On the StatefulSet's pod template: set to restart the pod once, to finish a file-system resize. */
 export const RESTART_ANNOTATION = 'function-platform.dev/restarted-for-size';
+/** How long a file-system resize may stay pending before a restart is what finishes it. */
+const RESTART_AFTER_MS = 2 * 60_000;
 
 export interface GrowthPlan {
   requirements: Record<string, Requirement>;
@@ -40,8 +42,6 @@ export interface GrowthPlan {
   capacityGB?: number;
 }
 
-const whole = (gb: number | undefined) => (gb === undefined ? undefined : Math.floor(gb));
-
 /** The growth of the live StatefulSet's data volume, from the claim and its StorageClass as observed. */
 export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: string): GrowthPlan {
   const ns = input.owner.namespace;
@@ -53,7 +53,7 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
   };
   const claim = input.required.get(DATA_CLAIM)?.[0];
   // What the resize Object asked for last, as observed (it wraps the claim).
-  const asked = whole(gigabytes(str(input.observed.get(VOLUME_RESIZE), 'spec', 'resources', 'requests', 'storage')));
+  const asked = wholeGigabytes(str(input.observed.get(VOLUME_RESIZE), 'spec', 'resources', 'requests', 'storage'));
   // Not read yet (the first call of a reconcile) or gone: a resize Object composed before stays as it was.
   if (!claim || str(claim, 'metadata', 'name') !== claimName) {
     if (input.observed.has(VOLUME_RESIZE))
@@ -61,8 +61,8 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
     return plan;
   }
   plan.claim = claim;
-  const requested = whole(gigabytes(str(claim, 'spec', 'resources', 'requests', 'storage')));
-  const capacity = whole(gigabytes(str(claim, 'status', 'capacity', 'storage')));
+  const requested = wholeGigabytes(str(claim, 'spec', 'resources', 'requests', 'storage'));
+  const capacity = wholeGigabytes(str(claim, 'status', 'capacity', 'storage'));
   const want = spec.storageGB;
   if (requested !== undefined && want < requested)
     throw new SpecError([
@@ -78,7 +78,12 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
     const cls = answer?.[0];
     if (className && answer === undefined) return plan;
     if (cls?.['allowVolumeExpansion'] !== true) {
-      const message = `StorageClass ${className ?? '(none)'} does not allow volume expansion: volume ${claimName} stays at ${requested}Gi, spec.storageGB asks ${want}Gi; nothing was changed (move the data to a Database on a class that can grow, or set spec.storageGB back to ${requested})`;
+      const why = !className
+        ? `volume ${claimName} has no StorageClass, so it cannot be expanded`
+        : !cls
+          ? `StorageClass ${className} does not exist, so it cannot expand volumes`
+          : `StorageClass ${className} does not allow volume expansion`;
+      const message = `${why}: volume ${claimName} stays at ${requested}Gi, spec.storageGB asks ${want}Gi; nothing was changed (move the data to a Database on a class that can grow, or set spec.storageGB back to ${requested})`;
       plan.condition = { ok: false, reason: 'ExpansionNotAllowed', message };
       plan.warnings.push({ reason: 'ExpansionNotAllowed', message });
       return plan;
@@ -86,7 +91,9 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
   }
   // Once composed, the resize Object stays (it manages nothing but the request, and deleting it orphans the claim).
   if (grow || composed) plan.resource = resizeObject(input, spec, claimName, Math.max(want, requested ?? want));
-  if (capacity !== undefined && capacity >= want) {
+  // Not bound yet: there is no size to report.
+  if (capacity === undefined) return plan;
+  if (capacity >= want) {
     plan.condition = { ok: true, reason: 'Resized', message: `volume ${claimName} has ${capacity}Gi` };
     return plan;
   }
@@ -99,7 +106,11 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
         ? 'Resizing'
         : 'requested');
   let updating = `volume ${claimName}: ${capacity ?? requested}Gi → ${want}Gi (${state})`;
-  if (fsPending) {
+  // Drivers that grow file systems online set FileSystemResizePending only for a moment: a restart is for one
+  // that stays pending.
+  const since = Date.parse(condition(claim, 'FileSystemResizePending')?.lastTransitionTime ?? '');
+  const stuck = fsPending && !(input.now.getTime() - since < RESTART_AFTER_MS);
+  if (stuck) {
     if (spec.maintenance?.allowRestart) {
       plan.restart = `${want}Gi`;
       updating += `; restarting the pod to finish the file-system resize`;
@@ -154,9 +165,11 @@ export function cnpgGrowth(input: DatabaseInput, spec: ResolvedSpec, cluster: st
     },
     warnings: [],
   };
-  const claims = input.required.get(CNPG_CLAIMS);
-  if (!claims || claims.length === 0) return plan;
-  const sizes = claims.map((c) => whole(gigabytes(str(c, 'status', 'capacity', 'storage'))) ?? 0);
+  // Bound claims only: a new standby's claim has no size yet.
+  const sizes = (input.required.get(CNPG_CLAIMS) ?? [])
+    .map((c) => wholeGigabytes(str(c, 'status', 'capacity', 'storage')))
+    .filter((gb): gb is number => gb !== undefined);
+  if (sizes.length === 0) return plan;
   const capacity = Math.min(...sizes);
   plan.capacityGB = capacity;
   const want = spec.storageGB;
@@ -164,12 +177,12 @@ export function cnpgGrowth(input: DatabaseInput, spec: ResolvedSpec, cluster: st
     plan.condition = {
       ok: true,
       reason: 'Resized',
-      message: `the ${claims.length} volumes of Cluster ${cluster} have ${capacity}Gi or more`,
+      message: `the ${sizes.length} volumes of Cluster ${cluster} have ${capacity}Gi or more`,
     };
     return plan;
   }
   const grown = sizes.filter((gb) => gb >= want).length;
-  plan.updating = `volumes of Cluster ${cluster}: ${capacity}Gi → ${want}Gi (${grown} of ${claims.length} grown)`;
+  plan.updating = `volumes of Cluster ${cluster}: ${capacity}Gi → ${want}Gi (${grown} of ${sizes.length} grown)`;
   plan.condition = { ok: false, reason: 'Resizing', message: plan.updating };
   return plan;
 }
