@@ -163,6 +163,11 @@ function instance(
   };
 }
 
+/** What the user is told of an RDS instance handed over: it runs on, unmanaged, and how to delete it. */
+export function keptRds(identifier: string, why: string): string {
+  return `RDS instance ${identifier} (${why}) keeps running in AWS, no longer managed; delete it when it is no longer needed: aws rds delete-db-instance --db-instance-identifier ${identifier} --final-db-snapshot-identifier ${identifier}-final (first: aws rds modify-db-instance --db-instance-identifier ${identifier} --no-deletion-protection)`;
+}
+
 /** The key of the i-th read replica (1-based) of a generation's instance. */
 export const replicaKey = (i: number, generation = 0) => keyOf(`rds-replica-${i}`, generation);
 

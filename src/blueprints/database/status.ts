@@ -12,7 +12,7 @@ import { ENGINES } from './engine.js';
 import type { BackupPlan } from './backups.js';
 import type { ResolvedDatabase } from './index.js';
 import { generationOfKey, keyOf, liveInstance } from './instances.js';
-import { rdsTargetReady, replicaAddress } from './aws.js';
+import { keptRds, rdsTargetReady, replicaAddress } from './aws.js';
 import { pointOf } from './restore-source.js';
 import { pendingVersion, rolesStatus, storageStatus, versionStatus } from './running.js';
 
@@ -81,9 +81,7 @@ function cutoverStatus(
     if (g === undefined) continue;
     const said =
       spec.placement === 'aws'
-        ? [
-            `RDS instance ${instances.name(g)} (the data before a restore) keeps running in AWS, no longer managed; delete it when it is no longer needed: aws rds delete-db-instance --db-instance-identifier ${instances.name(g)} --final-db-snapshot-identifier ${instances.name(g)}-final (first: aws rds modify-db-instance --db-instance-identifier ${instances.name(g)} --no-deletion-protection)`,
-          ]
+        ? [keptRds(instances.name(g), 'the data before a restore')]
         : keptOf(input, spec, g, 'the data before a restore');
     for (const k of said) if (!kept.includes(k)) kept.push(k);
   }
