@@ -3,7 +3,8 @@
 # and the suites of test/e2e-real), beside the kubelet and kube-proxy that
 # scripts/install-kube.sh builds:
 #   containerd 1.6, runc, the CNI plugins (bridge, host-local, loopback,
-#   portmap), iptables, busybox-static    Debian 12's packages (apt-get, as root)
+#   portmap), iptables, busybox-static,
+#   xfsprogs (the data volumes)           Debian 12's packages (apt-get, as root)
 #   coredns, pause, whoami, gosu          scripts/go/node: CoreDNS v1.14.7 with a
 #                                         cluster's plugins, and small tools of
 #                                         ours for the images (pause, the web
@@ -25,7 +26,7 @@ source "$ROOT/scripts/lib/go-tools.sh"
 
 need=()
 for pair in containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins \
-  iptables:iptables /bin/busybox:busybox-static nsenter:util-linux losetup:mount resize2fs:e2fsprogs; do
+  iptables:iptables /bin/busybox:busybox-static nsenter:util-linux losetup:mount xfs_growfs:xfsprogs; do
   bin="${pair%%:*}" pkg="${pair#*:}"
   if [[ "$bin" == /* ]]; then [[ -x "$bin" ]] || need+=("$pkg"); else command -v "$bin" >/dev/null 2>&1 || need+=("$pkg"); fi
 done

@@ -32,9 +32,15 @@ function tryIt(state: ControlPlaneState): void {
   say('  kubectl get widgets -n team-a -w');
   say('  kubectl get composite -A');
   if (state.realNode) {
+    const at = (f: string) => relative(repoRoot, join(state.dir, f));
     say();
-    say(`The object store pods back up to: ${relative(repoRoot, join(state.dir, 'object-store.json'))}`);
-    say('(the README shows the Secret and spec.backup.objectStore that point a Database at it).');
+    say(
+      `Pods run for real on node ${state.realNode.nodeIp}. A Database backed up to its object store (${at('object-store.json')}):`,
+    );
+    say();
+    say(`  kubectl apply -n team-a -f ${at('object-store-secret.yaml')}`);
+    say(`  kubectl apply -f ${at('examples/orders.yaml')}`);
+    say('  kubectl get databases -n team-a -w');
   }
   say();
   say(`Logs: ${relative(repoRoot, join(state.dir, 'logs'))}/. Stop it with: npm run cluster:down`);

@@ -48,7 +48,7 @@ import {
 } from './real-node.js';
 import { providerDependencies, writeStandInProvider } from './stand-in-packages.js';
 import { motoServerPath, startMotoServer } from '../../dev/infra/moto.js';
-import { toolPath, toolsSkipReason } from './tools.js';
+import { inCI, toolPath, toolsSkipReason } from './tools.js';
 
 export const CROSSPLANE_NAMESPACE = 'crossplane-system';
 export const FUNCTION_NAME = 'function-platform';
@@ -100,6 +100,23 @@ export function controlPlaneSkipReason(suite: string, opts: { claims?: boolean }
   return undefined;
 }
 
+/**
+ * Why a suite on a real node must skip: no root, no containerd or images
+ * (outside CI, loudly), or the control plane's tools missing. In CI a real
+ * node must run: the reason is an error.
+ */
+export function realNodeSuiteSkipReason(suite: string): string | undefined {
+  const tools = controlPlaneSkipReason(suite);
+  if (tools) return tools;
+  const why =
+    realNodeSkipReason() ??
+    (motoServerPath() ? undefined : 'moto is not installed: run `bash scripts/install-moto.sh`');
+  if (!why) return undefined;
+  if (inCI()) throw new Error(`${suite}: ${why} (CI must run the real-node suites)`);
+  console.warn(`\n!!!!!!!!!!\n!!! SKIPPING ${suite}: ${why}\n!!! (in CI this is an error)\n!!!!!!!!!!\n`);
+  return why;
+}
+
 export interface ControlPlaneOptions {
   /** Where everything goes: certificates, data, logs, state.json. */
   dir: string;
@@ -121,6 +138,17 @@ export interface ControlPlaneOptions {
   functionPackage?: string;
   /** A real node instead of kwok's fake ones (real-node.ts), and an object store pods reach. */
   realNodes?: boolean;
+}
+
+/** The Secret of the object store's keys, as the backup Jobs read them (no namespace: apply it with -n). */
+export function objectStoreSecret(store: ObjectStore): Json {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'backup-store' },
+    type: 'Opaque',
+    stringData: { AWS_ACCESS_KEY_ID: store.accessKeyId, AWS_SECRET_ACCESS_KEY: store.secretAccessKey },
+  };
 }
 
 /** What a Database needs to back up to the object store of a control plane with real nodes (object-store.json). */
@@ -735,7 +763,22 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     }
     timings['total'] = Date.now() - t0;
 
-    if (objectStore) writeFileSync(fileOf(dir, 'object-store.json'), `${JSON.stringify(objectStore, null, 2)}\n`);
+    if (objectStore) {
+      writeFileSync(fileOf(dir, 'object-store.json'), `${JSON.stringify(objectStore, null, 2)}\n`);
+      // What a namespace needs to use it: the Secret spec.backup.objectStore.credentialsSecretRef names;
+      // and the example Database, pointed at it.
+      writeFileSync(fileOf(dir, 'object-store-secret.yaml'), manifest([objectStoreSecret(objectStore)]));
+      const example = yamlDocs(join(repoRoot, 'examples', 'database', 'cluster.yaml'))[0]!;
+      example['spec']['backup']['objectStore'] = {
+        bucket: objectStore.bucket,
+        region: objectStore.region,
+        endpoint: objectStore.endpoint,
+        prefix: 'databases',
+        credentialsSecretRef: { name: 'backup-store' },
+      };
+      mkdirSync(fileOf(dir, 'examples'), { recursive: true });
+      writeFileSync(fileOf(dir, 'examples', 'orders.yaml'), manifest([example]));
+    }
     const state: ControlPlaneState = {
       dir,
       kubeconfig,

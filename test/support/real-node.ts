@@ -16,18 +16,19 @@
 // - a cgroup parent /fp-node-K in every hierarchy for the kubelet's pods;
 // - the kernel settings the kubelet changes (vm.overcommit_memory,
 //   kernel.panic, kernel.panic_on_oops), recorded and put back;
-// - the data volumes, files under the run's directory mounted as ext4 by the
+// - the data volumes, files under the run's directory mounted as XFS by the
 //   volume provisioner stand-in (stand-ins.ts), under a mount point shared
 //   into the node.
 // teardownRealNode() undoes each of these and says what it could not.
 //
 // Host processes reach the node at 10.250.K.2; the node reaches the API
 // server, the registry and the object store at 10.250.K.1 (they listen there).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
+import { repoRoot } from '../../dev/infra/paths.js';
 import { openPki } from '../../dev/infra/pki.js';
 import { type Proc, type ProcessRecord, spawnLogged, stopPid, tail, waitFor } from '../../dev/infra/processes.js';
 import type { ApiServer, Json, KubeClient } from './apiserver.js';
@@ -598,4 +599,71 @@ export async function teardownRealNode(state: RealNodeState): Promise<string[]> 
     said.push(`${key.replace(/\//g, '.')} put back: ${now} -> ${value}`);
   }
   return said;
+}
+
+/** One answer the traffic client saw (traffic-client.ts). */
+export interface Sample {
+  t: number;
+  ok: boolean;
+  pod?: string;
+  status?: number;
+  error?: string;
+  ms: number;
+}
+
+/**
+ * Requests to `url` without pause from inside the node (where ClusterIPs are
+ * routed), until stopped; stop() returns every answer in order.
+ */
+export function startTraffic(state: Pick<RealNodeState, 'holder'>, url: string): { stop(): Promise<Sample[]> } {
+  const samples: Sample[] = [];
+  const child = spawn(
+    'nsenter',
+    [
+      '-t',
+      String(state.holder.pid),
+      '-n',
+      '--',
+      process.execPath,
+      join(repoRoot, 'dist', 'test', 'support', 'traffic-client.js'),
+      url,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let rest = '';
+  child.stdout!.setEncoding('utf8');
+  child.stdout!.on('data', (chunk: string) => {
+    const lines = (rest + chunk).split('\n');
+    rest = lines.pop() ?? '';
+    for (const l of lines) if (l.trim()) samples.push(JSON.parse(l) as Sample);
+  });
+  const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    stop: async () => {
+      child.kill('SIGTERM');
+      await ended;
+      return samples;
+    },
+  };
+}
+
+/**
+ * The host PIDs of a pod's container processes (the container's main process
+ * first): found by the pod's UID in their cgroup path, as the kubelet names it.
+ */
+export function containerPids(podUid: string): number[] {
+  const marker = `pod${podUid}`;
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cgroup = readFileSync(`/proc/${entry}/cgroup`, 'utf8');
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      // The sandbox's pause is in the pod's cgroup too: not a container of the pod's spec.
+      if (cgroup.includes(marker) && !cmd.startsWith('/pause')) pids.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return pids.sort((a, b) => a - b);
 }

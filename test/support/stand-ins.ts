@@ -14,12 +14,13 @@
 //   PersistentVolumeClaim of a StorageClass it serves to a PersistentVolume
 //   it creates, with the capacity asked for. On kwok nodes the volume is a
 //   name only (nothing mounts it). With --volumes=DIR --node=NAME (a real
-//   node) it is real: a file under DIR of the size asked, formatted ext4 and
+//   node) it is real: a file under DIR of the size asked, formatted XFS and
 //   mounted at DIR/<volume> (a local volume of that node), so the kubelet
 //   mounts it into pods and reports its use. As a CSI driver's resizer and
 //   node plugin together, it grows a bound volume whose claim asks for more:
-//   the file, then the mounted file system online (resize2fs), then the
-//   volume's and the claim's capacity.
+//   the file, then the mounted file system online (xfs_growfs), then the
+//   volume's and the claim's capacity. (XFS, not ext4: growing a mounted
+//   ext4 needs CAP_SYS_RESOURCE, which this machine does not give.)
 //
 //   node dist/test/support/stand-ins.js --kubeconfig=F --function-endpoint=HOST:PORT --function-certs=DIR
 //                                       [--volumes=DIR --node=NAME]
@@ -70,14 +71,13 @@ function bytes(quantity: string): number {
   return Number(m[1]) * unit;
 }
 
-/** A real volume: DIR/<name>.img of `size`, ext4, mounted at DIR/<name>. Idempotent. */
+/** A real volume: DIR/<name>.img of `size`, XFS, mounted at DIR/<name>. Idempotent. */
 function makeVolume(dir: string, name: string, size: string): string {
   const img = `${dir}/${name}.img`;
   const mnt = `${dir}/${name}`;
   if (!existsSync(img)) {
     run('truncate', ['-s', String(bytes(size)), `${img}.tmp`]);
-    // No blocks reserved for root: the database's user gets the whole volume, as a CSI driver's would.
-    run('mkfs.ext4', ['-q', '-F', '-m', '0', '-E', 'lazy_itable_init=1,lazy_journal_init=1', `${img}.tmp`]);
+    run('mkfs.xfs', ['-q', '-f', `${img}.tmp`]);
     run('mv', [`${img}.tmp`, img]);
   }
   mkdirSync(mnt, { recursive: true });
@@ -85,14 +85,14 @@ function makeVolume(dir: string, name: string, size: string): string {
   return mnt;
 }
 
-/** Grows the volume's file and its mounted ext4 file system to `size`, online. */
+/** Grows the volume's file and its mounted file system to `size`, online. */
 function growVolume(dir: string, name: string, size: string): void {
   const img = `${dir}/${name}.img`;
   run('truncate', ['-s', String(bytes(size)), img]);
   const loop = run('losetup', ['-j', img]).split(':')[0]?.trim();
   if (!loop) throw new Error(`${img} is not attached to a loop device`);
   run('losetup', ['-c', loop]);
-  run('resize2fs', [loop]);
+  run('xfs_growfs', [`${dir}/${name}`]);
 }
 
 /** The external package runtime: one pass over the FunctionRevisions and ProviderRevisions. */
