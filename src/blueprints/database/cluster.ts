@@ -574,8 +574,8 @@ export function composeCluster(
     releasing.push(...handed.releasing);
   }
   const ns = owner.namespace;
-  // Claims mode wraps the Secret in an Object whose deletion policy keeps it; a namespaced Database asks.
-  if (!owner.claim && !input.observed.has(CLUSTER_KEYS.credentials)) {
+  // A new Database may open a volume a deleted one of its name left under Retain: it reads that one's password.
+  if (!input.observed.has(CLUSTER_KEYS.credentials)) {
     requirements[KEPT_CREDENTIALS] = {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -584,7 +584,7 @@ export function composeCluster(
     };
   }
   // The data claim is read (growth.requirements) for its size; under Retain it also keeps the password (below).
-  const keepWithData = !owner.claim && !usesCnpg(spec) && spec.deletionPolicy === 'Retain';
+  const keepWithData = !usesCnpg(spec) && spec.deletionPolicy === 'Retain';
   const keptSecret = input.required.get(KEPT_CREDENTIALS)?.[0];
   const password =
     stablePassword(input, CLUSTER_KEYS.credentials, CLUSTER_KEYS.connection) ??
@@ -605,7 +605,12 @@ export function composeCluster(
       { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: dataClaimName(input, live), uid: claimUid },
     ];
   }
-  resources.push({ key: CLUSTER_KEYS.credentials, object: credentials });
+  // In claims mode the Secret travels in an Object, which would delete it with the claim: under Retain the
+  // Object may not delete (it orphans the Secret, and the owner reference above lets it go with its data).
+  resources.push({
+    key: CLUSTER_KEYS.credentials,
+    object: owner.claim && keepWithData ? lasting(input, spec, names.credentials(owner), credentials) : credentials,
+  });
   if (restore.requirement) requirements[restore.requirement.name] = restore.requirement.requirement;
   // Its own status tells how a restore goes: the Job does not hold readiness by itself.
   if (restore.job) resources.push({ ...restore.job, independent: true });
