@@ -3,8 +3,8 @@
 # module (scripts/go/crossplane) so that they share compiled packages:
 #   crank        the Crossplane CLI v2.2.1 (render, validate, xpkg build/push/install, beta trace)
 #   crossplane   Crossplane core v2.2.1 (core init, core start) for the local control plane
-#   registry     go-containerregistry's in-memory OCI registry, for packages
-#   crane        go-containerregistry's image tool
+#   crane        go-containerregistry's image tool, and the in-memory OCI
+#                registry of the local control plane (crane registry serve)
 #   xp-certs     ours: certificates made with the templates of Crossplane's initializer
 #   xp-fnclient  ours: RunFunction dialled the way Crossplane's function runner dials
 #   xp-image     ours: the runtime image assembled from layer tarballs (go-containerregistry)
@@ -28,7 +28,7 @@ VERSION="$(sed -n "s|^[[:space:]]*$MODULE ||p" "$ROOT/scripts/go/crossplane/go.m
 [[ -n "$VERSION" ]] || die "scripts/go/crossplane/go.mod names no $MODULE version"
 CR="github.com/google/go-containerregistry/cmd"
 build_go_family crossplane \
-  "crank=$MODULE/cmd/crank crossplane=$MODULE/cmd/crossplane registry=$CR/registry crane=$CR/crane xp-certs=./cmd/xp-certs xp-fnclient=./cmd/xp-fnclient xp-image=./cmd/xp-image" \
+  "crank=$MODULE/cmd/crank crossplane=$MODULE/cmd/crossplane crane=$CR/crane xp-certs=./cmd/xp-certs xp-fnclient=./cmd/xp-fnclient xp-image=./cmd/xp-image" \
   "-s -w -X $MODULE/internal/version.version=$VERSION"
 expect_version crank "Client Version: $VERSION" version --client
 expect_version crossplane "$VERSION" --version

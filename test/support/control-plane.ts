@@ -81,7 +81,7 @@ const TOOLS = [
   'kwok',
   'crossplane',
   'crank',
-  'registry',
+  'crane',
   'xp-certs',
 ];
 const CLAIMS_TOOLS = [...TOOLS, 'provider-kubernetes'];
@@ -94,7 +94,7 @@ export function controlPlaneSkipReason(suite: string, opts: { claims?: boolean }
     'scripts/install-kube.sh',
   );
   if (kube) return kube;
-  const xp = toolsSkipReason(suite, ['crossplane', 'crank', 'registry', 'xp-certs'], 'scripts/install-crossplane.sh');
+  const xp = toolsSkipReason(suite, ['crossplane', 'crank', 'crane', 'xp-certs'], 'scripts/install-crossplane.sh');
   if (xp) return xp;
   if (opts.claims) return toolsSkipReason(suite, ['provider-kubernetes'], 'scripts/install-provider-kubernetes.sh');
   return undefined;
@@ -551,14 +551,10 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       '--v=1',
     ]);
     for (const sc of storageClasses()) await applyManifest(client, sc);
-    // The registry: packages for Crossplane, and with a real node the images it runs.
-    // With a real node it listens on the host's end of the node's link, where containerd pulls from
-    // (go-containerregistry's registry command listens on loopback only; crane's serves any address).
-    const registryPort = await freePort();
-    const registry = `${node?.hostIp ?? '127.0.0.1'}:${registryPort}`;
-    const registryProc = node
-      ? start('registry', toolPath('crane'), ['registry', 'serve', `--address=${registry}`])
-      : start('registry', toolPath('registry'), [`-port=${registryPort}`]);
+    // The registry (crane's, in memory): packages for Crossplane, and with a real node the images it
+    // runs; then it listens on the host's end of the node's link, where containerd pulls from.
+    const registry = `${node?.hostIp ?? '127.0.0.1'}:${await freePort()}`;
+    const registryProc = start('registry', toolPath('crane'), ['registry', 'serve', `--address=${registry}`]);
     await waitFor(
       'the registry',
       registryProc,
@@ -569,7 +565,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     if (node) {
       const pushed = await pushNodeImages(registry);
       lap(`${pushed} node images pushed`);
-      await startRealNode(api, node, { registryPort, detached, say }).then((n) => processes.push(...n.processes));
+      await startRealNode(api, node, { registry, detached, say }).then((n) => processes.push(...n.processes));
       lap('real node Ready');
       const coredns = nodeImage('registry.k8s.io/coredns/coredns:');
       for (const obj of clusterDnsObjects(coredns)) await applyManifest(client, obj);

@@ -233,8 +233,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 `;
 }
 
-/** containerd's registry hosts: every registry the product's images name is served by the local one. */
-function registryHosts(state: RealNodeState, registryPort: number): void {
+/** containerd's registry hosts: every registry the product's images name is served by the local one (host:port). */
+function registryHosts(state: RealNodeState, registry: string): void {
   for (const [registry, upstream] of [
     ['docker.io', 'https://registry-1.docker.io'],
     ['registry.k8s.io', 'https://registry.k8s.io'],
@@ -244,7 +244,7 @@ function registryHosts(state: RealNodeState, registryPort: number): void {
     mkdirSync(hostsDir, { recursive: true });
     writeFileSync(
       join(hostsDir, 'hosts.toml'),
-      `server = "${upstream}"\n\n[host."http://${state.hostIp}:${registryPort}"]\n  capabilities = ["pull", "resolve"]\n`,
+      `server = "${upstream}"\n\n[host."http://${registry}"]\n  capabilities = ["pull", "resolve"]\n`,
     );
   }
 }
@@ -277,7 +277,7 @@ function clientKubeconfig(api: ApiServer, dir: string, name: string, subject: st
 export async function startRealNode(
   api: ApiServer,
   state: RealNodeState,
-  opts: { registryPort: number; detached: boolean; say?: (line: string) => void },
+  opts: { registry: string; detached: boolean; say?: (line: string) => void },
 ): Promise<RealNode> {
   const d = state.dir;
   const logs = join(d, 'logs');
@@ -286,7 +286,7 @@ export async function startRealNode(
   writeFileSync(join(d, 'cni', '10-fp-pods.conflist'), JSON.stringify(cniConfig(state), null, 2));
   const socket = join(d, 'containerd', 'containerd.sock');
   writeFileSync(join(d, 'containerd', 'config.toml'), containerdConfig(state, socket));
-  registryHosts(state, opts.registryPort);
+  registryHosts(state, opts.registry);
   // What pods with dnsPolicy Default get: no resolver outside the cluster is reachable here.
   writeFileSync(join(d, 'resolv.conf'), `nameserver ${CLUSTER_DNS_IP}\n`);
 

@@ -7,5 +7,4 @@ import (
 	_ "github.com/crossplane/crossplane/v2/cmd/crank"
 	_ "github.com/crossplane/crossplane/v2/cmd/crossplane"
 	_ "github.com/google/go-containerregistry/cmd/crane"
-	_ "github.com/google/go-containerregistry/cmd/registry"
 )
