@@ -79,7 +79,7 @@ recipe="$(
   {
     sha256sum "$0" scripts/node-images/*
     cat "$BIN/pause.recipe" "$BIN/whoami.recipe" "$BIN/coredns.recipe" "$BIN/gosu.recipe" "$BIN/xp-image.recipe"
-    busybox | head -1
+    dpkg-query -W -f '${Version}' busybox-static
   } | sha256sum | cut -c1-16
 )"
 if [[ -z "${NODE_IMAGES_FORCE:-}" && "$(cat "$OUT/.recipe" 2>/dev/null)" == "$recipe" && -f "$OUT/images.json" ]]; then
@@ -122,7 +122,7 @@ unpack() {
   shift
   debs "$@"
   mkdir -p "$dir"
-  for pkg in "$@"; do dpkg-deb -x "$(ls "$DL/debs/${pkg}_"*.deb | head -1)" "$dir"; done
+  for pkg in "$@"; do dpkg-deb -x "$(ls "$DL/debs/${pkg}_"*.deb | sed -n 1p)" "$dir"; done
   rm -rf "$dir"/usr/share/{man,info,lintian,bug,menu} "$dir"/etc/ld.so.conf.d
   find "$dir/usr/share/doc" -type f ! -name copyright -delete 2>/dev/null || true
 }
@@ -211,7 +211,7 @@ pg_libs="$stage/pg-libs"
 unpack "$pg_libs" "${DEBS_POSTGRES[@]}"
 debs libc-bin
 mkdir -p "$stage/libc-bin" "$pg_libs/usr/lib/locale"
-dpkg-deb -x "$(ls "$DL/debs/libc-bin_"*.deb | head -1)" "$stage/libc-bin"
+dpkg-deb -x "$(ls "$DL/debs/libc-bin_"*.deb | sed -n 1p)" "$stage/libc-bin"
 # The C.UTF-8 locale, and `locale`, which initdb asks for the locales there are.
 cp -a "$stage/libc-bin/usr/lib/locale/C.utf8" "$pg_libs/usr/lib/locale/"
 install -D -m 0755 "$stage/libc-bin/usr/bin/locale" "$pg_libs/usr/bin/locale"

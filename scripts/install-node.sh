@@ -37,7 +37,7 @@ if ((${#need[@]})); then
     { apt-get update -qq && apt-get install -y --no-install-recommends "${need[@]}"; } ||
     die "apt-get install ${need[*]} failed"
 fi
-say "$(containerd --version | cut -d' ' -f1,3); $(runc --version | head -1); $(iptables --version)"
+say "$(containerd --version | cut -d' ' -f1,3); $(runc --version | sed -n 1p); $(iptables --version)"
 
 COREDNS_VERSION="$(sed -n 's|^require github.com/coredns/coredns ||p' "$ROOT/scripts/go/node/go.mod")"
 build_go_family node "coredns=./cmd/coredns pause=./cmd/pause whoami=./cmd/whoami gosu=./cmd/gosu" \
