@@ -39,7 +39,8 @@ export async function startMotoServer(
     await waitFor(
       'moto_server',
       proc,
-      30_000,
+      // moto imports much of boto on start: 30 s was not enough on a busy two-core machine.
+      90_000,
       async () => (await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(1000) })).status < 500,
       200,
     );
