@@ -16,6 +16,8 @@
 //   BENCH_OURS_NODE_FLAGS="--max-semi-space-size=8"  Node flags for function-platform instead of the
 //                           ones its Dockerfile ENTRYPOINT gives (experiments; "none" for none)
 //   BENCH_CANDIDATE_NODE_FLAGS="…"  Node flags for the candidate (default: function-platform's)
+//   BENCH_CANDIDATE_BUILD=DIR  the candidate is another build: DIR/dist/main.js (a worktree of
+//                           another commit, built), without the preload: before/after in one run
 //   BENCH_COLD_STARTS=5     extra starts per implementation, only to measure cold start
 //   BENCH_CHECK_EVERY=50    decode and check every Nth answer
 //   BENCH_PROFILE=1         run function-platform under --cpu-prof, print its profile;
@@ -26,7 +28,7 @@
 //                           a handful of calls at 1 and 4 in flight, every answer checked, one
 //                           size, no extra cold starts, results in .cache/bench/quick; the
 //                           knobs above still win when set
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { binDir, repoRoot } from '../dev/infra/paths.js';
 import { IMPL_IDS, type ImplId } from './servers.js';
 
@@ -48,6 +50,8 @@ export interface Config {
   ourNodeFlags?: string[];
   /** BENCH_CANDIDATE_NODE_FLAGS; undefined: function-platform's. */
   candidateNodeFlags?: string[];
+  /** BENCH_CANDIDATE_BUILD: a checkout whose dist/main.js is the candidate. */
+  candidateBuild?: string;
 }
 
 export interface Paths {
@@ -103,6 +107,7 @@ export function readConfig(environment: NodeJS.ProcessEnv = process.env): { conf
   const coldStarts = intEnv('BENCH_COLD_STARTS', quick ? 0 : 5);
   const ourNodeFlags = flagsEnv('BENCH_OURS_NODE_FLAGS');
   const candidateNodeFlags = flagsEnv('BENCH_CANDIDATE_NODE_FLAGS');
+  const candidateBuild = env('BENCH_CANDIDATE_BUILD', '') || undefined;
   const config: Config = {
     calls: intEnv('BENCH_CALLS', quick ? 24 : 2000),
     warmup: intEnv('BENCH_WARMUP', quick ? 4 : 200),
@@ -117,6 +122,7 @@ export function readConfig(environment: NodeJS.ProcessEnv = process.env): { conf
     sizesKb: profile ? [] : sizesKb,
     ...(ourNodeFlags === undefined ? {} : { ourNodeFlags }),
     ...(candidateNodeFlags === undefined ? {} : { candidateNodeFlags }),
+    ...(candidateBuild === undefined ? {} : { candidateBuild: resolve(candidateBuild) }),
   };
 
   const root = repoRoot;
