@@ -11,10 +11,10 @@
 import { condition, record, str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import { firedAtOrBefore, nextFiring } from '../../spec/cron.js';
-import { databaseFolder } from '../backup/commands.js';
-import { removeJob } from '../backup/job.js';
 import type { Desired } from '../blueprint.js';
-import { appName, baseName, type DatabaseInput, type ResolvedSpec } from './common.js';
+import { storePath } from '../lifecycle/commands.js';
+import { appName, baseName, type DatabaseInput, type ResolvedSpec } from '../lifecycle/database.js';
+import { removeJob } from '../lifecycle/jobs.js';
 
 /** Composition-resource keys: `scheduled-backup-<slot>` and its removal `backup-removal-<slot>`. */
 export const SCHEDULED_PREFIX = 'scheduled-backup-';
@@ -87,13 +87,6 @@ function backupObject(input: DatabaseInput, stamp: string): Obj {
     // No `pinned`: a user may pin a scheduled backup, and the function does not own that field.
     spec: { databaseRef: { name: appName(owner) } },
   };
-}
-
-type ObjectStore = NonNullable<ResolvedSpec['backup']['objectStore']>;
-
-/** Where a Database's backups go in its object store: every dump key and CloudNativePG's files are below it. */
-export function storePath(store: ObjectStore, database: string): string {
-  return `s3://${store.bucket}/${databaseFolder(store.prefix, database)}`;
 }
 
 /** What the Database's backups compose and say on this call. */

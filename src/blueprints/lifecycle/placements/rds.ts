@@ -1,13 +1,20 @@
 // A Database on AWS: an RDS instance, as provider-upjet-aws v2 namespaced
-// managed resources. Its backups are RDS's own automated backups (retention
-// and window from spec.backup, point-in-time restore), mirrored into status;
-// a DatabaseBackup adds a snapshot on demand. An S3 bucket that an earlier
-// version composed stays composed (it may hold objects) but is not named as a
-// backup location: nothing ever wrote backups to it.
-import { earliestRestorable, type ExternalFacts } from '../../facts.js';
-import { num, str, type Obj } from '../../kube.js';
-import { dnsLabel } from '../../names.js';
-import type { Desired, Owner, Plan } from '../blueprint.js';
+// managed resources, with read replicas and a subnet group when asked. Its
+// backups are RDS's own automated backups (retention and window from
+// spec.backup, point-in-time restore), mirrored into status; a DatabaseBackup
+// adds a snapshot on demand. Made from a snapshot or from the source instance
+// at a time; a DatabaseRestore makes the next generation's instance the same
+// way beside the live one, and the connection Secret's host switches to it.
+// RDS grows the storage itself up to spec.maxStorageGB and upgrades in its
+// maintenance window. An S3 bucket that an earlier version composed stays
+// composed (it may hold objects) but is not named as a backup location:
+// nothing ever wrote backups to it.
+import { earliestRestorable, type ExternalFacts } from '../../../facts.js';
+import { judge, type Verdict } from '../../../kinds/index.js';
+import { condition, num, record, str, type Obj } from '../../../kube.js';
+import { dnsLabel } from '../../../names.js';
+import type { Desired, Owner, Requirement, Summary } from '../../blueprint.js';
+import { backupSummary } from '../backup-method.js';
 import {
   APP_USER,
   baseName,
@@ -20,20 +27,22 @@ import {
   meta,
   type ResolvedSpec,
   secretValue,
-} from './common.js';
+} from '../database.js';
+import { backupWindow, databaseName, INSTANCE_CLASSES } from '../engine.js';
 import {
-  type CutoverPlan,
+  CONNECTION_KEY,
   DBNAME_ANNOTATION,
-  type InstanceMeta,
-  instanceMeta,
-  metaFor,
-  type Target,
   handOver,
-} from './cutover.js';
-import { backupWindow, INSTANCE_CLASSES } from './engine.js';
-import { instanceName, keyOf, liveInstance } from './instances.js';
-import { creationOf, type RdsRestore, type RestorePlan } from './restore.js';
-import { judge } from '../../kinds/index.js';
+  hasInstance,
+  type InstanceMeta,
+  instanceName,
+  keyOf,
+  liveByConnection,
+  metaFor,
+  type RestoreTarget,
+  withInstanceMeta,
+} from '../instances.js';
+import type { BackupMethod, ComposeCall, Composed, Creation, DatabaseCall, Placement } from './placement.js';
 
 export const AWS_KEYS = {
   instance: 'rds-instance',
@@ -43,8 +52,27 @@ export const AWS_KEYS = {
   encryption: 'backup-bucket-encryption',
   publicAccessBlock: 'backup-bucket-public-access-block',
   lifecycle: 'backup-bucket-lifecycle',
-  connection: 'connection',
+  /** A DatabaseBackup's RDS Snapshot. */
+  snapshot: 'rds-snapshot',
 } as const;
+
+/** How an RDS instance is created from the source: its snapshot, or the source instance at a time. */
+export type RdsRestore =
+  | { snapshotIdentifier: string }
+  | {
+      restoreToPointInTime: {
+        sourceDbInstanceIdentifier: string;
+        restoreTime?: string;
+        useLatestRestorableTime?: boolean;
+      };
+    };
+
+/** The live generation: the instance whose address the connection Secret names. */
+const liveGeneration = (observed: ReadonlyMap<string, Obj>) =>
+  liveByConnection(observed, AWS_KEYS.instance, (obj) => str(obj, 'status', 'atProvider', 'address'));
+
+const liveInstance = (observed: ReadonlyMap<string, Obj>) =>
+  observed.get(keyOf(AWS_KEYS.instance, liveGeneration(observed)));
 
 /** The provider's own connection Secret, read through Crossplane's required resources. */
 export const RDS_CONNECTION = 'rds-connection';
@@ -72,7 +100,7 @@ const masterPasswordName = (input: DatabaseInput) => dnsLabel(baseName(input.own
  * keeps it unique when it has to be shortened. RDS allows 63 characters,
  * letters, digits and single hyphens, starting with a letter.
  */
-export function rdsIdentifier(input: DatabaseInput, generation = 0): string {
+export function rdsIdentifier(input: Pick<DatabaseInput, 'owner'>, generation = 0): string {
   const first = rdsIdentifierOf(input.owner);
   return generation === 0 ? first : dnsLabel(first, `r${generation}`).replace(/-+/g, '-');
 }
@@ -148,8 +176,10 @@ function instance(
     tags: tags(input),
   };
   const restored = opts.meta ?? { labels: {}, annotations: {} };
-  const metadata = meta(input.owner, spec, instanceName(input.owner, generation), restored.labels);
-  if (Object.keys(restored.annotations).length > 0) metadata['annotations'] = restored.annotations;
+  const metadata = withInstanceMeta(
+    meta(input.owner, spec, instanceName(input.owner, generation), restored.labels),
+    restored,
+  );
   return {
     apiVersion: 'rds.aws.m.upbound.io/v1beta1',
     kind: 'Instance',
@@ -228,7 +258,7 @@ export function replicaAddress(
  * long the maintenance window makes it wait.
  */
 function upgrading(input: DatabaseInput, spec: ResolvedSpec, any = false): boolean {
-  const inst = liveInstance(input.observed, AWS_KEYS.instance);
+  const inst = liveInstance(input.observed);
   const running = majorVersion(
     spec.engine,
     str(inst, 'status', 'atProvider', 'engineVersionActual') ?? str(inst, 'spec', 'forProvider', 'engineVersion'),
@@ -335,9 +365,7 @@ function bucketResources(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
 /** Host and port of a generation's instance (the live one by default), from what the provider observed. */
 export function instanceAddress(input: DatabaseInput, generation?: number): { host: string; port: number } | undefined {
   const inst =
-    generation === undefined
-      ? liveInstance(input.observed, AWS_KEYS.instance)
-      : input.observed.get(keyOf(AWS_KEYS.instance, generation));
+    generation === undefined ? liveInstance(input.observed) : input.observed.get(keyOf(AWS_KEYS.instance, generation));
   const host = str(inst, 'status', 'atProvider', 'address');
   const port = num(inst, 'status', 'atProvider', 'port');
   return host && port ? { host, port } : undefined;
@@ -358,42 +386,40 @@ function connectionOf(input: DatabaseInput, generation: number, fallback?: Obj) 
 const rdsConnection = (generation: number) => keyOf(RDS_CONNECTION, generation);
 
 /** Whether the restored generation can take the connection: its instance ready and its Secret whole. */
-export function rdsTargetReady(input: DatabaseInput, target: Target): boolean {
+function targetReady(input: DatabaseInput, target: RestoreTarget): boolean {
   return (
     judge(input.observed.get(keyOf(AWS_KEYS.instance, target.generation))).ready &&
     connectionOf(input, target.generation) !== undefined
   );
 }
 
-export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: RestorePlan, cutover: CutoverPlan): Plan {
-  const { live, target } = cutover;
+function compose(call: ComposeCall): Composed {
+  const { input, instances, target, serving } = call;
+  const { spec } = input;
+  const { live } = instances;
   const ns = input.owner.namespace;
-  // The database inside: the one an instance made from another Database's data came with.
-  const database =
-    instanceMeta(input.observed.get(keyOf(AWS_KEYS.instance, live))).annotations[DBNAME_ANNOTATION] ?? made.database;
+  const database = call.restore.database;
   // Each generation as it was made: its creation settings and what it carries, read back once it exists.
-  const rds = (g: number, keep: boolean, fresh?: { restore?: RdsRestore; target?: Target }) => {
+  const rds = (g: number, keep: boolean, fresh?: { restore?: RdsRestore; target?: RestoreTarget }) => {
     const observed = input.observed.get(keyOf(AWS_KEYS.instance, g));
-    const restore = observed ? creationOf(observed).rds : fresh?.restore;
-    const meta = metaFor(observed, fresh?.target, {
+    const restore = observed ? restoreOf(observed) : fresh?.restore;
+    const carried = metaFor(observed, fresh?.target, {
       ...(database ? { [DBNAME_ANNOTATION]: database } : {}),
-      ...(g === 0 ? made.annotations : {}),
+      ...(g === 0 ? call.restore.annotations : {}),
     });
-    return instance(input, spec, g, { keep, meta, ...(restore ? { restore } : {}) });
+    return instance(input, spec, g, { keep, meta: carried, ...(restore ? { restore } : {}) });
   };
+  const made = call.restore.creation?.made as RdsRestore | undefined;
   const resources: Desired[] = [
     {
       key: keyOf(AWS_KEYS.instance, live),
-      object: rds(live, false, live === 0 && made.rds ? { restore: made.rds } : undefined),
+      object: rds(live, false, live === 0 && made ? { restore: made } : undefined),
     },
   ];
   // Our connection Secret is built from the provider's, which holds the generated password.
-  const requirements: Plan['requirements'] = {
-    ...cutover.requirements,
+  const requirements: Record<string, Requirement> = {
     [rdsConnection(live)]: { apiVersion: 'v1', kind: 'Secret', matchName: rdsSecretName(input, live), namespace: ns },
   };
-  if (made.requirement) requirements[made.requirement.name] = made.requirement.requirement;
-  const releasing: Array<{ key: string; why: string }> = [];
   if (target) {
     const source = target.source;
     const restore: RdsRestore =
@@ -417,15 +443,10 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: Resto
       namespace: ns,
     };
   }
-  const handed = handOver(
-    input,
-    AWS_KEYS.instance,
-    cutover.release,
-    'replaced by a restore; the RDS instance is orphaned, not deleted',
-    (g) => [{ key: keyOf(AWS_KEYS.instance, g), object: rds(g, true), independent: true }],
-  );
+  const handed = handOver(input, AWS_KEYS.instance, call.release, rdsPlacement.handOverWhy, (g) => [
+    { key: keyOf(AWS_KEYS.instance, g), object: rds(g, true), independent: true },
+  ]);
   resources.push(...handed.resources);
-  releasing.push(...handed.releasing);
   // Read replicas of the live instance: they do not hold up the Database's readiness (the primary serves). A
   // restore's switch makes another instance live: its replicas are made anew, the old ones (copies) go.
   for (let i = 1; i <= spec.replicas; i++)
@@ -434,25 +455,22 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: Resto
   // An earlier version's bucket stays: whatever is in it is not ours to delete.
   if (input.observed.has(AWS_KEYS.bucket)) resources.push(...bucketResources(input, spec));
 
-  const observedOwn = input.observed.get(AWS_KEYS.connection);
-  const serving = target && rdsTargetReady(input, target) ? target.generation : live;
+  const observedOwn = input.observed.get(CONNECTION_KEY);
   const c = connectionOf(input, serving, serving === live ? observedOwn : undefined);
   // Reads go to the serving instance's own replicas, the primary until one is ready.
   const readOnly = serving === live ? replicaAddress(input, spec, live) : undefined;
-  if (c) {
-    resources.push({
-      key: AWS_KEYS.connection,
-      object: connectionSecret(input, spec, {
-        ...c,
-        dbname: database ?? dbname(input.owner),
-        ...(readOnly ? { readOnly } : {}),
-      }),
-    });
-  } else if (observedOwn) {
-    // Never drop it: keep what exists until the provider's Secret can be read again.
-    resources.push({ key: AWS_KEYS.connection, object: keepSecret(observedOwn) });
-  }
-  return { resources, requirements, releasing };
+  const connection: Desired | undefined = c
+    ? {
+        key: CONNECTION_KEY,
+        object: connectionSecret(input, spec, {
+          ...c,
+          dbname: database ?? dbname(input.owner),
+          ...(readOnly ? { readOnly } : {}),
+        }),
+      }
+    : // Never drop it: keep what exists until the provider's Secret can be read again.
+      observedOwn && { key: CONNECTION_KEY, object: keepSecret(observedOwn) };
+  return { resources, requirements, releasing: handed.releasing, ...(connection ? { connection } : {}) };
 }
 
 function portOf(text: string | undefined): number | undefined {
@@ -481,7 +499,7 @@ function keepSecret(observed: Obj): Obj {
  * instance's creation and the retention period back.
  */
 export function awsBackupStatus(input: DatabaseInput, spec: ResolvedSpec, facts?: ExternalFacts): Obj | undefined {
-  const inst = liveInstance(input.observed, AWS_KEYS.instance);
+  const inst = liveInstance(input.observed);
   const latest = str(inst, 'status', 'atProvider', 'latestRestorableTime');
   if (!spec.backup.enabled && !latest) return undefined;
   if (!latest) return {};
@@ -497,3 +515,231 @@ export function awsBackupStatus(input: DatabaseInput, spec: ResolvedSpec, facts?
     location: `rds-automated-backups:${str(inst, 'spec', 'forProvider', 'identifier') ?? rdsIdentifier(input)}`,
   };
 }
+
+/** How an observed instance was made from a source, as it was composed: kept for as long as it exists. */
+function restoreOf(instance: Obj): RdsRestore | undefined {
+  const forProvider = record(instance, 'spec', 'forProvider');
+  const snapshotIdentifier = str(forProvider, 'snapshotIdentifier');
+  if (snapshotIdentifier) return { snapshotIdentifier };
+  const pitr = record(forProvider, 'restoreToPointInTime');
+  const sourceDbInstanceIdentifier = str(pitr, 'sourceDbInstanceIdentifier');
+  if (!pitr || !sourceDbInstanceIdentifier) return undefined;
+  const restoreTime = str(pitr, 'restoreTime');
+  return {
+    restoreToPointInTime: {
+      sourceDbInstanceIdentifier,
+      ...(restoreTime ? { restoreTime } : { useLatestRestorableTime: true }),
+    },
+  };
+}
+
+/** What the user reads while the live instance is not ready: AWS's own word for its state. */
+function instanceBlocker(input: DatabaseCall, verdicts: ReadonlyMap<string, Verdict>, live: number) {
+  const verdict = verdicts.get(keyOf(AWS_KEYS.instance, live));
+  if (!verdict || verdict.ready) return undefined;
+  const inst = input.observed.get(keyOf(AWS_KEYS.instance, live));
+  if (!inst) return { message: `RDS instance ${rdsIdentifier(input, live)}: not created yet`, verdict };
+  const state = str(inst, 'status', 'atProvider', 'status');
+  const created = str(inst, 'status', 'atProvider', 'address') !== undefined;
+  const said = condition(inst, 'Ready')?.message;
+  const aws = state ? ` (AWS status: ${state})` : '';
+  return {
+    message: `RDS instance ${rdsIdentifier(input, live)}: ${created ? 'not ready' : 'being created'}${aws}${said ? `: ${said}` : ''}`,
+    verdict,
+  };
+}
+
+/** An RDS snapshot of the instance that served when it was taken; it holds the data, so it stays. */
+const snapshots: BackupMethod = {
+  name: 'rds-snapshot',
+  restores: 'a Database on AWS restores an RDS snapshot',
+  accepts: () => true,
+  needsObjectStore: false,
+  take: ({ input, target }) => ({
+    resources: [
+      {
+        key: AWS_KEYS.snapshot,
+        object: {
+          apiVersion: 'rds.aws.m.upbound.io/v1beta1',
+          kind: 'Snapshot',
+          // The snapshot's identifier is the object's name: unique in the namespace.
+          metadata: { name: input.owner.name, namespace: input.owner.namespace },
+          spec: {
+            forProvider: {
+              region: target.spec.aws!.region,
+              // The instance it was taken of stays so, whichever instance serves the Database later.
+              dbInstanceIdentifier:
+                str(input.observed.get(AWS_KEYS.snapshot), 'spec', 'forProvider', 'dbInstanceIdentifier') ??
+                target.instance ??
+                rdsIdentifierOf(target.owner),
+            },
+            providerConfigRef: { kind: 'ClusterProviderConfig', name: target.spec.aws!.providerConfigName },
+          },
+        },
+      },
+    ],
+    requirements: {},
+  }),
+  read: ({ input, attempt }, base): Summary => {
+    const snapshot = input.observed.get(AWS_KEYS.snapshot);
+    const name = str(snapshot, 'metadata', 'name');
+    const fields = { ...base, attempts: attempt, restorable: false };
+    if (!snapshot) return backupSummary('Pending', 'creating the RDS snapshot', fields);
+    const ready = condition(snapshot, 'Ready');
+    const aws = str(snapshot, 'status', 'atProvider', 'status');
+    const location = `rds-snapshot:${str(snapshot, 'metadata', 'annotations', 'crossplane.io/external-name') ?? name}`;
+    if (ready?.status === 'True' && (aws === undefined || aws === 'available')) {
+      const size = num(snapshot, 'status', 'atProvider', 'allocatedStorage');
+      return backupSummary('Completed', `RDS snapshot ${name} is available`, {
+        ...fields,
+        location,
+        completedAt: ready.lastTransitionTime,
+        restorable: true,
+        ...(size !== undefined ? { sizeBytes: size * 2 ** 30 } : {}),
+      });
+    }
+    if (aws === 'failed' || (ready?.status === 'False' && ready.reason === 'ReconcileError')) {
+      const why = ready?.message ?? `AWS status ${aws}`;
+      return backupSummary('Failed', `RDS snapshot ${name} failed: ${why}`, { ...fields, failureReason: why }, [
+        { reason: 'BackupFailed', message: `RDS snapshot ${name} failed: ${why}` },
+      ]);
+    }
+    return backupSummary('Running', `RDS snapshot ${name}: ${aws ?? 'being created'}`, { ...fields, location });
+  },
+};
+
+export const rdsPlacement: Placement = {
+  words: 'on AWS',
+  asked: 'aws',
+  instanceKey: AWS_KEYS.instance,
+  instanceName: (input, generation) => rdsIdentifier(input, generation),
+  liveGeneration,
+  existsIn: (observed) => hasInstance(observed, AWS_KEYS.instance) || observed.has(AWS_KEYS.bucket),
+
+  refuses: (spec) => [
+    ...(!spec.aws?.region
+      ? [{ field: 'spec.aws.region', message: 'spec.aws.region is required with placement aws' }]
+      : []),
+    ...(spec.storageGB < 20
+      ? [
+          {
+            field: 'spec.storageGB',
+            message: `spec.storageGB is ${spec.storageGB}; spec.storageGB must be at least 20 with placement aws (the RDS minimum)`,
+          },
+        ]
+      : []),
+  ],
+  refusesUpgrade: () => undefined,
+  refusesBecoming: () => undefined,
+
+  composedVersion: (observed) => str(liveInstance(observed), 'spec', 'forProvider', 'engineVersion'),
+  composedEngine: (observed) => str(liveInstance(observed), 'spec', 'forProvider', 'engine'),
+  composedStorageGB: (observed) => {
+    const rds = liveInstance(observed);
+    // With storage autoscaling RDS grows the instance past what was asked: only what was asked is the floor.
+    const autoscaled = num(rds, 'spec', 'forProvider', 'maxAllocatedStorage') !== undefined;
+    return [
+      num(rds, 'spec', 'forProvider', 'allocatedStorage'),
+      autoscaled ? undefined : num(rds, 'status', 'atProvider', 'allocatedStorage'),
+    ].filter((n): n is number => n !== undefined);
+  },
+  runningVersion: (input, facts) =>
+    str(liveInstance(input.observed), 'status', 'atProvider', 'engineVersionActual') ??
+    facts?.aws?.instance?.engineVersion,
+  pendingVersion: (input, from, wanted) => {
+    const state = str(liveInstance(input.observed), 'status', 'atProvider', 'status');
+    const window = input.spec.maintenance?.window ? ` ${input.spec.maintenance.window}` : '';
+    return state === 'upgrading'
+      ? `upgrading ${from} → ${wanted}`
+      : `version ${wanted} is pending: RDS applies it in the instance's maintenance window${window} (${from} runs)`;
+  },
+  upgradesInPlace: () => true,
+  storage: (input) => {
+    const capacityGB = num(liveInstance(input.observed), 'status', 'atProvider', 'allocatedStorage');
+    return {
+      ...(capacityGB !== undefined ? { capacityGB } : {}),
+      ...(input.spec.maxStorageGB !== undefined ? { maxGB: input.spec.maxStorageGB } : {}),
+    };
+  },
+  autoscalesStorage: true,
+  endpoint: (input, generation) => instanceAddress(input, generation),
+  readEndpoint: (input, generation) => replicaAddress(input, input.spec, generation),
+  primary: () => undefined,
+
+  prerequisite: () => undefined,
+  instanceBlocker,
+  connectionPending: (input, live) =>
+    `waiting for provider-upjet-aws to write the connection Secret of RDS instance ${rdsIdentifier(input, live)}`,
+  kept: (input, generation, why) => [keptRds(rdsIdentifier(input, generation), why)],
+
+  backup: snapshots,
+  automatedBackups: {
+    health: (input) => {
+      const { spec } = input;
+      if (!spec.backup.enabled)
+        return {
+          ok: false,
+          reason: 'BackupsDisabled',
+          message: 'spec.backup.enabled is false: RDS keeps one day of automated backups',
+        };
+      const latest = str(liveInstance(input.observed), 'status', 'atProvider', 'latestRestorableTime');
+      return latest
+        ? {
+            ok: true,
+            reason: 'AutomatedBackups',
+            message: `RDS automated backups, kept ${spec.backup.retentionDays} days; restorable to ${latest}`,
+          }
+        : { ok: false, reason: 'NoRestorableTime', message: 'RDS reports no restorable time yet' };
+    },
+  },
+  backupStatus: (input, _live, facts) => awsBackupStatus(input, input.spec, facts),
+  pointInTime: { kept: true, archiveMissing: () => undefined },
+  restore: {
+    by: 'creation',
+    // The source's snapshot, or the source instance at the point asked; the source's database comes with it.
+    creation: (input, source, sourceInstance): Creation => {
+      const database = databaseName(source.database);
+      if (source.kind === 'backup')
+        return { database, made: { snapshotIdentifier: source.location.replace(/^rds-snapshot:/, '') } };
+      const sourceOwner = { kind: 'Database', name: source.database, uid: '', namespace: input.owner.namespace };
+      const made: RdsRestore = {
+        restoreToPointInTime: {
+          sourceDbInstanceIdentifier: sourceInstance ?? rdsIdentifierOf(sourceOwner),
+          ...(source.time ? { restoreTime: source.time } : { useLatestRestorableTime: true }),
+        },
+      };
+      return { database, made };
+    },
+    creationOf: (instance) => {
+      const dbname = str(instance, 'metadata', 'annotations', DBNAME_ANNOTATION);
+      const made = restoreOf(instance);
+      return { ...(dbname ? { database: dbname } : {}), ...(made ? { made } : {}) };
+    },
+  },
+  progress: (input, target) => {
+    const name = rdsIdentifier(input, target.generation);
+    if (targetReady(input, target)) return { state: 'ready', detail: `RDS instance ${name} is available` };
+    const obj = input.observed.get(keyOf(AWS_KEYS.instance, target.generation));
+    return { state: 'restoring', detail: `RDS instance ${name}: ${obj ? judge(obj).detail : 'being created'}` };
+  },
+  handOverWhy: 'replaced by a restore; the RDS instance is orphaned, not deleted',
+
+  // Whether AWS can make the instance at all, and what it says of it: asked about the identifier composed.
+  query: (input) => {
+    const spec = input.spec;
+    if (!spec.aws?.region) return undefined;
+    return {
+      cacheKey: input.owner.uid || `${input.owner.namespace}/${input.owner.name}`,
+      region: spec.aws.region,
+      beforeCreation: !input.observed.has(AWS_KEYS.instance),
+      identifier: rdsIdentifier(input),
+      engine: spec.engine,
+      version: spec.version,
+      instanceClass: spec.aws.instanceClass ?? INSTANCE_CLASSES[spec.size],
+      instanceClassField: spec.aws.instanceClass
+        ? 'spec.aws.instanceClass'
+        : `spec.size (${spec.size} is ${INSTANCE_CLASSES[spec.size]})`,
+    };
+  },
+  compose,
+};

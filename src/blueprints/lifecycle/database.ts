@@ -1,5 +1,7 @@
-// What both placements of a Database share: names, labels, the credentials
-// that are generated once, and the one connection Secret users read.
+// What a Database is to every blueprint that names one (the Database itself,
+// a DatabaseBackup, a DatabaseRestore), whatever its placement: its spec with
+// every default, its names and labels, the credentials that are generated
+// once, and the one connection Secret users read.
 import type { DatabaseSpec } from '../../generated/schemas.js';
 import { str, type Obj } from '../../kube.js';
 import { boundedLabel, dnsLabel, shortHash } from '../../names.js';
@@ -17,7 +19,7 @@ export type ResolvedSpec = DatabaseSpec & { version: string };
  * The version defaults to the newest only when the database is created: an
  * existing one keeps the version it runs, so a newer default never upgrades it.
  */
-export function resolve(spec: DatabaseSpec, running?: string): ResolvedSpec {
+export function resolveSpec(spec: DatabaseSpec, running?: string): ResolvedSpec {
   return { ...spec, version: spec.version ?? running ?? newestVersion(spec.engine) };
 }
 
