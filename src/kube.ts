@@ -1,6 +1,5 @@
 // Plain Kubernetes objects as they travel through the function: JSON-shaped
 // records, read defensively because observed state is whatever the cluster says.
-import { wrappedManifest } from './kinds/provider-kubernetes.js';
 
 /** A Kubernetes object as JSON. */
 export type Obj = Record<string, unknown>;
@@ -71,13 +70,4 @@ export function groupOf(obj: unknown): string {
   const apiVersion = str(obj, 'apiVersion') ?? '';
   const slash = apiVersion.indexOf('/');
   return slash < 0 ? '' : apiVersion.slice(0, slash);
-}
-
-/**
- * "Deployment my-widget-blue": how messages name a resource. A
- * provider-kubernetes Object is named by what it wraps, the thing the user knows.
- */
-export function describe(obj: unknown, fallbackKey = ''): string {
-  const shown = wrappedManifest(obj) ?? obj;
-  return `${kindOf(shown) || 'resource'} ${nameOf(shown) || fallbackKey || '(unnamed)'}`;
 }
