@@ -20,6 +20,17 @@ if (!lint.ok) {
   console.error('biome check failed: `npm run format` fixes formatting; lint findings need a hand');
   process.exit(1);
 }
+// The import rules (.dependency-cruiser.cjs): the layering CONTRIBUTING.md draws.
+const rules = run(process.execPath, [
+  'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs',
+  'src',
+  '--config',
+  '.dependency-cruiser.cjs',
+]);
+if (!rules.ok) {
+  console.error('the import rules failed (.dependency-cruiser.cjs; CONTRIBUTING.md says what may import what)');
+  process.exit(1);
+}
 const check = run(process.execPath, ['scripts/generate-schemas.mjs', '--check']);
 if (!check.ok) process.exit(1);
 
