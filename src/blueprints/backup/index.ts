@@ -7,7 +7,7 @@ import { type DatabaseBackupSpec, databasebackupSpecSchema } from '../../generat
 import * as validators from '../../generated/validators.js';
 import { record, str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
-import type { Blueprint, BlueprintInput, Desired, Plan, Summary } from '../blueprint.js';
+import type { Blueprint, BlueprintInput, Context, Desired, Plan, Summary } from '../blueprint.js';
 import { backupSummary, currentAttempt } from '../lifecycle/backup-method.js';
 import { JOB_NAME_LABEL } from '../lifecycle/jobs.js';
 import type { BackupCall } from '../lifecycle/placements/placement.js';
@@ -25,7 +25,7 @@ export interface ResolvedBackup {
   attempt: number;
 }
 
-function resolve(raw: unknown, ctx: BlueprintInput<unknown>): ResolvedBackup {
+function resolve(raw: unknown, ctx: Context): ResolvedBackup {
   const spec = validate(raw);
   const input = { ...ctx, spec };
   const lookup = lookUp(ctx.required.get(DATABASE), spec.databaseRef.name, ctx.owner.namespace);
@@ -104,9 +104,8 @@ function status(r: ResolvedBackup): Summary {
 }
 
 export const databaseBackup: Blueprint<ResolvedBackup> = {
-  ...entry('databasebackup'),
-  specSchema: databasebackupSpecSchema,
-  resolve: (raw, ctx) => resolve(raw, ctx as BlueprintInput<unknown>),
-  compose: (resolved) => compose(resolved),
-  status: (resolved) => status(resolved),
+  ...entry('databasebackup', databasebackupSpecSchema),
+  resolve,
+  compose,
+  status,
 };

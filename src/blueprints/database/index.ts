@@ -31,8 +31,7 @@ import { planUpgradeGate } from './upgrade.js';
 const validate = specValidator<DatabaseSpec>(validators.database as ValidateFunction, 'spec', checkDatabaseRules);
 
 export const database: Blueprint<Resolution> = {
-  ...entry('database'),
-  specSchema: databaseSpecSchema,
+  ...entry('database', databaseSpecSchema),
   resolve(raw, ctx) {
     const parsed = validate(raw);
     // The version defaults to the newest only at creation: an existing database keeps what it runs.

@@ -51,6 +51,31 @@ export function backupSummary(
   };
 }
 
+/**
+ * What a DatabaseBackup composes when its backup is one object (a
+ * CloudNativePG Backup, an RDS Snapshot): named as the DatabaseBackup, in its
+ * namespace, under `key`.
+ */
+export function oneObject(
+  { input }: BackupCall,
+  key: string,
+  apiVersion: string,
+  kind: string,
+  spec: Obj,
+): ReturnType<BackupMethod['take']> {
+  const object = { apiVersion, kind, metadata: { name: input.owner.name, namespace: input.owner.namespace }, spec };
+  return { resources: [{ key, object }], requirements: {} };
+}
+
+/**
+ * The instance a backup is taken of: as it was composed at `path` of the
+ * object under `key` (it stays so, whichever instance serves the Database
+ * later), else the one that serves now, else `first`.
+ */
+export function backedUp({ input, target }: BackupCall, key: string, path: string[], first: string): string {
+  return str(input.observed.get(key), ...path) ?? target.instance ?? first;
+}
+
 /** The pod of one attempt's Job, among the backup's pods. */
 function podOf(input: BlueprintInput<DatabaseBackupSpec>, attempt: number): Obj | undefined {
   const job = jobName(input.owner, attempt);

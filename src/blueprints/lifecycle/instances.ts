@@ -157,6 +157,39 @@ export function metaFor(
   return { labels: { ...fresh.labels, ...kept.labels }, annotations: { ...fresh.annotations, ...kept.annotations } };
 }
 
+/**
+ * A generation of an instance a placement makes from a source, as it is
+ * composed: how it was made and what it carries, read back once it exists (a
+ * later change would ask the provider to replace it), else as `fresh` says
+ * for a new one; the first generation carries what the Database was made
+ * from, and every one the database inside it when that is the source's.
+ */
+export function asMade<M>(
+  call: {
+    input: Pick<DatabaseInput, 'observed'>;
+    restore: { database?: string; annotations?: Record<string, string> };
+  },
+  key: string,
+  generation: number,
+  madeOf: (observed: Obj) => M | undefined,
+  fresh?: { made?: M; target?: RestoreTarget },
+): { made?: M; meta: InstanceMeta } {
+  const observed = call.input.observed.get(keyOf(key, generation));
+  const made = observed ? madeOf(observed) : fresh?.made;
+  const meta = metaFor(observed, fresh?.target, {
+    ...(call.restore.database ? { [DBNAME_ANNOTATION]: call.restore.database } : {}),
+    ...(generation === 0 ? call.restore.annotations : {}),
+  });
+  return { ...(made ? { made } : {}), meta };
+}
+
+/** How an observed instance was made from a source: its placement's record of it (`madeOf`), and the database it came with. */
+export function madeFrom<M>(instance: Obj, madeOf: (observed: Obj) => M | undefined): { made?: M; database?: string } {
+  const database = str(instance, 'metadata', 'annotations', DBNAME_ANNOTATION);
+  const made = madeOf(instance);
+  return { ...(database ? { database } : {}), ...(made ? { made } : {}) };
+}
+
 /** Metadata with the labels and annotations an instance carries (no annotations key when it carries none). */
 export function withInstanceMeta(metadata: Obj, carried: InstanceMeta): Obj {
   if (Object.keys(carried.annotations).length > 0) metadata['annotations'] = carried.annotations;

@@ -10,7 +10,7 @@ import { type DatabaseRestoreSpec, databaserestoreSpecSchema } from '../../gener
 import * as validators from '../../generated/validators.js';
 import { list, record, str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
-import type { Blueprint, BlueprintInput, Plan, Summary } from '../blueprint.js';
+import type { Blueprint, BlueprintInput, Context, Plan, Summary } from '../blueprint.js';
 import { judgeRequest } from '../lifecycle/restore-source.js';
 import { windowOf } from '../lifecycle/source.js';
 import { DATABASE, databaseRequirement, type Lookup, lookUp } from '../lifecycle/target.js';
@@ -41,7 +41,7 @@ export interface ResolvedRestore {
   backup?: Obj[];
 }
 
-function resolve(raw: unknown, ctx: BlueprintInput<unknown>): ResolvedRestore {
+function resolve(raw: unknown, ctx: Context): ResolvedRestore {
   const spec = validate(raw);
   const previous = record(ctx.xr, 'status') ?? {};
   const requested = str(previous, 'requested');
@@ -157,9 +157,8 @@ function status(r: ResolvedRestore): Summary {
 }
 
 export const databaseRestore: Blueprint<ResolvedRestore> = {
-  ...entry('databaserestore'),
-  specSchema: databaserestoreSpecSchema,
-  resolve: (raw, ctx) => resolve(raw, ctx as BlueprintInput<unknown>),
-  compose: (resolved) => compose(resolved),
-  status: (resolved) => status(resolved),
+  ...entry('databaserestore', databaserestoreSpecSchema),
+  resolve,
+  compose,
+  status,
 };

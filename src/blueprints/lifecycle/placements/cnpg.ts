@@ -13,32 +13,24 @@ import { list, str, type Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired, Requirement, Summary } from '../../blueprint.js';
-import { backupSummary } from '../backup-method.js';
+import { backedUp, backupSummary, oneObject } from '../backup-method.js';
 import { storePath } from '../commands.js';
 import { APP_USER, appName, baseName, type DatabaseInput, dbname, labels, meta, names } from '../database.js';
 import { databaseName, ENGINES, tagOf } from '../engine.js';
 import {
+  asMade,
   DBNAME_ANNOTATION,
   handOver,
   hasInstance,
-  type InstanceMeta,
   instanceName,
   keyOf,
   liveByConnection,
-  metaFor,
-  type RestoreTarget,
+  madeFrom,
 } from '../instances.js';
+import type { InstanceMeta, RestoreTarget } from '../instances.js';
 import { pointOf } from '../source.js';
-import { CREDENTIALS_KEY, gi, inClusterSecrets, podResources } from './in-cluster.js';
-import type {
-  BackupMethod,
-  ComposeCall,
-  Composed,
-  Creation,
-  DatabaseCall,
-  GrowthPlan,
-  Placement,
-} from './placement.js';
+import { gi, inClusterIdentity, inClusterSecrets, podResources } from './in-cluster.js';
+import type { BackupMethod, ComposeCall, Composed, DatabaseCall, GrowthPlan, Placement } from './placement.js';
 
 export const CNPG_KEYS = {
   cluster: 'cnpg-cluster',
@@ -268,7 +260,7 @@ function compose(call: ComposeCall): Composed {
   const { input, instances, target, serving } = call;
   const { owner, spec } = input;
   const { live } = instances;
-  const database = call.restore.database;
+  const _database = call.restore.database;
   const resources: Desired[] = [];
   const requirements: Record<string, Requirement> = {
     [CNPG_CRD]: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', matchName: CNPG_CRD_NAME },
@@ -277,20 +269,15 @@ function compose(call: ComposeCall): Composed {
   const installed = operator(input) === 'installed';
   // Without the operator its Cluster kind does not exist: composing one would only fail to apply.
   if (installed) {
-    // Each generation as it was made: its recovery and what it carries, read back once it exists.
-    const generation = (g: number, keep: boolean, fresh?: { recovery?: Recovery; target?: RestoreTarget }) => {
-      const observed = input.observed.get(keyOf(CNPG_KEYS.cluster, g));
-      const recovery = observed ? recoveryOf(observed) : fresh?.recovery;
-      const carried = metaFor(observed, fresh?.target, {
-        ...(database ? { [DBNAME_ANNOTATION]: database } : {}),
-        ...(g === 0 ? call.restore.annotations : {}),
-      });
-      return cluster(input, g, { keep, meta: carried, ...(recovery ? { recovery } : {}) });
+    // Each generation as it was made: its recovery and what it carries.
+    const generation = (g: number, keep: boolean, fresh?: { made?: Recovery; target?: RestoreTarget }) => {
+      const { made, meta } = asMade(call, CNPG_KEYS.cluster, g, recoveryOf, fresh);
+      return cluster(input, g, { keep, meta, ...(made ? { recovery: made } : {}) });
     };
     const made = call.restore.creation?.made as Recovery | undefined;
     resources.push({
       key: keyOf(CNPG_KEYS.cluster, live),
-      object: generation(live, false, live === 0 && made ? { recovery: made } : undefined),
+      object: generation(live, false, live === 0 && made ? { made } : undefined),
     });
     if (target) {
       const point = pointOf(target.source);
@@ -301,7 +288,7 @@ function compose(call: ComposeCall): Composed {
       };
       resources.push({
         key: keyOf(CNPG_KEYS.cluster, target.generation),
-        object: generation(target.generation, false, { recovery, target }),
+        object: generation(target.generation, false, { made: recovery, target }),
         independent: true,
       });
     }
@@ -330,36 +317,19 @@ function compose(call: ComposeCall): Composed {
   };
 }
 
-/** A CloudNativePG Backup through the plugin, of the Cluster that served when it was taken. */
+/** CloudNativePG Backups through the plugin, with WAL archived: restorable to a point in time. */
 const backups: BackupMethod = {
   name: 'cnpg',
   restores: 'a highly available Database (CloudNativePG) restores a CloudNativePG backup',
   accepts: () => true,
   needsObjectStore: true,
-  take: ({ input, target }) => ({
-    resources: [
-      {
-        key: CNPG_KEYS.backup,
-        object: {
-          apiVersion: 'postgresql.cnpg.io/v1',
-          kind: 'Backup',
-          metadata: { name: input.owner.name, namespace: input.owner.namespace },
-          spec: {
-            // The cluster it was taken of stays so, whichever instance serves the Database later.
-            cluster: {
-              name:
-                str(input.observed.get(CNPG_KEYS.backup), 'spec', 'cluster', 'name') ??
-                target.instance ??
-                baseName(target.owner),
-            },
-            method: 'plugin',
-            pluginConfiguration: { name: CNPG_PLUGIN },
-          },
-        },
-      },
-    ],
-    requirements: {},
-  }),
+  // Of the Cluster that served when it was taken.
+  take: (call) =>
+    oneObject(call, CNPG_KEYS.backup, 'postgresql.cnpg.io/v1', 'Backup', {
+      cluster: { name: backedUp(call, CNPG_KEYS.backup, ['spec', 'cluster', 'name'], baseName(call.target.owner)) },
+      method: 'plugin',
+      pluginConfiguration: { name: CNPG_PLUGIN },
+    }),
   read: ({ input }, base): Summary => {
     const backup = input.observed.get(CNPG_KEYS.backup);
     const name = str(backup, 'metadata', 'name');
@@ -396,11 +366,8 @@ const backups: BackupMethod = {
 
 export const cnpgPlacement: Placement = {
   words: 'CloudNativePG',
-  asked: 'cluster',
-  instanceKey: CNPG_KEYS.cluster,
-  instanceName: (input, generation) => instanceName(input.owner, generation),
+  ...inClusterIdentity(CNPG_KEYS.cluster),
   liveGeneration,
-  existsIn: (observed) => hasInstance(observed, CNPG_KEYS.cluster) || observed.has(CREDENTIALS_KEY),
 
   refuses: () => [],
   refusesUpgrade: () => undefined,
@@ -474,7 +441,7 @@ export const cnpgPlacement: Placement = {
   restore: {
     by: 'creation',
     // The source's archive, to the backup's end or the point asked; the source's database comes with it.
-    creation: (input, source, sourceInstance): Creation => {
+    creation: (input, source, sourceInstance) => {
       const sourceOwner = { kind: 'Database', name: source.database, uid: '', namespace: input.owner.namespace };
       const targetTime = source.kind === 'backup' ? source.completedAt : source.time;
       const made: Recovery = {
@@ -484,11 +451,7 @@ export const cnpgPlacement: Placement = {
       };
       return { database: databaseName(source.database), made };
     },
-    creationOf: (instance) => {
-      const dbname = str(instance, 'metadata', 'annotations', DBNAME_ANNOTATION);
-      const made = recoveryOf(instance);
-      return { ...(dbname ? { database: dbname } : {}), ...(made ? { made } : {}) };
-    },
+    creationOf: (instance) => madeFrom(instance, recoveryOf),
   },
   progress: (input, target) => {
     const name = instanceName(input.owner, target.generation);

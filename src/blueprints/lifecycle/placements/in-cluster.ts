@@ -15,8 +15,8 @@ import {
   stablePassword,
 } from '../database.js';
 import { POD_RESOURCES } from '../engine.js';
-import { CONNECTION_KEY } from '../instances.js';
-import type { ComposeCall } from './placement.js';
+import { CONNECTION_KEY, hasInstance, instanceName } from '../instances.js';
+import type { ComposeCall, Placement } from './placement.js';
 
 /** The credentials Secret's key: the server's account, and the password the connection Secret repeats. */
 export const CREDENTIALS_KEY = 'credentials';
@@ -32,6 +32,22 @@ export const CREDENTIALS_KEY = 'credentials';
 export const KEPT_CREDENTIALS = 'kept-credentials';
 
 export const gi = (gb: number) => `${gb}Gi`;
+
+/**
+ * What an in-cluster placement is known by: spec.placement cluster asks for
+ * it, its instances are named after the Database, and it exists once its
+ * instance or the credentials Secret does.
+ */
+export function inClusterIdentity(
+  instanceKey: string,
+): Pick<Placement, 'asked' | 'instanceKey' | 'instanceName' | 'existsIn'> {
+  return {
+    asked: 'cluster',
+    instanceKey,
+    instanceName: (input, generation) => instanceName(input.owner, generation),
+    existsIn: (observed) => hasInstance(observed, instanceKey) || observed.has(CREDENTIALS_KEY),
+  };
+}
 
 /** Pod resources: requests, with memory also the limit. */
 export function podResources(spec: ResolvedSpec): Obj {

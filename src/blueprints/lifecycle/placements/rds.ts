@@ -14,7 +14,7 @@ import { judge, type Verdict } from '../../../kinds/index.js';
 import { condition, num, record, str, type Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import type { Desired, Owner, Requirement, Summary } from '../../blueprint.js';
-import { backupSummary } from '../backup-method.js';
+import { backedUp, backupSummary, oneObject } from '../backup-method.js';
 import {
   APP_USER,
   baseName,
@@ -29,20 +29,10 @@ import {
   secretValue,
 } from '../database.js';
 import { backupWindow, databaseName, INSTANCE_CLASSES } from '../engine.js';
-import {
-  CONNECTION_KEY,
-  DBNAME_ANNOTATION,
-  handOver,
-  hasInstance,
-  type InstanceMeta,
-  instanceName,
-  keyOf,
-  liveByConnection,
-  metaFor,
-  type RestoreTarget,
-  withInstanceMeta,
-} from '../instances.js';
-import type { BackupMethod, ComposeCall, Composed, Creation, DatabaseCall, Placement } from './placement.js';
+import { asMade, CONNECTION_KEY, handOver, madeFrom, withInstanceMeta } from '../instances.js';
+import { hasInstance, instanceName, keyOf, liveByConnection } from '../instances.js';
+import type { InstanceMeta, RestoreTarget } from '../instances.js';
+import type { BackupMethod, ComposeCall, Composed, DatabaseCall, Placement } from './placement.js';
 
 export const AWS_KEYS = {
   instance: 'rds-instance',
@@ -399,22 +389,14 @@ function compose(call: ComposeCall): Composed {
   const { live } = instances;
   const ns = input.owner.namespace;
   const database = call.restore.database;
-  // Each generation as it was made: its creation settings and what it carries, read back once it exists.
-  const rds = (g: number, keep: boolean, fresh?: { restore?: RdsRestore; target?: RestoreTarget }) => {
-    const observed = input.observed.get(keyOf(AWS_KEYS.instance, g));
-    const restore = observed ? restoreOf(observed) : fresh?.restore;
-    const carried = metaFor(observed, fresh?.target, {
-      ...(database ? { [DBNAME_ANNOTATION]: database } : {}),
-      ...(g === 0 ? call.restore.annotations : {}),
-    });
-    return instance(input, spec, g, { keep, meta: carried, ...(restore ? { restore } : {}) });
+  // Each generation as it was made: its creation settings and what it carries.
+  const rds = (g: number, keep: boolean, fresh?: { made?: RdsRestore; target?: RestoreTarget }) => {
+    const { made, meta } = asMade(call, AWS_KEYS.instance, g, restoreOf, fresh);
+    return instance(input, spec, g, { keep, meta, ...(made ? { restore: made } : {}) });
   };
   const made = call.restore.creation?.made as RdsRestore | undefined;
   const resources: Desired[] = [
-    {
-      key: keyOf(AWS_KEYS.instance, live),
-      object: rds(live, false, live === 0 && made ? { restore: made } : undefined),
-    },
+    { key: keyOf(AWS_KEYS.instance, live), object: rds(live, false, live === 0 && made ? { made } : undefined) },
   ];
   // Our connection Secret is built from the provider's, which holds the generated password.
   const requirements: Record<string, Requirement> = {
@@ -433,7 +415,7 @@ function compose(call: ComposeCall): Composed {
           };
     resources.push({
       key: keyOf(AWS_KEYS.instance, target.generation),
-      object: rds(target.generation, false, { restore, target }),
+      object: rds(target.generation, false, { made: restore, target }),
       independent: true,
     });
     requirements[rdsConnection(target.generation)] = {
@@ -549,37 +531,27 @@ function instanceBlocker(input: DatabaseCall, verdicts: ReadonlyMap<string, Verd
   };
 }
 
-/** An RDS snapshot of the instance that served when it was taken; it holds the data, so it stays. */
+/** RDS snapshots on demand, beside RDS's automated backups. */
 const snapshots: BackupMethod = {
   name: 'rds-snapshot',
   restores: 'a Database on AWS restores an RDS snapshot',
-  accepts: () => true,
   needsObjectStore: false,
-  take: ({ input, target }) => ({
-    resources: [
-      {
-        key: AWS_KEYS.snapshot,
-        object: {
-          apiVersion: 'rds.aws.m.upbound.io/v1beta1',
-          kind: 'Snapshot',
-          // The snapshot's identifier is the object's name: unique in the namespace.
-          metadata: { name: input.owner.name, namespace: input.owner.namespace },
-          spec: {
-            forProvider: {
-              region: target.spec.aws!.region,
-              // The instance it was taken of stays so, whichever instance serves the Database later.
-              dbInstanceIdentifier:
-                str(input.observed.get(AWS_KEYS.snapshot), 'spec', 'forProvider', 'dbInstanceIdentifier') ??
-                target.instance ??
-                rdsIdentifierOf(target.owner),
-            },
-            providerConfigRef: { kind: 'ClusterProviderConfig', name: target.spec.aws!.providerConfigName },
-          },
-        },
+  accepts: () => true,
+  // The snapshot's identifier is the object's name: unique in the namespace. Of the instance that served when it
+  // was taken; it holds the data, so it stays.
+  take: (call) =>
+    oneObject(call, AWS_KEYS.snapshot, 'rds.aws.m.upbound.io/v1beta1', 'Snapshot', {
+      forProvider: {
+        region: call.target.spec.aws!.region,
+        dbInstanceIdentifier: backedUp(
+          call,
+          AWS_KEYS.snapshot,
+          ['spec', 'forProvider', 'dbInstanceIdentifier'],
+          rdsIdentifierOf(call.target.owner),
+        ),
       },
-    ],
-    requirements: {},
-  }),
+      providerConfigRef: { kind: 'ClusterProviderConfig', name: call.target.spec.aws!.providerConfigName },
+    }),
   read: ({ input, attempt }, base): Summary => {
     const snapshot = input.observed.get(AWS_KEYS.snapshot);
     const name = str(snapshot, 'metadata', 'name');
@@ -697,7 +669,7 @@ export const rdsPlacement: Placement = {
   restore: {
     by: 'creation',
     // The source's snapshot, or the source instance at the point asked; the source's database comes with it.
-    creation: (input, source, sourceInstance): Creation => {
+    creation: (input, source, sourceInstance) => {
       const database = databaseName(source.database);
       if (source.kind === 'backup')
         return { database, made: { snapshotIdentifier: source.location.replace(/^rds-snapshot:/, '') } };
@@ -710,11 +682,7 @@ export const rdsPlacement: Placement = {
       };
       return { database, made };
     },
-    creationOf: (instance) => {
-      const dbname = str(instance, 'metadata', 'annotations', DBNAME_ANNOTATION);
-      const made = restoreOf(instance);
-      return { ...(dbname ? { database: dbname } : {}), ...(made ? { made } : {}) };
-    },
+    creationOf: (instance) => madeFrom(instance, restoreOf),
   },
   progress: (input, target) => {
     const name = rdsIdentifier(input, target.generation);

@@ -27,7 +27,7 @@ import {
   withInstanceMeta,
 } from '../instances.js';
 import { restoreJob } from '../jobs.js';
-import { CREDENTIALS_KEY, gi, inClusterSecrets, podResources } from './in-cluster.js';
+import { gi, inClusterIdentity, inClusterSecrets, podResources } from './in-cluster.js';
 import type { ComposeCall, DatabaseCall, Placement, Progress } from './placement.js';
 import { DATA_CLAIM, planGrowth, RESTART_ANNOTATION, type VolumeGrowth } from './statefulset-volume.js';
 
@@ -295,12 +295,8 @@ function compose(call: ComposeCall) {
 
 export const statefulSetPlacement: Placement = {
   words: 'a StatefulSet',
-  asked: 'cluster',
-  instanceKey: STATEFULSET_KEYS.statefulset,
-  instanceName: (input, generation) => instanceName(input.owner, generation),
+  ...inClusterIdentity(STATEFULSET_KEYS.statefulset),
   liveGeneration,
-  existsIn: (observed) =>
-    observedGenerations(observed, STATEFULSET_KEYS.statefulset).length > 0 || observed.has(CREDENTIALS_KEY),
 
   refuses: (spec) => [
     ...(spec.highAvailability && spec.engine === 'mysql'
