@@ -6,8 +6,7 @@
 // decided (index.ts); nothing here asks which placement it is.
 import type { ExternalFacts } from '../../facts.js';
 import type { Plan } from '../blueprint.js';
-import { DBNAME_ANNOTATION, instanceMeta, keyOf } from '../lifecycle/instances.js';
-import { CONNECTION_KEY } from '../lifecycle/instances.js';
+import { CONNECTION_KEY, DBNAME_ANNOTATION, instanceMeta, keyOf } from '../lifecycle/instances.js';
 import type { Resolution } from './status.js';
 import { checkFacts } from './rules.js';
 

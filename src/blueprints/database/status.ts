@@ -6,16 +6,14 @@ import type { Verdict } from '../../kinds/index.js';
 import { record, str, type Obj } from '../../kube.js';
 import { firstBlocking, type Plan, type Summary } from '../blueprint.js';
 import { names } from '../lifecycle/database.js';
-import { CONNECTION_KEY, generationOfKey } from '../lifecycle/instances.js';
-import type { DatabaseCall, Health, Placement } from '../lifecycle/placements/placement.js';
+import { CONNECTION_KEY, generationOfKey, type Instances } from '../lifecycle/instances.js';
+import type { DatabaseCall, GrowthPlan, Health, Placement } from '../lifecycle/placements/placement.js';
 import { pointOf } from '../lifecycle/source.js';
 import type { BackupPlan } from './backups.js';
 import type { CutoverPlan } from './cutover.js';
 import type { RestorePlan } from './restore.js';
 import { pendingVersion, rolesStatus, storageStatus, versionStatus } from './running.js';
 import type { UpgradeGate } from './upgrade.js';
-import type { GrowthPlan } from '../lifecycle/placements/placement.js';
-import type { Instances } from '../lifecycle/instances.js';
 
 /** What status reads of the call's resolution (database/index.ts resolves it). */
 export interface Resolution {

@@ -80,6 +80,19 @@ export function liveByConnection(
   return generations[0] ?? 0;
 }
 
+/**
+ * For a placement whose connection Secret names the live generation's host
+ * (`hostOf` reads an observed instance's): which generation is live, and its
+ * observed instance.
+ */
+export function byConnection(base: string, hostOf: (obj: Obj) => string | undefined) {
+  const liveGeneration = (observed: ReadonlyMap<string, Obj>) => liveByConnection(observed, base, hostOf);
+  return {
+    liveGeneration,
+    liveInstance: (observed: ReadonlyMap<string, Obj>) => observed.get(keyOf(base, liveGeneration(observed))),
+  };
+}
+
 /** A placement's instances as observed, read once a call. */
 export interface Instances {
   /** The instance's composition-resource key, generation 0's. */

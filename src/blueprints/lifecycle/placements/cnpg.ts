@@ -19,18 +19,26 @@ import { APP_USER, appName, baseName, type DatabaseInput, dbname, labels, meta, 
 import { databaseName, ENGINES, tagOf } from '../engine.js';
 import {
   asMade,
+  byConnection,
   DBNAME_ANNOTATION,
   handOver,
   hasInstance,
   instanceName,
   keyOf,
-  liveByConnection,
   madeFrom,
 } from '../instances.js';
-import type { InstanceMeta, RestoreTarget } from '../instances.js';
 import { pointOf } from '../source.js';
 import { gi, inClusterIdentity, inClusterSecrets, podResources } from './in-cluster.js';
-import type { BackupMethod, ComposeCall, Composed, DatabaseCall, GrowthPlan, Placement } from './placement.js';
+import type {
+  BackupMethod,
+  ComposeCall,
+  Composed,
+  DatabaseCall,
+  GrowthPlan,
+  InstanceMeta,
+  Placement,
+  RestoreTarget,
+} from './placement.js';
 
 export const CNPG_KEYS = {
   cluster: 'cnpg-cluster',
@@ -69,15 +77,12 @@ function operator(input: DatabaseInput): OperatorState {
   return answer.length > 0 ? 'installed' : 'missing';
 }
 
-const liveGeneration = (observed: ReadonlyMap<string, Obj>) =>
-  liveByConnection(observed, CNPG_KEYS.cluster, (obj) => {
-    const name = str(obj, 'metadata', 'name');
-    const ns = str(obj, 'metadata', 'namespace');
-    return name && ns ? `${name}-rw.${ns}.svc.cluster.local` : undefined;
-  });
-
-const liveCluster = (observed: ReadonlyMap<string, Obj>) =>
-  observed.get(keyOf(CNPG_KEYS.cluster, liveGeneration(observed)));
+/** The live generation: the Cluster whose -rw Service the connection Secret names. */
+const { liveGeneration, liveInstance: liveCluster } = byConnection(CNPG_KEYS.cluster, (obj) => {
+  const name = str(obj, 'metadata', 'name');
+  const ns = str(obj, 'metadata', 'namespace');
+  return name && ns ? `${name}-rw.${ns}.svc.cluster.local` : undefined;
+});
 
 /** Where writes go: a generation's -rw Service. */
 const rwHost = (input: DatabaseInput, generation: number) =>

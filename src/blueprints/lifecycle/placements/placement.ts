@@ -17,6 +17,8 @@ import type { DatabaseInput, ResolvedSpec } from '../database.js';
 import type { Instances, RestoreTarget } from '../instances.js';
 import type { Source } from '../source.js';
 
+export type { InstanceMeta, RestoreTarget } from '../instances.js';
+
 /** A Database's call as a placement reads it: the context with the spec it is composed with. */
 export type DatabaseCall = DatabaseInput & { spec: ResolvedSpec };
 

@@ -29,10 +29,26 @@ import {
   secretValue,
 } from '../database.js';
 import { backupWindow, databaseName, INSTANCE_CLASSES } from '../engine.js';
-import { asMade, CONNECTION_KEY, handOver, madeFrom, withInstanceMeta } from '../instances.js';
-import { hasInstance, instanceName, keyOf, liveByConnection } from '../instances.js';
-import type { InstanceMeta, RestoreTarget } from '../instances.js';
-import type { BackupMethod, ComposeCall, Composed, DatabaseCall, Placement } from './placement.js';
+import {
+  asMade,
+  byConnection,
+  CONNECTION_KEY,
+  handOver,
+  hasInstance,
+  instanceName,
+  keyOf,
+  madeFrom,
+  withInstanceMeta,
+} from '../instances.js';
+import type {
+  BackupMethod,
+  ComposeCall,
+  Composed,
+  DatabaseCall,
+  InstanceMeta,
+  Placement,
+  RestoreTarget,
+} from './placement.js';
 
 export const AWS_KEYS = {
   instance: 'rds-instance',
@@ -58,11 +74,9 @@ export type RdsRestore =
     };
 
 /** The live generation: the instance whose address the connection Secret names. */
-const liveGeneration = (observed: ReadonlyMap<string, Obj>) =>
-  liveByConnection(observed, AWS_KEYS.instance, (obj) => str(obj, 'status', 'atProvider', 'address'));
-
-const liveInstance = (observed: ReadonlyMap<string, Obj>) =>
-  observed.get(keyOf(AWS_KEYS.instance, liveGeneration(observed)));
+const { liveGeneration, liveInstance } = byConnection(AWS_KEYS.instance, (obj) =>
+  str(obj, 'status', 'atProvider', 'address'),
+);
 
 /** The provider's own connection Secret, read through Crossplane's required resources. */
 export const RDS_CONNECTION = 'rds-connection';
