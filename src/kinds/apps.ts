@@ -1,5 +1,5 @@
 // apps/v1: Deployments and StatefulSets, judged by what their controllers report.
-import { condition, num, str, type Obj } from '../kube.js';
+import { condition, list, num, str, type Obj } from '../kube.js';
 import { generationObserved } from './conditions.js';
 import type { Family } from './kind.js';
 import { progressing, ready, stuck, updating, type Verdict } from './verdict.js';
@@ -46,3 +46,37 @@ export const APPS: Family = [
   { group: 'apps', kind: 'Deployment', judge: deployment },
   { group: 'apps', kind: 'StatefulSet', judge: statefulSet, holdsData: true, keepsDataWhenDeleted: retainsVolumes },
 ];
+
+/** What the function reads of an observed StatefulSet. */
+export interface StatefulSetView {
+  /** Its claim templates as observed (they cannot change once it exists), and each one's name and storage request. */
+  volumeClaimTemplates: unknown[];
+  claims: Array<{ name?: string; storage?: string }>;
+  /** The image of the pod template's container `name`. */
+  image(container: string): string | undefined;
+  /** An annotation of the pod template. */
+  templateAnnotation(name: string): string | undefined;
+  /** Its rollout is done: the controller has seen the newest spec and every pod is on the update revision. */
+  rolledOut: boolean;
+}
+
+/** An observed StatefulSet, read defensively; undefined when there is none. */
+export function statefulSetOf(obj: Obj | undefined): StatefulSetView | undefined {
+  if (!obj) return undefined;
+  const templates = list(obj, 'spec', 'volumeClaimTemplates');
+  const current = str(obj, 'status', 'currentRevision');
+  return {
+    volumeClaimTemplates: templates,
+    claims: templates.map((t) => ({
+      name: str(t, 'metadata', 'name'),
+      storage: str(t, 'spec', 'resources', 'requests', 'storage'),
+    })),
+    image: (container) =>
+      str(
+        list(obj, 'spec', 'template', 'spec', 'containers').find((c) => str(c, 'name') === container),
+        'image',
+      ),
+    templateAnnotation: (name) => str(obj, 'spec', 'template', 'metadata', 'annotations', name),
+    rolledOut: generationObserved(obj) && current !== undefined && current === str(obj, 'status', 'updateRevision'),
+  };
+}

@@ -1,7 +1,7 @@
 // provider-upjet-aws managed resources: judged by their Ready condition, an
 // RDS instance also by what AWS says it is doing. Each namespaced kind names
 // its cluster-scoped twin for claims mode.
-import { str, type Obj } from '../kube.js';
+import { condition, type KubeCondition, num, record, str, type Obj } from '../kube.js';
 import { byReadyCondition, orphansOnDelete } from './conditions.js';
 import type { Family, Kind } from './kind.js';
 import { failed, progressing, updating, type Verdict } from './verdict.js';
@@ -69,3 +69,84 @@ export const AWS_S3: Family = [
   ...both('s3.aws.m.upbound.io', 'BucketPublicAccessBlock', 's3.aws.upbound.io/v1beta1'),
   ...both('s3.aws.m.upbound.io', 'BucketLifecycleConfiguration', 's3.aws.upbound.io/v1beta2'),
 ];
+
+/** What the function reads of an observed RDS Instance: what it is set to (spec.forProvider) and what AWS reports (status.atProvider). */
+export interface RdsInstanceView {
+  name?: string;
+  creationTimestamp?: string;
+  identifier?: string;
+  engine?: string;
+  engineVersion?: string;
+  allocatedStorage?: number;
+  maxAllocatedStorage?: number;
+  backupRetentionPeriod?: number;
+  /** How it was made from a source, as composed. */
+  snapshotIdentifier?: string;
+  restoreToPointInTime?: { sourceDbInstanceIdentifier?: string; restoreTime?: string };
+  address?: string;
+  port?: number;
+  /** AWS's word for its state: available, modifying, upgrading, ... */
+  status?: string;
+  engineVersionActual?: string;
+  /** The storage it has, which RDS may have grown past what it is set to. */
+  reportedAllocatedStorage?: number;
+  latestRestorableTime?: string;
+  /** The Ready condition's message. */
+  readyMessage?: string;
+}
+
+/** An observed RDS Instance, read defensively; undefined when there is none. */
+export function rdsInstanceOf(obj: Obj | undefined): RdsInstanceView | undefined {
+  if (!obj) return undefined;
+  const set = record(obj, 'spec', 'forProvider');
+  const pitr = record(set, 'restoreToPointInTime');
+  const view: RdsInstanceView = {
+    name: str(obj, 'metadata', 'name'),
+    creationTimestamp: str(obj, 'metadata', 'creationTimestamp'),
+    identifier: str(set, 'identifier'),
+    engine: str(set, 'engine'),
+    engineVersion: str(set, 'engineVersion'),
+    allocatedStorage: num(set, 'allocatedStorage'),
+    maxAllocatedStorage: num(set, 'maxAllocatedStorage'),
+    backupRetentionPeriod: num(set, 'backupRetentionPeriod'),
+    snapshotIdentifier: str(set, 'snapshotIdentifier'),
+    ...(pitr
+      ? {
+          restoreToPointInTime: {
+            sourceDbInstanceIdentifier: str(pitr, 'sourceDbInstanceIdentifier'),
+            restoreTime: str(pitr, 'restoreTime'),
+          },
+        }
+      : {}),
+    address: str(obj, 'status', 'atProvider', 'address'),
+    port: num(obj, 'status', 'atProvider', 'port'),
+    status: str(obj, 'status', 'atProvider', 'status'),
+    engineVersionActual: str(obj, 'status', 'atProvider', 'engineVersionActual'),
+    reportedAllocatedStorage: num(obj, 'status', 'atProvider', 'allocatedStorage'),
+    latestRestorableTime: str(obj, 'status', 'atProvider', 'latestRestorableTime'),
+    readyMessage: condition(obj, 'Ready')?.message,
+  };
+  return view;
+}
+
+/** What the function reads of an observed RDS Snapshot. */
+export interface RdsSnapshotView {
+  name?: string;
+  /** Its identifier in AWS, where the provider recorded it. */
+  externalName?: string;
+  ready?: KubeCondition;
+  status?: string;
+  allocatedStorage?: number;
+}
+
+/** An observed RDS Snapshot, read defensively; undefined when there is none. */
+export function rdsSnapshotOf(obj: Obj | undefined): RdsSnapshotView | undefined {
+  if (!obj) return undefined;
+  return {
+    name: str(obj, 'metadata', 'name'),
+    externalName: str(obj, 'metadata', 'annotations', 'crossplane.io/external-name'),
+    ready: condition(obj, 'Ready'),
+    status: str(obj, 'status', 'atProvider', 'status'),
+    allocatedStorage: num(obj, 'status', 'atProvider', 'allocatedStorage'),
+  };
+}

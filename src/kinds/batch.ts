@@ -1,5 +1,5 @@
 // batch/v1: Jobs by their conditions, CronJobs by whether they are scheduled.
-import { condition, field, num, type Obj } from '../kube.js';
+import { condition, field, type KubeCondition, num, str, type Obj } from '../kube.js';
 import type { Family } from './kind.js';
 import { failed, progressing, ready, type Verdict } from './verdict.js';
 
@@ -19,3 +19,24 @@ export const BATCH: Family = [
   { group: 'batch', kind: 'Job', judge: job },
   { group: 'batch', kind: 'CronJob', judge: cronJob },
 ];
+
+/** What the function reads of an observed Job: how it ended, if it has, and when. */
+export interface JobView {
+  complete?: KubeCondition;
+  failed?: KubeCondition;
+  startTime?: string;
+  completionTime?: string;
+}
+
+/** An observed Job, read defensively; undefined when there is none. Only a True condition counts as ended. */
+export function jobOf(obj: Obj | undefined): JobView | undefined {
+  if (!obj) return undefined;
+  const complete = condition(obj, 'Complete');
+  const failed = condition(obj, 'Failed');
+  return {
+    ...(complete?.status === 'True' ? { complete } : {}),
+    ...(failed?.status === 'True' ? { failed } : {}),
+    startTime: str(obj, 'status', 'startTime'),
+    completionTime: str(obj, 'status', 'completionTime'),
+  };
+}

@@ -1,6 +1,6 @@
 // CloudNativePG: a Cluster is healthy by its phase (instance counts rise before recovery ends);
 // its Backups and the Barman Cloud plugin's ObjectStore.
-import { str, type Obj } from '../kube.js';
+import { list, str, type Obj } from '../kube.js';
 import type { Family } from './kind.js';
 import { failed, progressing, ready, type Verdict } from './verdict.js';
 
@@ -26,3 +26,65 @@ export const CNPG: Family = [
   // The Barman Cloud plugin's ObjectStore is configuration: it reports no readiness of its own.
   { group: 'barmancloud.cnpg.io', kind: 'ObjectStore', judge: () => ready('configured') },
 ];
+
+/** What the function reads of an observed CloudNativePG Cluster. */
+export interface ClusterView {
+  name?: string;
+  namespace?: string;
+  /** The image it is set to run, and the one it runs. */
+  imageName?: string;
+  image?: string;
+  storageSize?: string;
+  currentPrimary?: string;
+  currentPrimaryTimestamp?: string;
+  /** Where it was recovered from, as composed: the ObjectStore and server of its first external cluster, the target time. */
+  recovery?: { store?: string; server?: string; targetTime?: string };
+}
+
+/** An observed Cluster, read defensively; undefined when there is none. */
+export function cnpgClusterOf(obj: Obj | undefined): ClusterView | undefined {
+  if (!obj) return undefined;
+  const origin = list(obj, 'spec', 'externalClusters')[0];
+  return {
+    name: str(obj, 'metadata', 'name'),
+    namespace: str(obj, 'metadata', 'namespace'),
+    imageName: str(obj, 'spec', 'imageName'),
+    image: str(obj, 'status', 'image'),
+    storageSize: str(obj, 'spec', 'storage', 'size'),
+    currentPrimary: str(obj, 'status', 'currentPrimary'),
+    currentPrimaryTimestamp: str(obj, 'status', 'currentPrimaryTimestamp'),
+    recovery: {
+      store: str(origin, 'plugin', 'parameters', 'barmanObjectName'),
+      server: str(origin, 'plugin', 'parameters', 'serverName'),
+      targetTime: str(obj, 'spec', 'bootstrap', 'recovery', 'recoveryTarget', 'targetTime'),
+    },
+  };
+}
+
+/** What the function reads of an observed CloudNativePG Backup (its phases are lower case). */
+export interface BackupView {
+  name?: string;
+  phase?: string;
+  startedAt?: string;
+  stoppedAt?: string;
+  destinationPath?: string;
+  error?: string;
+}
+
+/** An observed Backup, read defensively; undefined when there is none. */
+export function cnpgBackupOf(obj: Obj | undefined): BackupView | undefined {
+  if (!obj) return undefined;
+  return {
+    name: str(obj, 'metadata', 'name'),
+    phase: str(obj, 'status', 'phase'),
+    startedAt: str(obj, 'status', 'startedAt'),
+    stoppedAt: str(obj, 'status', 'stoppedAt'),
+    destinationPath: str(obj, 'status', 'destinationPath'),
+    error: str(obj, 'status', 'error'),
+  };
+}
+
+/** The first point a server archived in an observed Barman Cloud ObjectStore can be recovered to, if it says. */
+export function firstRecoverabilityPoint(store: Obj | undefined, server: string): string | undefined {
+  return str(store, 'status', 'serverRecoveryWindow', server, 'firstRecoverabilityPoint');
+}

@@ -2,7 +2,7 @@
 // composes its scheduled DatabaseBackups (as independent resources: a backup
 // in flight or failed does not hold up the Database's readiness; its
 // BackupHealthy condition tells how backups go).
-import { str } from '../kube.js';
+import { num, type Obj, record, str } from '../kube.js';
 import type { Family } from './kind.js';
 import { failed, progressing, ready } from './verdict.js';
 
@@ -20,3 +20,40 @@ export const PLATFORM: Family = [
     holdsData: true,
   },
 ];
+
+/** What the function reads of an observed DatabaseBackup: what it backs up, and how it went. */
+export interface DatabaseBackupView {
+  name?: string;
+  database?: string;
+  pinned: boolean;
+  phase?: string;
+  method?: string;
+  engine?: string;
+  version?: string;
+  location?: string;
+  completedAt?: string;
+  sizeBytes?: number;
+  restorable: boolean;
+  failureReason?: string;
+  message?: string;
+}
+
+/** An observed DatabaseBackup, read defensively; undefined when there is none. */
+export function databaseBackupOf(obj: Obj | undefined): DatabaseBackupView | undefined {
+  if (!obj) return undefined;
+  return {
+    name: str(obj, 'metadata', 'name'),
+    database: str(obj, 'spec', 'databaseRef', 'name'),
+    pinned: record(obj, 'spec')?.['pinned'] === true,
+    phase: str(obj, 'status', 'phase'),
+    method: str(obj, 'status', 'method'),
+    engine: str(obj, 'status', 'engine'),
+    version: str(obj, 'status', 'version'),
+    location: str(obj, 'status', 'location'),
+    completedAt: str(obj, 'status', 'completedAt'),
+    sizeBytes: num(obj, 'status', 'sizeBytes'),
+    restorable: record(obj, 'status')?.['restorable'] === true,
+    failureReason: str(obj, 'status', 'failureReason'),
+    message: str(obj, 'status', 'message'),
+  };
+}

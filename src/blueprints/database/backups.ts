@@ -8,7 +8,9 @@
 // Retention lets a backup older than retentionDays go, the stored object
 // first (a removal Job) and the record after, never the newest Completed one
 // and never a pinned one: the one exception the nothing-lost guard makes.
-import { condition, record, str, type Obj } from '../../kube.js';
+import { jobOf } from '../../kinds/batch.js';
+import { type DatabaseBackupView, databaseBackupOf } from '../../kinds/platform.js';
+import { str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import { firedAtOrBefore, nextFiring } from '../../spec/cron.js';
 import type { Desired } from '../blueprint.js';
@@ -39,6 +41,11 @@ export function scheduledBackupName(input: Pick<DatabaseInput, 'owner'>, stamp: 
   return boundedLabel(63, baseName(input.owner), stamp);
 }
 
+/** What retention reads of a DatabaseBackup. */
+function backupRecord(b: DatabaseBackupView) {
+  return { phase: b.phase, completedAt: b.completedAt, location: b.location, method: b.method, pinned: b.pinned };
+}
+
 /** A scheduled backup the Database composed, as observed. */
 interface Taken {
   key: string;
@@ -64,11 +71,7 @@ function taken(input: DatabaseInput): Taken[] {
       stamp,
       slot,
       object,
-      phase: str(object, 'status', 'phase'),
-      completedAt: str(object, 'status', 'completedAt'),
-      location: str(object, 'status', 'location'),
-      method: str(object, 'status', 'method'),
-      pinned: record(object, 'spec')?.['pinned'] === true,
+      ...backupRecord(databaseBackupOf(object)!),
     });
   }
   return out.sort((a, b) => a.slot.getTime() - b.slot.getTime());
@@ -132,12 +135,13 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
     // A dump is one object, removed here; CloudNativePG's ObjectStore prunes its own by the same retention.
     const stored = isDump && store;
     const removal = input.observed.get(removalKey);
-    if (stored && condition(removal, 'Failed')?.status === 'True')
+    const removing = jobOf(removal);
+    if (stored && removing?.failed)
       out.warnings.push({
         reason: 'BackupRemovalFailed',
-        message: `retention could not remove ${r.location}: ${condition(removal, 'Failed')?.message ?? 'the removal Job failed'}; the record stays until it is removed`,
+        message: `retention could not remove ${r.location}: ${removing.failed.message ?? 'the removal Job failed'}; the record stays until it is removed`,
       });
-    if (stored && condition(removal, 'Complete')?.status !== 'True') {
+    if (stored && !removing?.complete) {
       // The stored object goes first; the record stays until its removal is seen done.
       out.resources.push({ key: r.key, object: backupObject(input, r.stamp), independent: true });
       out.resources.push({
@@ -167,8 +171,9 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
   const failedAfter = records.filter((r) => r.phase === 'Failed' && (!keep || r.slot.getTime() > keep.slot.getTime()));
   const lastFailed = failedAfter[failedAfter.length - 1];
   if (lastFailed) {
-    const why = str(lastFailed.object, 'status', 'failureReason') ?? str(lastFailed.object, 'status', 'message');
-    const name = str(lastFailed.object, 'metadata', 'name') ?? scheduledBackupName(input, lastFailed.stamp);
+    const seen = databaseBackupOf(lastFailed.object);
+    const why = seen?.failureReason ?? seen?.message;
+    const name = seen?.name ?? scheduledBackupName(input, lastFailed.stamp);
     out.status['lastFailure'] = `${name}: ${why ?? 'failed'}`;
     out.warnings.push({
       reason: 'BackupFailed',

@@ -9,7 +9,8 @@
 // after which the restore is over.
 import { SpecError } from '../../errors.js';
 import { judge } from '../../kinds/index.js';
-import { condition, record, str, type Obj } from '../../kube.js';
+import { jobOf } from '../../kinds/batch.js';
+import { record, str, type Obj } from '../../kube.js';
 import type { Desired, Requirement } from '../blueprint.js';
 import { type DatabaseInput, majorVersion, type ResolvedSpec } from '../lifecycle/database.js';
 import { DBNAME_ANNOTATION, FROM_ANNOTATION, hasInstance, POINT_ANNOTATION } from '../lifecycle/instances.js';
@@ -188,12 +189,11 @@ export function planRestore(input: DatabaseCall, spec: ResolvedSpec, placement: 
   if (way.by === 'job') {
     // A dump restored into the empty server by a Job, once the server runs.
     if (judged.source.kind !== 'backup') throw new SpecError([`spec.restore: ${placement.backup.restores}`]);
-    const job = input.observed.get(RESTORE_KEY);
+    const job = jobOf(input.observed.get(RESTORE_KEY));
     const restoring = { key: RESTORE_KEY, object: way.job(input, judged.source.location) };
-    if (condition(job, 'Complete')?.status === 'True')
-      return { state: 'done', requirement, job: restoring, status: done };
-    if (condition(job, 'Failed')?.status === 'True') {
-      const why = condition(job, 'Failed')?.message ?? condition(job, 'Failed')?.reason ?? 'the restore Job failed';
+    if (job?.complete) return { state: 'done', requirement, job: restoring, status: done };
+    if (job?.failed) {
+      const why = job.failed.message ?? job.failed.reason ?? 'the restore Job failed';
       return {
         state: 'failed',
         requirement,

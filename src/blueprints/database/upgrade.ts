@@ -8,7 +8,8 @@
 // a backup; retention never prunes a pinned one). Where the placement cannot
 // upgrade in place (PostgreSQL in a StatefulSet), that is refused (rules.ts),
 // saying how instead.
-import { str, type Obj } from '../../kube.js';
+import { databaseBackupOf } from '../../kinds/platform.js';
+import type { Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import type { Desired } from '../blueprint.js';
 import { appName, baseName, compareVersions, type DatabaseInput, type ResolvedSpec } from '../lifecycle/database.js';
@@ -69,14 +70,14 @@ export function planUpgradeGate(input: DatabaseInput, spec: ResolvedSpec, placem
   if (!gate.backups.some((b) => b.key === key))
     gate.backups.push({ key, object: backupObject(input, spec.version), independent: true });
   const backup = input.observed.get(key);
-  const phase = str(backup, 'status', 'phase');
+  const phase = databaseBackupOf(backup)?.phase;
   if (phase === 'Completed') return gate;
   // Not yet: the instance stays on the version it is set to.
   gate.effective = running;
   const name = preUpgradeName(input, spec.version);
   const upgrade = `the upgrade of ${spec.engine} ${running} to ${spec.version}`;
   if (phase === 'Failed') {
-    const why = str(backup, 'status', 'failureReason') ?? 'no reason given';
+    const why = databaseBackupOf(backup)?.failureReason ?? 'no reason given';
     gate.waiting = `${upgrade} waits: its backup ${name} failed (${why}); delete DatabaseBackup ${name} to take it again, or set spec.version back to ${running}`;
     gate.warnings.push({ reason: 'UpgradeBlocked', message: gate.waiting });
   } else gate.waiting = `${upgrade} waits for its backup ${name} (${phase ?? 'Pending'})`;

@@ -4,7 +4,8 @@
 // to its object store (jobs.ts), retried with twice the memory when killed
 // for it, three times at most. A finished dump's outcome is kept in the
 // DatabaseBackup's status: the Job goes once it is recorded.
-import { condition, num, str, type Obj } from '../../kube.js';
+import { jobOf } from '../../kinds/batch.js';
+import { num, str, type Obj } from '../../kube.js';
 import type { BlueprintInput, Summary } from '../blueprint.js';
 import type { DatabaseBackupSpec } from '../../generated/schemas.js';
 import {
@@ -86,8 +87,8 @@ function podOf(input: BlueprintInput<DatabaseBackupSpec>, attempt: number): Obj 
 export function currentAttempt(input: BlueprintInput<DatabaseBackupSpec>, previous: Obj): number {
   let attempt = Math.max(1, num(previous, 'attempts') ?? 1);
   while (input.observed.has(attemptKey(attempt + 1))) attempt++;
-  const job = input.observed.get(attemptKey(attempt));
-  if (job && condition(job, 'Failed')?.status === 'True' && attempt < MAX_ATTEMPTS) {
+  const job = jobOf(input.observed.get(attemptKey(attempt)));
+  if (job?.failed && attempt < MAX_ATTEMPTS) {
     const failed = podOutcome(podOf(input, attempt)).failed;
     if (failed?.reason === 'OOMKilled') return attempt + 1;
   }
@@ -113,7 +114,7 @@ function read({ input, target, previous, attempt }: BackupCall, base: Obj): Summ
     const { ready: _ready, message, ...kept } = previous;
     return backupSummary(phase as BackupPhase, typeof message === 'string' ? message : phase, { ...kept, ...base });
   }
-  const job = input.observed.get(attemptKey(attempt));
+  const job = jobOf(input.observed.get(attemptKey(attempt)));
   const location = dumpLocation(input.owner, target).url;
   const fields = { ...base, attempts: attempt, location, restorable: false };
   if (!job)
@@ -122,9 +123,9 @@ function read({ input, target, previous, attempt }: BackupCall, base: Obj): Summ
       `starting the dump of Database ${input.spec.databaseRef.name} (attempt ${attempt} of ${MAX_ATTEMPTS}, ${memoryFor(attempt)})`,
       fields,
     );
-  const startedAt = str(job, 'status', 'startTime');
+  const startedAt = job.startTime;
   const outcome = podOutcome(podOf(input, attempt));
-  if (condition(job, 'Complete')?.status === 'True') {
+  if (job.complete) {
     const size = outcome.report?.sizeBytes;
     return backupSummary(
       'Completed',
@@ -132,17 +133,16 @@ function read({ input, target, previous, attempt }: BackupCall, base: Obj): Summ
       {
         ...fields,
         ...(startedAt ? { startedAt } : {}),
-        completedAt:
-          str(job, 'status', 'completionTime') ?? condition(job, 'Complete')?.lastTransitionTime ?? startedAt,
+        completedAt: job.completionTime ?? job.complete.lastTransitionTime ?? startedAt,
         ...(size !== undefined ? { sizeBytes: size } : {}),
         restorable: true,
       },
     );
   }
-  if (condition(job, 'Failed')?.status === 'True') {
+  if (job.failed) {
     const why = outcome.failed
       ? describeFailure(outcome.failed, memoryFor(attempt))
-      : `the Job failed: ${condition(job, 'Failed')?.message ?? condition(job, 'Failed')?.reason ?? 'no reason given'}`;
+      : `the Job failed: ${job.failed.message ?? job.failed.reason ?? 'no reason given'}`;
     const message = `attempt ${attempt} of ${MAX_ATTEMPTS}: ${why}`;
     return backupSummary(
       'Failed',
@@ -150,7 +150,7 @@ function read({ input, target, previous, attempt }: BackupCall, base: Obj): Summ
       {
         ...fields,
         ...(startedAt ? { startedAt } : {}),
-        completedAt: condition(job, 'Failed')?.lastTransitionTime ?? startedAt,
+        completedAt: job.failed.lastTransitionTime ?? startedAt,
         failureReason: why,
       },
       [{ reason: 'BackupFailed', message }],

@@ -6,38 +6,37 @@
 // (spec.restore), a DatabaseRestore of an existing one, and the
 // DatabaseRestore's own answer; each names the field it read.
 import { SpecError } from '../../errors.js';
-import { num, str, type Obj } from '../../kube.js';
+import { databaseBackupOf } from '../../kinds/platform.js';
+import { str, type Obj } from '../../kube.js';
 import { majorVersion, type ResolvedSpec } from './database.js';
 import { placementOf } from './placements/index.js';
 import type { Source, Window } from './source.js';
 
 /** A DatabaseBackup named by `field`, judged for a restore into `target`; throws SpecError naming the field. */
 export function judgeBackup(field: string, backup: Obj, target: ResolvedSpec): Extract<Source, { kind: 'backup' }> {
-  const name = str(backup, 'metadata', 'name') ?? '';
-  const status = (backup['status'] ?? {}) as Obj;
-  const phase = str(status, 'phase') ?? 'Pending';
-  if (phase !== 'Completed' || status['restorable'] !== true)
+  const seen = databaseBackupOf(backup)!;
+  const name = seen.name ?? '';
+  const phase = seen.phase ?? 'Pending';
+  if (phase !== 'Completed' || !seen.restorable)
     throw new SpecError([
-      `${field}: DatabaseBackup ${name} is ${phase}${status['restorable'] === true ? '' : ' and not restorable'}; a restore needs a Completed, restorable backup`,
+      `${field}: DatabaseBackup ${name} is ${phase}${seen.restorable ? '' : ' and not restorable'}; a restore needs a Completed, restorable backup`,
     ]);
-  const method = str(status, 'method');
+  const { method, location } = seen;
   const wanted = placementOf(target).backup;
-  const location = str(status, 'location');
   if (method !== wanted.name || !location || !wanted.accepts(location))
     throw new SpecError([`${field}: DatabaseBackup ${name} was taken by ${String(method)}; ${wanted.restores}`]);
-  const engine = str(status, 'engine') ?? '';
-  const version = str(status, 'version') ?? '';
+  const engine = seen.engine ?? '';
+  const version = seen.version ?? '';
   if (engine !== target.engine || majorVersion(target.engine, version) !== majorVersion(target.engine, target.version))
     throw new SpecError([
       `${field}: DatabaseBackup ${name} holds ${engine} ${version}, and this Database is ${target.engine} ${target.version}; a restore needs the same engine and major version`,
     ]);
-  const completedAt = str(status, 'completedAt');
-  const sizeBytes = num(status, 'sizeBytes');
+  const { completedAt, sizeBytes } = seen;
   return {
     kind: 'backup',
     method,
     name,
-    database: str(backup, 'spec', 'databaseRef', 'name') ?? '',
+    database: seen.database ?? '',
     engine,
     version,
     location,

@@ -8,8 +8,10 @@
 // connection Secret's host switches to its -rw Service. The operator grows
 // the volumes and upgrades in place. Needs the operator: says so when it is
 // not installed.
+import { cnpgBackupOf, cnpgClusterOf, firstRecoverabilityPoint } from '../../../kinds/cnpg.js';
+import { claimOf } from '../../../kinds/core.js';
 import { judge } from '../../../kinds/index.js';
-import { list, str, type Obj } from '../../../kube.js';
+import type { Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired, Requirement, Summary } from '../../blueprint.js';
@@ -78,11 +80,13 @@ function operator(input: DatabaseInput): OperatorState {
 }
 
 /** The live generation: the Cluster whose -rw Service the connection Secret names. */
-const { liveGeneration, liveInstance: liveCluster } = byConnection(CNPG_KEYS.cluster, (obj) => {
-  const name = str(obj, 'metadata', 'name');
-  const ns = str(obj, 'metadata', 'namespace');
-  return name && ns ? `${name}-rw.${ns}.svc.cluster.local` : undefined;
+const { liveGeneration, liveInstance } = byConnection(CNPG_KEYS.cluster, (obj) => {
+  const { name, namespace } = cnpgClusterOf(obj) ?? {};
+  return name && namespace ? `${name}-rw.${namespace}.svc.cluster.local` : undefined;
 });
+
+/** The live Cluster as observed, read through its accessor. */
+const liveCluster = (observed: ReadonlyMap<string, Obj>) => cnpgClusterOf(liveInstance(observed));
 
 /** Where writes go: a generation's -rw Service. */
 const rwHost = (input: DatabaseInput, generation: number) =>
@@ -215,10 +219,7 @@ function objectStore(input: DatabaseCall): Obj {
 
 /** How an observed Cluster was recovered, as it was composed: kept for as long as it exists. */
 function recoveryOf(instance: Obj): Recovery | undefined {
-  const origin = list(instance, 'spec', 'externalClusters')[0];
-  const store = str(origin, 'plugin', 'parameters', 'barmanObjectName');
-  const server = str(origin, 'plugin', 'parameters', 'serverName');
-  const targetTime = str(instance, 'spec', 'bootstrap', 'recovery', 'recoveryTarget', 'targetTime');
+  const { store, server, targetTime } = cnpgClusterOf(instance)?.recovery ?? {};
   return store && server ? { store, server, ...(targetTime ? { targetTime } : {}) } : undefined;
 }
 
@@ -241,7 +242,7 @@ function growth(input: DatabaseCall, clusterName: string): GrowthPlan {
   };
   // Bound claims only: a new standby's claim has no size yet.
   const sizes = (input.required.get(CNPG_CLAIMS) ?? [])
-    .map((c) => wholeGigabytes(str(c, 'status', 'capacity', 'storage')))
+    .map((c) => wholeGigabytes(claimOf(c)?.capacity))
     .filter((gb): gb is number => gb !== undefined);
   if (sizes.length === 0) return plan;
   const capacity = Math.min(...sizes);
@@ -336,26 +337,25 @@ const backups: BackupMethod = {
       pluginConfiguration: { name: CNPG_PLUGIN },
     }),
   read: ({ input }, base): Summary => {
-    const backup = input.observed.get(CNPG_KEYS.backup);
-    const name = str(backup, 'metadata', 'name');
-    const phase = str(backup, 'status', 'phase');
+    const backup = cnpgBackupOf(input.observed.get(CNPG_KEYS.backup));
+    const { name, phase } = backup ?? {};
     const fields = {
       ...base,
       attempts: 1,
       restorable: false,
-      ...(str(backup, 'status', 'startedAt') ? { startedAt: str(backup, 'status', 'startedAt') } : {}),
+      ...(backup?.startedAt ? { startedAt: backup.startedAt } : {}),
     };
-    const location = str(backup, 'status', 'destinationPath');
+    const location = backup?.destinationPath;
     if (phase === 'completed') {
       return backupSummary('Completed', `CloudNativePG backup ${name} completed`, {
         ...fields,
-        completedAt: str(backup, 'status', 'stoppedAt'),
+        completedAt: backup?.stoppedAt,
         restorable: true,
         ...(location ? { location } : {}),
       });
     }
     if (phase === 'failed') {
-      const why = str(backup, 'status', 'error') ?? 'no reason given';
+      const why = backup?.error ?? 'no reason given';
       return backupSummary('Failed', `CloudNativePG backup ${name} failed: ${why}`, { ...fields, failureReason: why }, [
         { reason: 'BackupFailed', message: `CloudNativePG backup ${name} failed: ${why}` },
       ]);
@@ -379,14 +379,14 @@ export const cnpgPlacement: Placement = {
   refusesBecoming: () =>
     'spec.highAvailability cannot be turned off for an existing CloudNativePG database: it would delete the Cluster and its volumes; move the data to a new Database instead',
 
-  composedVersion: (observed) => tagOf(str(liveCluster(observed), 'spec', 'imageName')),
+  composedVersion: (observed) => tagOf(liveCluster(observed)?.imageName),
   composedEngine: () => undefined,
   composedStorageGB: (observed) =>
     [
-      gigabytes(str(liveCluster(observed), 'spec', 'storage', 'size')),
-      gigabytes(str(observed.get(CNPG_KEYS.backupVolume), 'spec', 'resources', 'requests', 'storage')),
+      gigabytes(liveCluster(observed)?.storageSize),
+      gigabytes(claimOf(observed.get(CNPG_KEYS.backupVolume))?.requested),
     ].filter((gb): gb is number => gb !== undefined),
-  runningVersion: (input) => tagOf(str(liveCluster(input.observed), 'status', 'image')),
+  runningVersion: (input) => tagOf(liveCluster(input.observed)?.image),
   pendingVersion: (_input, from, wanted) => `upgrading ${from} → ${wanted}`,
   upgradesInPlace: () => true,
   storage: (_input, g) => (g?.capacityGB !== undefined ? { capacityGB: g.capacityGB } : {}),
@@ -397,8 +397,7 @@ export const cnpgPlacement: Placement = {
   primary: (observed) => {
     const live = liveCluster(observed);
     if (!live) return undefined;
-    const name = str(live, 'status', 'currentPrimary');
-    const since = str(live, 'status', 'currentPrimaryTimestamp');
+    const { currentPrimary: name, currentPrimaryTimestamp: since } = live;
     return { ...(name ? { name } : {}), ...(since ? { since } : {}) };
   },
 
@@ -425,14 +424,7 @@ export const cnpgPlacement: Placement = {
   backup: backups,
   // The ObjectStore's first recoverability point of the live cluster, to now.
   backupStatus: (input, live) => {
-    const store = input.observed.get(CNPG_KEYS.objectStore);
-    const first = str(
-      store,
-      'status',
-      'serverRecoveryWindow',
-      instanceName(input.owner, live),
-      'firstRecoverabilityPoint',
-    );
+    const first = firstRecoverabilityPoint(input.observed.get(CNPG_KEYS.objectStore), instanceName(input.owner, live));
     return first ? { earliestRestorableTime: first } : {};
   },
   pointInTime: {

@@ -2,7 +2,8 @@
 // share: their pods' resources, the credentials Secret the server reads its
 // account from (its password generated once, and kept with the data under
 // Retain), and the connection Secret built from it.
-import { str, type Obj } from '../../../kube.js';
+import { claimOf } from '../../../kinds/core.js';
+import type { Obj } from '../../../kube.js';
 import type { Desired, Requirement } from '../../blueprint.js';
 import {
   APP_USER,
@@ -93,8 +94,8 @@ export function inClusterSecrets(
     'kubernetes.io/basic-auth',
   );
   const claim = keepWith && !owner.claim ? input.required.get(keepWith.requirement)?.[0] : undefined;
-  const claimUid = str(claim, 'metadata', 'uid');
-  if (keepWith && claimUid && str(claim, 'metadata', 'name') === keepWith.claimName) {
+  const { uid: claimUid, name: claimName } = claimOf(claim) ?? {};
+  if (keepWith && claimUid && claimName === keepWith.claimName) {
     (credentials['metadata'] as Obj)['ownerReferences'] = [
       { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: keepWith.claimName, uid: claimUid },
     ];

@@ -10,8 +10,9 @@
 // composed (it may hold objects) but is not named as a backup location:
 // nothing ever wrote backups to it.
 import { earliestRestorable, type ExternalFacts } from '../../../facts.js';
+import { rdsInstanceOf, rdsSnapshotOf } from '../../../kinds/aws.js';
 import { judge, type Verdict } from '../../../kinds/index.js';
-import { condition, num, record, str, type Obj } from '../../../kube.js';
+import { str, type Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import type { Desired, Owner, Requirement, Summary } from '../../blueprint.js';
 import { backedUp, backupSummary, oneObject } from '../backup-method.js';
@@ -74,9 +75,10 @@ export type RdsRestore =
     };
 
 /** The live generation: the instance whose address the connection Secret names. */
-const { liveGeneration, liveInstance } = byConnection(AWS_KEYS.instance, (obj) =>
-  str(obj, 'status', 'atProvider', 'address'),
-);
+const { liveGeneration, liveInstance } = byConnection(AWS_KEYS.instance, (obj) => rdsInstanceOf(obj)?.address);
+
+/** The live instance as observed, read through its accessor. */
+const live = (observed: ReadonlyMap<string, Obj>) => rdsInstanceOf(liveInstance(observed));
 
 /** The provider's own connection Secret, read through Crossplane's required resources. */
 export const RDS_CONNECTION = 'rds-connection';
@@ -248,8 +250,7 @@ export function replicaAddress(
 ): { host: string; port: number } | undefined {
   for (let i = 1; i <= spec.replicas; i++) {
     const r = input.observed.get(replicaKey(i, generation));
-    const host = str(r, 'status', 'atProvider', 'address');
-    const port = num(r, 'status', 'atProvider', 'port');
+    const { address: host, port } = rdsInstanceOf(r) ?? {};
     if (host && port && judge(r).ready) return { host, port };
   }
   return undefined;
@@ -262,11 +263,8 @@ export function replicaAddress(
  * long the maintenance window makes it wait.
  */
 function upgrading(input: DatabaseInput, spec: ResolvedSpec, any = false): boolean {
-  const inst = liveInstance(input.observed);
-  const running = majorVersion(
-    spec.engine,
-    str(inst, 'status', 'atProvider', 'engineVersionActual') ?? str(inst, 'spec', 'forProvider', 'engineVersion'),
-  );
+  const inst = live(input.observed);
+  const running = majorVersion(spec.engine, inst?.engineVersionActual ?? inst?.engineVersion);
   if (running === undefined) return false;
   const cmp = compareVersions(spec.version, running);
   return any ? cmp !== 0 : cmp > 0;
@@ -368,11 +366,10 @@ function bucketResources(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
 
 /** Host and port of a generation's instance (the live one by default), from what the provider observed. */
 export function instanceAddress(input: DatabaseInput, generation?: number): { host: string; port: number } | undefined {
-  const inst =
-    generation === undefined ? liveInstance(input.observed) : input.observed.get(keyOf(AWS_KEYS.instance, generation));
-  const host = str(inst, 'status', 'atProvider', 'address');
-  const port = num(inst, 'status', 'atProvider', 'port');
-  return host && port ? { host, port } : undefined;
+  const inst = rdsInstanceOf(
+    generation === undefined ? liveInstance(input.observed) : input.observed.get(keyOf(AWS_KEYS.instance, generation)),
+  );
+  return inst?.address && inst.port ? { host: inst.address, port: inst.port } : undefined;
 }
 
 /** The connection a generation's instance offers, from the provider's Secret and what it observed; undefined until whole. */
@@ -495,12 +492,12 @@ function keepSecret(observed: Obj): Obj {
  * instance's creation and the retention period back.
  */
 export function awsBackupStatus(input: DatabaseInput, spec: ResolvedSpec, facts?: ExternalFacts): Obj | undefined {
-  const inst = liveInstance(input.observed);
-  const latest = str(inst, 'status', 'atProvider', 'latestRestorableTime');
+  const inst = live(input.observed);
+  const latest = inst?.latestRestorableTime;
   if (!spec.backup.enabled && !latest) return undefined;
   if (!latest) return {};
-  const retention = num(inst, 'spec', 'forProvider', 'backupRetentionPeriod') ?? spec.backup.retentionDays;
-  const created = str(inst, 'metadata', 'creationTimestamp');
+  const retention = inst?.backupRetentionPeriod ?? spec.backup.retentionDays;
+  const created = inst?.creationTimestamp;
   const earliest =
     facts?.aws?.instance?.earliestRestorableTime ??
     earliestRestorable(created ? new Date(created) : undefined, retention, input.now).earliestRestorableTime;
@@ -508,23 +505,20 @@ export function awsBackupStatus(input: DatabaseInput, spec: ResolvedSpec, facts?
   return {
     latestRestorableTime: latest,
     ...(earliest ? { earliestRestorableTime: earliest } : {}),
-    location: `rds-automated-backups:${str(inst, 'spec', 'forProvider', 'identifier') ?? rdsIdentifier(input)}`,
+    location: `rds-automated-backups:${inst?.identifier ?? rdsIdentifier(input)}`,
   };
 }
 
 /** How an observed instance was made from a source, as it was composed: kept for as long as it exists. */
 function restoreOf(instance: Obj): RdsRestore | undefined {
-  const forProvider = record(instance, 'spec', 'forProvider');
-  const snapshotIdentifier = str(forProvider, 'snapshotIdentifier');
-  if (snapshotIdentifier) return { snapshotIdentifier };
-  const pitr = record(forProvider, 'restoreToPointInTime');
-  const sourceDbInstanceIdentifier = str(pitr, 'sourceDbInstanceIdentifier');
-  if (!pitr || !sourceDbInstanceIdentifier) return undefined;
-  const restoreTime = str(pitr, 'restoreTime');
+  const inst = rdsInstanceOf(instance);
+  if (inst?.snapshotIdentifier) return { snapshotIdentifier: inst.snapshotIdentifier };
+  const pitr = inst?.restoreToPointInTime;
+  if (!pitr?.sourceDbInstanceIdentifier) return undefined;
   return {
     restoreToPointInTime: {
-      sourceDbInstanceIdentifier,
-      ...(restoreTime ? { restoreTime } : { useLatestRestorableTime: true }),
+      sourceDbInstanceIdentifier: pitr.sourceDbInstanceIdentifier,
+      ...(pitr.restoreTime ? { restoreTime: pitr.restoreTime } : { useLatestRestorableTime: true }),
     },
   };
 }
@@ -533,11 +527,11 @@ function restoreOf(instance: Obj): RdsRestore | undefined {
 function instanceBlocker(input: DatabaseCall, verdicts: ReadonlyMap<string, Verdict>, live: number) {
   const verdict = verdicts.get(keyOf(AWS_KEYS.instance, live));
   if (!verdict || verdict.ready) return undefined;
-  const inst = input.observed.get(keyOf(AWS_KEYS.instance, live));
+  const inst = rdsInstanceOf(input.observed.get(keyOf(AWS_KEYS.instance, live)));
   if (!inst) return { message: `RDS instance ${rdsIdentifier(input, live)}: not created yet`, verdict };
-  const state = str(inst, 'status', 'atProvider', 'status');
-  const created = str(inst, 'status', 'atProvider', 'address') !== undefined;
-  const said = condition(inst, 'Ready')?.message;
+  const state = inst.status;
+  const created = inst.address !== undefined;
+  const said = inst.readyMessage;
   const aws = state ? ` (AWS status: ${state})` : '';
   return {
     message: `RDS instance ${rdsIdentifier(input, live)}: ${created ? 'not ready' : 'being created'}${aws}${said ? `: ${said}` : ''}`,
@@ -567,15 +561,13 @@ const snapshots: BackupMethod = {
       providerConfigRef: { kind: 'ClusterProviderConfig', name: call.target.spec.aws!.providerConfigName },
     }),
   read: ({ input, attempt }, base): Summary => {
-    const snapshot = input.observed.get(AWS_KEYS.snapshot);
-    const name = str(snapshot, 'metadata', 'name');
+    const snapshot = rdsSnapshotOf(input.observed.get(AWS_KEYS.snapshot));
     const fields = { ...base, attempts: attempt, restorable: false };
     if (!snapshot) return backupSummary('Pending', 'creating the RDS snapshot', fields);
-    const ready = condition(snapshot, 'Ready');
-    const aws = str(snapshot, 'status', 'atProvider', 'status');
-    const location = `rds-snapshot:${str(snapshot, 'metadata', 'annotations', 'crossplane.io/external-name') ?? name}`;
+    const { name, ready, status: aws } = snapshot;
+    const location = `rds-snapshot:${snapshot.externalName ?? name}`;
     if (ready?.status === 'True' && (aws === undefined || aws === 'available')) {
-      const size = num(snapshot, 'status', 'atProvider', 'allocatedStorage');
+      const size = snapshot.allocatedStorage;
       return backupSummary('Completed', `RDS snapshot ${name} is available`, {
         ...fields,
         location,
@@ -618,22 +610,19 @@ export const rdsPlacement: Placement = {
   refusesUpgrade: () => undefined,
   refusesBecoming: () => undefined,
 
-  composedVersion: (observed) => str(liveInstance(observed), 'spec', 'forProvider', 'engineVersion'),
-  composedEngine: (observed) => str(liveInstance(observed), 'spec', 'forProvider', 'engine'),
+  composedVersion: (observed) => live(observed)?.engineVersion,
+  composedEngine: (observed) => live(observed)?.engine,
   composedStorageGB: (observed) => {
-    const rds = liveInstance(observed);
+    const rds = live(observed);
     // With storage autoscaling RDS grows the instance past what was asked: only what was asked is the floor.
-    const autoscaled = num(rds, 'spec', 'forProvider', 'maxAllocatedStorage') !== undefined;
-    return [
-      num(rds, 'spec', 'forProvider', 'allocatedStorage'),
-      autoscaled ? undefined : num(rds, 'status', 'atProvider', 'allocatedStorage'),
-    ].filter((n): n is number => n !== undefined);
+    const autoscaled = rds?.maxAllocatedStorage !== undefined;
+    return [rds?.allocatedStorage, autoscaled ? undefined : rds?.reportedAllocatedStorage].filter(
+      (n): n is number => n !== undefined,
+    );
   },
-  runningVersion: (input, facts) =>
-    str(liveInstance(input.observed), 'status', 'atProvider', 'engineVersionActual') ??
-    facts?.aws?.instance?.engineVersion,
+  runningVersion: (input, facts) => live(input.observed)?.engineVersionActual ?? facts?.aws?.instance?.engineVersion,
   pendingVersion: (input, from, wanted) => {
-    const state = str(liveInstance(input.observed), 'status', 'atProvider', 'status');
+    const state = live(input.observed)?.status;
     const window = input.spec.maintenance?.window ? ` ${input.spec.maintenance.window}` : '';
     return state === 'upgrading'
       ? `upgrading ${from} → ${wanted}`
@@ -641,7 +630,7 @@ export const rdsPlacement: Placement = {
   },
   upgradesInPlace: () => true,
   storage: (input) => {
-    const capacityGB = num(liveInstance(input.observed), 'status', 'atProvider', 'allocatedStorage');
+    const capacityGB = live(input.observed)?.reportedAllocatedStorage;
     return {
       ...(capacityGB !== undefined ? { capacityGB } : {}),
       ...(input.spec.maxStorageGB !== undefined ? { maxGB: input.spec.maxStorageGB } : {}),
@@ -668,7 +657,7 @@ export const rdsPlacement: Placement = {
           reason: 'BackupsDisabled',
           message: 'spec.backup.enabled is false: RDS keeps one day of automated backups',
         };
-      const latest = str(liveInstance(input.observed), 'status', 'atProvider', 'latestRestorableTime');
+      const latest = live(input.observed)?.latestRestorableTime;
       return latest
         ? {
             ok: true,

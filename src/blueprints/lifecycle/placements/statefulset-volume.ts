@@ -9,7 +9,8 @@
 // The resize is watched through the claim's status: its capacity, its
 // Resizing and FileSystemResizePending conditions and allocatedResourceStatuses.
 import { SpecError } from '../../../errors.js';
-import { condition, str, type Obj } from '../../../kube.js';
+import { claimOf } from '../../../kinds/core.js';
+import type { Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { wholeGigabytes } from '../../../quantity.js';
 import type { Desired } from '../../blueprint.js';
@@ -39,23 +40,24 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
   };
   const claim = input.required.get(DATA_CLAIM)?.[0];
   // What the resize Object asked for last, as observed (it wraps the claim).
-  const asked = wholeGigabytes(str(input.observed.get(VOLUME_RESIZE), 'spec', 'resources', 'requests', 'storage'));
+  const asked = wholeGigabytes(claimOf(input.observed.get(VOLUME_RESIZE))?.requested);
   // Not read yet (the first call of a reconcile) or gone: a resize Object composed before stays as it was.
-  if (!claim || str(claim, 'metadata', 'name') !== claimName) {
+  const observed = claimOf(claim);
+  if (!claim || observed?.name !== claimName) {
     if (input.observed.has(VOLUME_RESIZE))
       plan.resource = resizeObject(input, spec, claimName, asked ?? spec.storageGB);
     return plan;
   }
   plan.claim = claim;
-  const requested = wholeGigabytes(str(claim, 'spec', 'resources', 'requests', 'storage'));
-  const capacity = wholeGigabytes(str(claim, 'status', 'capacity', 'storage'));
+  const requested = wholeGigabytes(observed?.requested);
+  const capacity = wholeGigabytes(observed?.capacity);
   const want = spec.storageGB;
   if (requested !== undefined && want < requested)
     throw new SpecError([
       `spec.storageGB is ${want} but volume ${claimName} has ${requested}Gi; spec.storageGB may grow but never shrink`,
     ]);
   const composed = input.observed.has(VOLUME_RESIZE);
-  const className = str(claim, 'spec', 'storageClassName');
+  const className = observed?.storageClassName;
   if (className)
     plan.requirements[STORAGE_CLASS] = { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', matchName: className };
   const grow = requested !== undefined && want > requested;
@@ -83,18 +85,14 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
     plan.condition = { ok: true, reason: 'Resized', message: `volume ${claimName} has ${capacity}Gi` };
     return plan;
   }
-  const fsPending = condition(claim, 'FileSystemResizePending')?.status === 'True';
+  const fsPending = observed?.fileSystemResizePending?.status === 'True';
   const state =
-    str(claim, 'status', 'allocatedResourceStatuses', 'storage') ??
-    (fsPending
-      ? 'FileSystemResizePending'
-      : condition(claim, 'Resizing')?.status === 'True'
-        ? 'Resizing'
-        : 'requested');
+    observed?.resizeStatus ??
+    (fsPending ? 'FileSystemResizePending' : observed?.resizing?.status === 'True' ? 'Resizing' : 'requested');
   let updating = `volume ${claimName}: ${capacity ?? requested}Gi → ${want}Gi (${state})`;
   // Drivers that grow file systems online set FileSystemResizePending only for a moment: a restart is for one
   // that stays pending.
-  const since = Date.parse(condition(claim, 'FileSystemResizePending')?.lastTransitionTime ?? '');
+  const since = Date.parse(observed?.fileSystemResizePending?.lastTransitionTime ?? '');
   const stuck = fsPending && !(input.now.getTime() - since < RESTART_AFTER_MS);
   if (stuck) {
     if (spec.maintenance?.allowRestart) {

@@ -7,9 +7,11 @@
 // grows by its claim (statefulset-volume.ts). No point in time, no replicas,
 // no PostgreSQL major upgrade (the official image has no pg_upgrade).
 import type { V1PersistentVolumeClaim, V1PodSecurityContext, V1StatefulSet } from '@kubernetes/client-node';
-import { generationObserved } from '../../../kinds/conditions.js';
+import { statefulSetOf } from '../../../kinds/apps.js';
+import { jobOf } from '../../../kinds/batch.js';
+import { claimOf, selectorOf } from '../../../kinds/core.js';
 import { judge } from '../../../kinds/index.js';
-import { condition, list, str, type Obj } from '../../../kube.js';
+import type { Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired } from '../../blueprint.js';
@@ -57,22 +59,15 @@ export function dataClaimName(input: Pick<DatabaseInput, 'owner'>, generation = 
 
 /** The live generation: the one the client Service selects. */
 function liveGeneration(observed: ReadonlyMap<string, Obj>): number {
-  const role = str(observed.get(STATEFULSET_KEYS.service), 'spec', 'selector', ROLE_LABEL);
+  const role = selectorOf(observed.get(STATEFULSET_KEYS.service), ROLE_LABEL);
   const m = role ? /^server(?:-r([1-9][0-9]*))?$/.exec(role) : null;
   if (m) return m[1] ? Number(m[1]) : 0;
   return observedGenerations(observed, STATEFULSET_KEYS.statefulset)[0] ?? 0;
 }
 
+/** The live generation's StatefulSet as observed, read through its accessor. */
 const liveStatefulSet = (observed: ReadonlyMap<string, Obj>) =>
-  observed.get(keyOf(STATEFULSET_KEYS.statefulset, liveGeneration(observed)));
-
-/** The server container's image of an observed StatefulSet. */
-function serverImage(sts: Obj | undefined): string | undefined {
-  return str(
-    list(sts, 'spec', 'template', 'spec', 'containers').find((c) => str(c, 'name') === 'db'),
-    'image',
-  );
-}
+  statefulSetOf(observed.get(keyOf(STATEFULSET_KEYS.statefulset, liveGeneration(observed))));
 
 function podSecurity(): V1PodSecurityContext {
   return {
@@ -126,12 +121,12 @@ function statefulSet(
   const probe = { exec: { command: engine.readyCommand }, timeoutSeconds: 5 };
   // Claim templates cannot change once the StatefulSet exists: keep what runs.
   const observed = input.observed.get(keyOf(STATEFULSET_KEYS.statefulset, generation));
-  const observedTemplates = list(observed, 'spec', 'volumeClaimTemplates');
+  const observedTemplates = statefulSetOf(observed)?.volumeClaimTemplates ?? [];
   // (An earlier version's StatefulSet also has a "backup" template; it stays, with its volume.)
   const templates = observedTemplates.length > 0 ? observedTemplates : [claimTemplate(input, 'data')];
   const restored = metaFor(observed, opts.restored);
   // A restart asked once to finish a file-system resize stays asked (taking it back would restart the pod again).
-  const restart = opts.restart ?? str(observed, 'spec', 'template', 'metadata', 'annotations', RESTART_ANNOTATION);
+  const restart = opts.restart ?? statefulSetOf(observed)?.templateAnnotation(RESTART_ANNOTATION);
   return {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
@@ -240,12 +235,12 @@ function cutoverJob(input: DatabaseCall, target: RestoreTarget): Desired | undef
 function progress(input: DatabaseCall, target: RestoreTarget): Progress {
   const name = instanceName(input.owner, target.generation);
   const verdict = judge(input.observed.get(keyOf(STATEFULSET_KEYS.statefulset, target.generation)));
-  const job = input.observed.get(keyOf(STATEFULSET_KEYS.restore, target.generation));
-  if (condition(job, 'Failed')?.status === 'True') {
-    const why = condition(job, 'Failed')?.message ?? condition(job, 'Failed')?.reason ?? 'the restore Job failed';
+  const job = jobOf(input.observed.get(keyOf(STATEFULSET_KEYS.restore, target.generation)));
+  if (job?.failed) {
+    const why = job.failed.message ?? job.failed.reason ?? 'the restore Job failed';
     return { state: 'failed', detail: `the restore into ${name} failed (${why})` };
   }
-  if (condition(job, 'Complete')?.status === 'True')
+  if (job?.complete)
     return verdict.ready
       ? { state: 'ready', detail: `${name} holds the restored data` }
       : { state: 'restoring', detail: `${name} holds the restored data; StatefulSet ${name}: ${verdict.detail}` };
@@ -324,31 +319,24 @@ export const statefulSetPlacement: Placement = {
   refusesBecoming: () =>
     'spec.highAvailability cannot be turned on for an existing in-cluster database: it would replace the StatefulSet and its volume; move the data to a new highly available Database instead',
 
-  composedVersion: (observed) => tagOf(serverImage(liveStatefulSet(observed))),
+  composedVersion: (observed) => tagOf(liveStatefulSet(observed)?.image('db')),
   composedEngine: () => undefined,
   composedStorageGB: (observed) => {
-    const data = list(liveStatefulSet(observed), 'spec', 'volumeClaimTemplates').find(
-      (t) => str(t, 'metadata', 'name') === 'data',
-    );
-    const gb = gigabytes(str(data, 'spec', 'resources', 'requests', 'storage'));
+    const data = liveStatefulSet(observed)?.claims.find((t) => t.name === 'data');
+    const gb = gigabytes(data?.storage);
     return gb === undefined ? [] : [gb];
   },
   runningVersion: (input) => {
     // A StatefulSet runs its template's image once its rollout is done: every pod on the update revision.
     const sts = liveStatefulSet(input.observed);
-    const done =
-      sts !== undefined &&
-      generationObserved(sts) &&
-      str(sts, 'status', 'currentRevision') !== undefined &&
-      str(sts, 'status', 'currentRevision') === str(sts, 'status', 'updateRevision');
-    return done ? tagOf(serverImage(sts)) : undefined;
+    return sts?.rolledOut ? tagOf(sts.image('db')) : undefined;
   },
   pendingVersion: (_input, from, wanted) => `upgrading ${from} → ${wanted}`,
   // MySQL upgrades its data in place when a newer server starts on it; PostgreSQL's upgrade is refused.
   upgradesInPlace: (spec) => spec.engine !== 'postgres',
   storage: (_input, growth) => {
     const claim = (growth as VolumeGrowth | undefined)?.claim;
-    const capacityGB = growth?.capacityGB ?? wholeGigabytes(str(claim, 'status', 'capacity', 'storage'));
+    const capacityGB = growth?.capacityGB ?? wholeGigabytes(claimOf(claim)?.capacity);
     return capacityGB !== undefined ? { capacityGB } : {};
   },
   autoscalesStorage: false,
