@@ -71,3 +71,20 @@ export function groupOf(obj: unknown): string {
   const slash = apiVersion.indexOf('/');
   return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
+
+/** The metadata the function writes on what it composes. */
+export type ObjectMeta = {
+  name: string;
+  namespace?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string }>;
+};
+
+/** An object the function composes: its kind and metadata typed, the rest its kind's own. */
+export type Composed<Kind extends string = string, Spec = unknown> = {
+  apiVersion: string;
+  kind: Kind;
+  metadata: ObjectMeta;
+  spec: Spec;
+};

@@ -1,7 +1,7 @@
 // provider-upjet-aws managed resources: judged by their Ready condition, an
 // RDS instance also by what AWS says it is doing. Each namespaced kind names
 // its cluster-scoped twin for claims mode.
-import { condition, type KubeCondition, num, record, str, type Obj } from '../kube.js';
+import { type Composed, condition, type KubeCondition, num, record, str, type Obj } from '../kube.js';
 import { byReadyCondition, orphansOnDelete } from './conditions.js';
 import type { Family, Kind } from './kind.js';
 import { failed, progressing, updating, type Verdict } from './verdict.js';
@@ -150,3 +150,64 @@ export function rdsSnapshotOf(obj: Obj | undefined): RdsSnapshotView | undefined
     allocatedStorage: num(obj, 'status', 'atProvider', 'allocatedStorage'),
   };
 }
+
+/** A provider-upjet-aws managed resource as the function composes it. */
+export type ManagedResource<Kind extends string, Parameters> = Composed<
+  Kind,
+  {
+    managementPolicies?: string[];
+    providerConfigRef: { kind: string; name: string };
+    forProvider: Parameters;
+    writeConnectionSecretToRef?: { name: string };
+  }
+>;
+
+/** What the function sets of an RDS Instance (spec.forProvider). */
+export type RdsInstanceParameters = {
+  /** Required by the spec's rules; typed as the spec has it. */
+  region?: string;
+  identifier: string;
+  engine?: string;
+  engineVersion?: string;
+  /** A read replica's primary. */
+  replicateSourceDbRef?: { name: string };
+  snapshotIdentifier?: string;
+  restoreToPointInTime?: {
+    sourceDbInstanceIdentifier: string;
+    restoreTime?: string;
+    useLatestRestorableTime?: boolean;
+  };
+  allowMajorVersionUpgrade?: boolean;
+  instanceClass: string;
+  allocatedStorage?: number;
+  maxAllocatedStorage?: number;
+  maintenanceWindow?: string;
+  applyImmediately?: boolean;
+  storageType: string;
+  storageEncrypted: boolean;
+  multiAz?: boolean;
+  publiclyAccessible: boolean;
+  dbName?: string;
+  username?: string;
+  autoGeneratePassword?: boolean;
+  passwordSecretRef?: { name: string; key: string };
+  backupRetentionPeriod?: number;
+  backupWindow?: string;
+  copyTagsToSnapshot?: boolean;
+  autoMinorVersionUpgrade: boolean;
+  deletionProtection?: boolean;
+  skipFinalSnapshot: boolean;
+  finalSnapshotIdentifier?: string;
+  deleteAutomatedBackups?: boolean;
+  dbSubnetGroupNameRef?: { name: string };
+  vpcSecurityGroupIds?: string[];
+  tags: Record<string, string>;
+};
+
+export type RdsInstance = ManagedResource<'Instance', RdsInstanceParameters>;
+export type RdsSubnetGroup = ManagedResource<
+  'SubnetGroup',
+  { region?: string; description: string; subnetIds?: string[]; tags: Record<string, string> }
+>;
+/** A bucket and its configuration resources: each its own parameters besides the region. */
+export type S3Resource = ManagedResource<string, { region?: string } & Record<string, unknown>>;

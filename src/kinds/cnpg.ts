@@ -1,6 +1,6 @@
 // CloudNativePG: a Cluster is healthy by its phase (instance counts rise before recovery ends);
 // its Backups and the Barman Cloud plugin's ObjectStore.
-import { list, str, type Obj } from '../kube.js';
+import { type Composed, list, str, type Obj } from '../kube.js';
 import type { Family } from './kind.js';
 import { failed, progressing, ready, type Verdict } from './verdict.js';
 
@@ -88,3 +88,34 @@ export function cnpgBackupOf(obj: Obj | undefined): BackupView | undefined {
 export function firstRecoverabilityPoint(store: Obj | undefined, server: string): string | undefined {
   return str(store, 'status', 'serverRecoveryWindow', server, 'firstRecoverabilityPoint');
 }
+
+/** A CloudNativePG Cluster as the function composes it (inside a provider-kubernetes Object). */
+export type CnpgCluster = Composed<
+  'Cluster',
+  {
+    instances: number;
+    imageName: string;
+    primaryUpdateStrategy: string;
+    storage: { size: string };
+    resources: unknown;
+    affinity: { enablePodAntiAffinity: boolean; topologyKey: string };
+    bootstrap: unknown;
+    externalClusters?: unknown;
+    plugins?: Array<{ name: string; isWALArchiver: boolean; parameters: Record<string, string> }>;
+  }
+>;
+
+/** The Barman Cloud plugin's ObjectStore as the function composes it. */
+export type CnpgObjectStore = Composed<
+  'ObjectStore',
+  {
+    retentionPolicy: string;
+    configuration: {
+      destinationPath: string;
+      endpointURL?: string;
+      s3Credentials: Record<string, { name: string; key: string }>;
+      wal: { compression: string };
+      data: { compression: string };
+    };
+  }
+>;

@@ -1,5 +1,5 @@
 // The core group (v1): Services, claims, Secrets and the kinds ready once they exist.
-import { condition, isObj, type KubeCondition, list, str, type Obj } from '../kube.js';
+import { condition, isObj, type KubeCondition, list, type ObjectMeta, str, type Obj } from '../kube.js';
 import { exists } from './conditions.js';
 import type { Family } from './kind.js';
 import { progressing, ready, type Verdict } from './verdict.js';
@@ -66,3 +66,12 @@ export function claimOf(obj: Obj | undefined): ClaimView | undefined {
 export function selectorOf(service: Obj | undefined, label: string): string | undefined {
   return str(service, 'spec', 'selector', label);
 }
+
+/** A Secret as the function composes it: its values as data (base64), as the API server stores them. */
+export type SecretManifest = {
+  apiVersion: 'v1';
+  kind: 'Secret';
+  metadata: ObjectMeta;
+  type: string;
+  data: Record<string, unknown>;
+};

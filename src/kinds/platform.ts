@@ -2,7 +2,7 @@
 // composes its scheduled DatabaseBackups (as independent resources: a backup
 // in flight or failed does not hold up the Database's readiness; its
 // BackupHealthy condition tells how backups go).
-import { num, type Obj, record, str } from '../kube.js';
+import { type Composed, num, type Obj, record, str } from '../kube.js';
 import type { Family } from './kind.js';
 import { failed, progressing, ready } from './verdict.js';
 
@@ -57,3 +57,6 @@ export function databaseBackupOf(obj: Obj | undefined): DatabaseBackupView | und
     message: str(obj, 'status', 'message'),
   };
 }
+
+/** A DatabaseBackup as a Database composes it (scheduled, or before an upgrade). */
+export type DatabaseBackup = Composed<'DatabaseBackup', { databaseRef: { name: string }; pinned?: boolean }>;

@@ -9,7 +9,7 @@
 // first (a removal Job) and the record after, never the newest Completed one
 // and never a pinned one: the one exception the nothing-lost guard makes.
 import { jobOf } from '../../kinds/batch.js';
-import { type DatabaseBackupView, databaseBackupOf } from '../../kinds/platform.js';
+import { type DatabaseBackup, type DatabaseBackupView, databaseBackupOf } from '../../kinds/platform.js';
 import { str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import { firedAtOrBefore, nextFiring } from '../../spec/cron.js';
@@ -77,7 +77,7 @@ function taken(input: DatabaseInput): Taken[] {
   return out.sort((a, b) => a.slot.getTime() - b.slot.getTime());
 }
 
-function backupObject(input: DatabaseInput, stamp: string): Obj {
+function backupObject(input: DatabaseInput, stamp: string): DatabaseBackup {
   const { owner } = input;
   return {
     apiVersion: 'example.com/v1',

@@ -8,8 +8,7 @@
 // a backup; retention never prunes a pinned one). Where the placement cannot
 // upgrade in place (PostgreSQL in a StatefulSet), that is refused (rules.ts),
 // saying how instead.
-import { databaseBackupOf } from '../../kinds/platform.js';
-import type { Obj } from '../../kube.js';
+import { type DatabaseBackup, databaseBackupOf } from '../../kinds/platform.js';
 import { boundedLabel } from '../../names.js';
 import type { Desired } from '../blueprint.js';
 import { appName, baseName, compareVersions, type DatabaseInput, type ResolvedSpec } from '../lifecycle/database.js';
@@ -39,7 +38,7 @@ export function preUpgradeName(input: Pick<DatabaseInput, 'owner'>, version: str
   return boundedLabel(63, baseName(input.owner), `pre-${version.replace(/\./g, '-')}`);
 }
 
-function backupObject(input: DatabaseInput, version: string): Obj {
+function backupObject(input: DatabaseInput, version: string): DatabaseBackup {
   return {
     apiVersion: 'example.com/v1',
     kind: 'DatabaseBackup',

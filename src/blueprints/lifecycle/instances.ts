@@ -9,7 +9,7 @@
 // DatabaseRestore, the source, the point in time) for as long as it exists,
 // and an instance a restore replaced is handed over to the user.
 import { keepsDataWhenDeleted } from '../../kinds/index.js';
-import { list, str, type Obj } from '../../kube.js';
+import { list, type ObjectMeta, str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import type { Desired, Owner } from '../blueprint.js';
 import { baseName, type DatabaseInput, secretValue } from './database.js';
@@ -204,8 +204,8 @@ export function madeFrom<M>(instance: Obj, madeOf: (observed: Obj) => M | undefi
 }
 
 /** Metadata with the labels and annotations an instance carries (no annotations key when it carries none). */
-export function withInstanceMeta(metadata: Obj, carried: InstanceMeta): Obj {
-  if (Object.keys(carried.annotations).length > 0) metadata['annotations'] = carried.annotations;
+export function withInstanceMeta(metadata: ObjectMeta, carried: InstanceMeta): ObjectMeta {
+  if (Object.keys(carried.annotations).length > 0) metadata.annotations = carried.annotations;
   return metadata;
 }
 

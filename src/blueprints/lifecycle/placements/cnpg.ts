@@ -8,7 +8,14 @@
 // connection Secret's host switches to its -rw Service. The operator grows
 // the volumes and upgrades in place. Needs the operator: says so when it is
 // not installed.
-import { cnpgBackupOf, cnpgClusterOf, firstRecoverabilityPoint } from '../../../kinds/cnpg.js';
+import {
+  type CnpgCluster,
+  type CnpgObjectStore,
+  cnpgBackupOf,
+  cnpgClusterOf,
+  firstRecoverabilityPoint,
+} from '../../../kinds/cnpg.js';
+import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
 import { claimOf } from '../../../kinds/core.js';
 import { judge } from '../../../kinds/index.js';
 import type { Obj } from '../../../kube.js';
@@ -106,7 +113,7 @@ export function objectStoreName(input: Pick<DatabaseInput, 'owner'>): string {
  * Delete) orphan it, where a directly composed object would be garbage
  * collected with its owner. Delete lets the Object take it along.
  */
-function lasting(input: DatabaseCall, name: string, manifest: Obj, keep = false): Obj {
+function lasting<M>(input: DatabaseCall, name: string, manifest: M, keep = false): KubernetesObject<M> {
   return {
     apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
     kind: 'Object',
@@ -144,7 +151,7 @@ function cluster(
   input: DatabaseCall,
   generation: number,
   opts: { keep?: boolean; recovery?: Recovery; meta: InstanceMeta },
-): Obj {
+): KubernetesObject<CnpgCluster> {
   const { owner, spec } = input;
   const name = instanceName(owner, generation);
   const restored = opts.meta;
@@ -192,7 +199,7 @@ function backupVolume(input: DatabaseCall): Obj {
 }
 
 /** The Barman Cloud plugin's ObjectStore: where the Cluster archives WAL and writes base backups. */
-function objectStore(input: DatabaseCall): Obj {
+function objectStore(input: DatabaseCall): CnpgObjectStore {
   const { spec } = input;
   const store = spec.backup.objectStore!;
   const secret = store.credentialsSecretRef.name;

@@ -96,7 +96,7 @@ export function inClusterSecrets(
   const claim = keepWith && !owner.claim ? input.required.get(keepWith.requirement)?.[0] : undefined;
   const { uid: claimUid, name: claimName } = claimOf(claim) ?? {};
   if (keepWith && claimUid && claimName === keepWith.claimName) {
-    (credentials['metadata'] as Obj)['ownerReferences'] = [
+    credentials.metadata.ownerReferences = [
       { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: keepWith.claimName, uid: claimUid },
     ];
   }

@@ -10,7 +10,14 @@
 // composed (it may hold objects) but is not named as a backup location:
 // nothing ever wrote backups to it.
 import { earliestRestorable, type ExternalFacts } from '../../../facts.js';
-import { rdsInstanceOf, rdsSnapshotOf } from '../../../kinds/aws.js';
+import {
+  type RdsInstance,
+  type RdsInstanceParameters,
+  rdsInstanceOf,
+  type RdsSubnetGroup,
+  rdsSnapshotOf,
+  type S3Resource,
+} from '../../../kinds/aws.js';
 import { judge, type Verdict } from '../../../kinds/index.js';
 import { str, type Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
@@ -92,7 +99,7 @@ function managementPolicies(spec: ResolvedSpec, keep = false): string[] {
   return keep || spec.deletionPolicy === 'Retain' ? ['Observe', 'Create', 'Update', 'LateInitialize'] : ['*'];
 }
 
-function providerConfigRef(spec: ResolvedSpec): Obj {
+function providerConfigRef(spec: ResolvedSpec): { kind: string; name: string } {
   return { kind: 'ClusterProviderConfig', name: spec.aws?.providerConfigName ?? 'default' };
 }
 
@@ -135,12 +142,12 @@ function instance(
   spec: ResolvedSpec,
   generation = 0,
   opts: { restore?: RdsRestore; keep?: boolean; meta?: InstanceMeta } = {},
-): Obj {
+): RdsInstance {
   const aws = spec.aws!;
   const retain = spec.deletionPolicy === 'Retain';
   const window = backupWindow(spec.backup.schedule);
   const identifier = rdsIdentifier(input, generation);
-  const forProvider: Obj = {
+  const forProvider: RdsInstanceParameters = {
     region: aws.region,
     identifier,
     engine: spec.engine,
@@ -215,7 +222,7 @@ export const replicaKey = (i: number, generation = 0) => keyOf(`rds-replica-${i}
  * it (a replica may not set one). Being a copy, it is deleted with the
  * Database or when replicas are turned down.
  */
-function replica(input: DatabaseInput, spec: ResolvedSpec, live: number, i: number): Obj {
+function replica(input: DatabaseInput, spec: ResolvedSpec, live: number, i: number): RdsInstance {
   const aws = spec.aws!;
   const name = dnsLabel(instanceName(input.owner, live), `ro${i}`);
   return {
@@ -277,7 +284,7 @@ function tags(input: DatabaseInput): Record<string, string> {
   };
 }
 
-function subnetGroup(input: DatabaseInput, spec: ResolvedSpec): Obj {
+function subnetGroup(input: DatabaseInput, spec: ResolvedSpec): RdsSubnetGroup {
   return {
     apiVersion: 'rds.aws.m.upbound.io/v1beta1',
     kind: 'SubnetGroup',
@@ -295,7 +302,7 @@ function subnetGroup(input: DatabaseInput, spec: ResolvedSpec): Obj {
   };
 }
 
-function s3(input: DatabaseInput, spec: ResolvedSpec, kind: string, name: string, forProvider: Obj): Obj {
+function s3(input: DatabaseInput, spec: ResolvedSpec, kind: string, name: string, forProvider: Obj): S3Resource {
   return {
     apiVersion: 's3.aws.m.upbound.io/v1beta1',
     kind,
@@ -318,7 +325,7 @@ function bucketResources(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
     tags: tags(input),
   });
   // The bucket's name in AWS is its object name, said outright so a default never changes it.
-  (bucketObj['metadata'] as Obj)['annotations'] = { 'crossplane.io/external-name': bucket };
+  bucketObj.metadata.annotations = { 'crossplane.io/external-name': bucket };
   return [
     { key: AWS_KEYS.bucket, object: bucketObj },
     {
@@ -471,6 +478,7 @@ function portOf(text: string | undefined): number | undefined {
   return port > 0 && port < 65536 ? port : undefined;
 }
 
+/** The observed connection Secret composed again as it is (a copy, not built). */
 function keepSecret(observed: Obj): Obj {
   return {
     apiVersion: 'v1',

@@ -9,7 +9,9 @@
 // The resize is watched through the claim's status: its capacity, its
 // Resizing and FileSystemResizePending conditions and allocatedResourceStatuses.
 import { SpecError } from '../../../errors.js';
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { claimOf } from '../../../kinds/core.js';
+import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
 import type { Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { wholeGigabytes } from '../../../quantity.js';
@@ -125,6 +127,6 @@ function resizeObject(input: DatabaseInput, spec: ResolvedSpec, claimName: strin
           },
         },
       },
-    },
+    } satisfies KubernetesObject<V1PersistentVolumeClaim>,
   };
 }

@@ -6,7 +6,7 @@
 // live one and the client Service's selector switches to it. The data volume
 // grows by its claim (statefulset-volume.ts). No point in time, no replicas,
 // no PostgreSQL major upgrade (the official image has no pg_upgrade).
-import type { V1PersistentVolumeClaim, V1PodSecurityContext, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1PodSecurityContext, V1Service, V1StatefulSet } from '@kubernetes/client-node';
 import { statefulSetOf } from '../../../kinds/apps.js';
 import { jobOf } from '../../../kinds/batch.js';
 import { claimOf, selectorOf } from '../../../kinds/core.js';
@@ -183,7 +183,7 @@ function clientService(input: DatabaseCall, serving: number): Desired {
       kind: 'Service',
       metadata: meta(input.owner, input.spec, baseName(input.owner)),
       spec: { type: 'ClusterIP', selector: podSelector(input, serving), ports: servicePorts(input.spec) },
-    },
+    } satisfies V1Service,
   };
 }
 
@@ -201,7 +201,7 @@ function headlessService(input: DatabaseCall, generation: number): Desired {
         selector: podSelector(input, generation),
         ports: servicePorts(input.spec),
       },
-    },
+    } satisfies V1Service,
   };
 }
 
