@@ -88,3 +88,27 @@ export type Composed<Kind extends string = string, Spec = unknown> = {
   metadata: ObjectMeta;
   spec: Spec;
 };
+
+/** The fields `names` of the object at `path` in `obj`, each where `read` finds one of its type. */
+function fields<const K extends string, T>(
+  obj: unknown,
+  path: readonly string[],
+  names: readonly K[],
+  read: (at: unknown, name: string) => T | undefined,
+): { [P in K]?: T } {
+  const at = field(obj, ...path);
+  const out: { [P in K]?: T } = {};
+  for (const name of names) {
+    const v = read(at, name);
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
+}
+
+/** The string fields `names` of the object at `path` in `obj`, where they are strings. */
+export const strings = <const K extends string>(obj: unknown, path: readonly string[], names: readonly K[]) =>
+  fields(obj, path, names, str);
+
+/** The numeric fields `names` of the object at `path` in `obj`, where they are finite numbers. */
+export const numbers = <const K extends string>(obj: unknown, path: readonly string[], names: readonly K[]) =>
+  fields(obj, path, names, num);

@@ -1,7 +1,7 @@
 // apps/v1: Deployments and StatefulSets, judged by what their controllers report.
 import { condition, list, num, str, type Obj } from '../kube.js';
 import { generationObserved } from './conditions.js';
-import type { Family } from './kind.js';
+import { accessor, type Family } from './kind.js';
 import { progressing, ready, stuck, updating, type Verdict } from './verdict.js';
 
 function deployment(obj: Obj): Verdict {
@@ -47,22 +47,14 @@ export const APPS: Family = [
   { group: 'apps', kind: 'StatefulSet', judge: statefulSet, holdsData: true, keepsDataWhenDeleted: retainsVolumes },
 ];
 
-/** What the function reads of an observed StatefulSet. */
-export interface StatefulSetView {
-  /** Its claim templates as observed (they cannot change once it exists), and each one's name and storage request. */
-  volumeClaimTemplates: unknown[];
-  claims: Array<{ name?: string; storage?: string }>;
-  /** The image of the pod template's container `name`. */
-  image(container: string): string | undefined;
-  /** An annotation of the pod template. */
-  templateAnnotation(name: string): string | undefined;
-  /** Its rollout is done: the controller has seen the newest spec and every pod is on the update revision. */
-  rolledOut: boolean;
-}
-
-/** An observed StatefulSet, read defensively; undefined when there is none. */
-export function statefulSetOf(obj: Obj | undefined): StatefulSetView | undefined {
-  if (!obj) return undefined;
+/**
+ * An observed StatefulSet: its claim templates as observed (they cannot
+ * change once it exists) with each one's name and storage request, the image
+ * of a container of its pod template, an annotation of the template, and
+ * whether its rollout is done (the controller has seen the newest spec and
+ * every pod is on the update revision).
+ */
+export const statefulSetOf = accessor((obj) => {
   const templates = list(obj, 'spec', 'volumeClaimTemplates');
   const current = str(obj, 'status', 'currentRevision');
   return {
@@ -71,12 +63,12 @@ export function statefulSetOf(obj: Obj | undefined): StatefulSetView | undefined
       name: str(t, 'metadata', 'name'),
       storage: str(t, 'spec', 'resources', 'requests', 'storage'),
     })),
-    image: (container) =>
+    image: (container: string) =>
       str(
         list(obj, 'spec', 'template', 'spec', 'containers').find((c) => str(c, 'name') === container),
         'image',
       ),
-    templateAnnotation: (name) => str(obj, 'spec', 'template', 'metadata', 'annotations', name),
+    templateAnnotation: (name: string) => str(obj, 'spec', 'template', 'metadata', 'annotations', name),
     rolledOut: generationObserved(obj) && current !== undefined && current === str(obj, 'status', 'updateRevision'),
   };
-}
+});

@@ -1,9 +1,9 @@
 // provider-upjet-aws managed resources: judged by their Ready condition, an
 // RDS instance also by what AWS says it is doing. Each namespaced kind names
 // its cluster-scoped twin for claims mode.
-import { type Composed, condition, type KubeCondition, num, record, str, type Obj } from '../kube.js';
+import { type Composed, condition, numbers, record, str, strings, type Obj } from '../kube.js';
 import { byReadyCondition, orphansOnDelete } from './conditions.js';
-import type { Family, Kind } from './kind.js';
+import { accessor, type Family, type Kind } from './kind.js';
 import { failed, progressing, updating, type Verdict } from './verdict.js';
 
 /** RDS instance states that mean a change is being applied (configuring-* included). */
@@ -70,86 +70,37 @@ export const AWS_S3: Family = [
   ...both('s3.aws.m.upbound.io', 'BucketLifecycleConfiguration', 's3.aws.upbound.io/v1beta2'),
 ];
 
-/** What the function reads of an observed RDS Instance: what it is set to (spec.forProvider) and what AWS reports (status.atProvider). */
-export interface RdsInstanceView {
-  name?: string;
-  creationTimestamp?: string;
-  identifier?: string;
-  engine?: string;
-  engineVersion?: string;
-  allocatedStorage?: number;
-  maxAllocatedStorage?: number;
-  backupRetentionPeriod?: number;
-  /** How it was made from a source, as composed. */
-  snapshotIdentifier?: string;
-  restoreToPointInTime?: { sourceDbInstanceIdentifier?: string; restoreTime?: string };
-  address?: string;
-  port?: number;
-  /** AWS's word for its state: available, modifying, upgrading, ... */
-  status?: string;
-  engineVersionActual?: string;
-  /** The storage it has, which RDS may have grown past what it is set to. */
-  reportedAllocatedStorage?: number;
-  latestRestorableTime?: string;
-  /** The Ready condition's message. */
-  readyMessage?: string;
-}
-
-/** An observed RDS Instance, read defensively; undefined when there is none. */
-export function rdsInstanceOf(obj: Obj | undefined): RdsInstanceView | undefined {
-  if (!obj) return undefined;
-  const set = record(obj, 'spec', 'forProvider');
-  const pitr = record(set, 'restoreToPointInTime');
-  const view: RdsInstanceView = {
-    name: str(obj, 'metadata', 'name'),
-    creationTimestamp: str(obj, 'metadata', 'creationTimestamp'),
-    identifier: str(set, 'identifier'),
-    engine: str(set, 'engine'),
-    engineVersion: str(set, 'engineVersion'),
-    allocatedStorage: num(set, 'allocatedStorage'),
-    maxAllocatedStorage: num(set, 'maxAllocatedStorage'),
-    backupRetentionPeriod: num(set, 'backupRetentionPeriod'),
-    snapshotIdentifier: str(set, 'snapshotIdentifier'),
-    ...(pitr
-      ? {
-          restoreToPointInTime: {
-            sourceDbInstanceIdentifier: str(pitr, 'sourceDbInstanceIdentifier'),
-            restoreTime: str(pitr, 'restoreTime'),
-          },
-        }
-      : {}),
-    address: str(obj, 'status', 'atProvider', 'address'),
-    port: num(obj, 'status', 'atProvider', 'port'),
-    status: str(obj, 'status', 'atProvider', 'status'),
-    engineVersionActual: str(obj, 'status', 'atProvider', 'engineVersionActual'),
-    reportedAllocatedStorage: num(obj, 'status', 'atProvider', 'allocatedStorage'),
-    latestRestorableTime: str(obj, 'status', 'atProvider', 'latestRestorableTime'),
+/**
+ * An observed RDS Instance: what it is set to (spec.forProvider: its
+ * identifier, engine and version, storage, how it was made from a source) and
+ * what AWS reports (status.atProvider: its address, its state, the version
+ * and storage it has, how far back it can be restored), and the Ready
+ * condition's message.
+ */
+export const rdsInstanceOf = accessor((obj) => {
+  const pitr = record(obj, 'spec', 'forProvider', 'restoreToPointInTime');
+  const reported = numbers(obj, ['status', 'atProvider'], ['port', 'allocatedStorage']);
+  return {
+    ...strings(obj, ['metadata'], ['name', 'creationTimestamp']),
+    ...strings(obj, ['spec', 'forProvider'], ['identifier', 'engine', 'engineVersion', 'snapshotIdentifier']),
+    ...numbers(obj, ['spec', 'forProvider'], ['allocatedStorage', 'maxAllocatedStorage', 'backupRetentionPeriod']),
+    ...(pitr ? { restoreToPointInTime: strings(pitr, [], ['sourceDbInstanceIdentifier', 'restoreTime']) } : {}),
+    ...strings(obj, ['status', 'atProvider'], ['address', 'status', 'engineVersionActual', 'latestRestorableTime']),
+    port: reported.port,
+    /** The storage it has, which RDS may have grown past what it is set to. */
+    reportedAllocatedStorage: reported.allocatedStorage,
     readyMessage: condition(obj, 'Ready')?.message,
   };
-  return view;
-}
+});
 
-/** What the function reads of an observed RDS Snapshot. */
-export interface RdsSnapshotView {
-  name?: string;
-  /** Its identifier in AWS, where the provider recorded it. */
-  externalName?: string;
-  ready?: KubeCondition;
-  status?: string;
-  allocatedStorage?: number;
-}
-
-/** An observed RDS Snapshot, read defensively; undefined when there is none. */
-export function rdsSnapshotOf(obj: Obj | undefined): RdsSnapshotView | undefined {
-  if (!obj) return undefined;
-  return {
-    name: str(obj, 'metadata', 'name'),
-    externalName: str(obj, 'metadata', 'annotations', 'crossplane.io/external-name'),
-    ready: condition(obj, 'Ready'),
-    status: str(obj, 'status', 'atProvider', 'status'),
-    allocatedStorage: num(obj, 'status', 'atProvider', 'allocatedStorage'),
-  };
-}
+/** An observed RDS Snapshot: its name and identifier in AWS, its Ready condition, AWS's state and size. */
+export const rdsSnapshotOf = accessor((obj) => ({
+  name: str(obj, 'metadata', 'name'),
+  externalName: str(obj, 'metadata', 'annotations', 'crossplane.io/external-name'),
+  ready: condition(obj, 'Ready'),
+  ...strings(obj, ['status', 'atProvider'], ['status']),
+  ...numbers(obj, ['status', 'atProvider'], ['allocatedStorage']),
+}));
 
 /** A provider-upjet-aws managed resource as the function composes it. */
 export type ManagedResource<Kind extends string, Parameters> = Composed<

@@ -1,6 +1,6 @@
 // batch/v1: Jobs by their conditions, CronJobs by whether they are scheduled.
-import { condition, field, type KubeCondition, num, str, type Obj } from '../kube.js';
-import type { Family } from './kind.js';
+import { condition, field, num, strings, type Obj } from '../kube.js';
+import { accessor, type Family } from './kind.js';
 import { failed, progressing, ready, type Verdict } from './verdict.js';
 
 function job(obj: Obj): Verdict {
@@ -20,23 +20,13 @@ export const BATCH: Family = [
   { group: 'batch', kind: 'CronJob', judge: cronJob },
 ];
 
-/** What the function reads of an observed Job: how it ended, if it has, and when. */
-export interface JobView {
-  complete?: KubeCondition;
-  failed?: KubeCondition;
-  startTime?: string;
-  completionTime?: string;
-}
-
-/** An observed Job, read defensively; undefined when there is none. Only a True condition counts as ended. */
-export function jobOf(obj: Obj | undefined): JobView | undefined {
-  if (!obj) return undefined;
+/** An observed Job: how it ended, if it has (only a True condition counts), and when it started and completed. */
+export const jobOf = accessor((obj) => {
   const complete = condition(obj, 'Complete');
   const failed = condition(obj, 'Failed');
   return {
     ...(complete?.status === 'True' ? { complete } : {}),
     ...(failed?.status === 'True' ? { failed } : {}),
-    startTime: str(obj, 'status', 'startTime'),
-    completionTime: str(obj, 'status', 'completionTime'),
+    ...strings(obj, ['status'], ['startTime', 'completionTime']),
   };
-}
+});

@@ -1,7 +1,7 @@
 // CloudNativePG: a Cluster is healthy by its phase (instance counts rise before recovery ends);
 // its Backups and the Barman Cloud plugin's ObjectStore.
-import { type Composed, list, str, type Obj } from '../kube.js';
-import type { Family } from './kind.js';
+import { type Composed, list, str, strings, type Obj } from '../kube.js';
+import { accessor, type Family } from './kind.js';
 import { failed, progressing, ready, type Verdict } from './verdict.js';
 
 export const CNPG_HEALTHY = 'Cluster in healthy state';
@@ -27,62 +27,32 @@ export const CNPG: Family = [
   { group: 'barmancloud.cnpg.io', kind: 'ObjectStore', judge: () => ready('configured') },
 ];
 
-/** What the function reads of an observed CloudNativePG Cluster. */
-export interface ClusterView {
-  name?: string;
-  namespace?: string;
-  /** The image it is set to run, and the one it runs. */
-  imageName?: string;
-  image?: string;
-  storageSize?: string;
-  currentPrimary?: string;
-  currentPrimaryTimestamp?: string;
-  /** Where it was recovered from, as composed: the ObjectStore and server of its first external cluster, the target time. */
-  recovery?: { store?: string; server?: string; targetTime?: string };
-}
-
-/** An observed Cluster, read defensively; undefined when there is none. */
-export function cnpgClusterOf(obj: Obj | undefined): ClusterView | undefined {
-  if (!obj) return undefined;
+/**
+ * An observed Cluster: its name, the image it is set to run and the one it
+ * runs, its storage, its current primary and since when, and where it was
+ * recovered from as composed (the ObjectStore and server of its first
+ * external cluster, the target time).
+ */
+export const cnpgClusterOf = accessor((obj) => {
   const origin = list(obj, 'spec', 'externalClusters')[0];
   return {
-    name: str(obj, 'metadata', 'name'),
-    namespace: str(obj, 'metadata', 'namespace'),
+    ...strings(obj, ['metadata'], ['name', 'namespace']),
     imageName: str(obj, 'spec', 'imageName'),
-    image: str(obj, 'status', 'image'),
     storageSize: str(obj, 'spec', 'storage', 'size'),
-    currentPrimary: str(obj, 'status', 'currentPrimary'),
-    currentPrimaryTimestamp: str(obj, 'status', 'currentPrimaryTimestamp'),
+    ...strings(obj, ['status'], ['image', 'currentPrimary', 'currentPrimaryTimestamp']),
     recovery: {
       store: str(origin, 'plugin', 'parameters', 'barmanObjectName'),
       server: str(origin, 'plugin', 'parameters', 'serverName'),
       targetTime: str(obj, 'spec', 'bootstrap', 'recovery', 'recoveryTarget', 'targetTime'),
     },
   };
-}
+});
 
-/** What the function reads of an observed CloudNativePG Backup (its phases are lower case). */
-export interface BackupView {
-  name?: string;
-  phase?: string;
-  startedAt?: string;
-  stoppedAt?: string;
-  destinationPath?: string;
-  error?: string;
-}
-
-/** An observed Backup, read defensively; undefined when there is none. */
-export function cnpgBackupOf(obj: Obj | undefined): BackupView | undefined {
-  if (!obj) return undefined;
-  return {
-    name: str(obj, 'metadata', 'name'),
-    phase: str(obj, 'status', 'phase'),
-    startedAt: str(obj, 'status', 'startedAt'),
-    stoppedAt: str(obj, 'status', 'stoppedAt'),
-    destinationPath: str(obj, 'status', 'destinationPath'),
-    error: str(obj, 'status', 'error'),
-  };
-}
+/** An observed Backup: its name, and its phase (lower case), times, destination and error. */
+export const cnpgBackupOf = accessor((obj) => ({
+  name: str(obj, 'metadata', 'name'),
+  ...strings(obj, ['status'], ['phase', 'startedAt', 'stoppedAt', 'destinationPath', 'error']),
+}));
 
 /** The first point a server archived in an observed Barman Cloud ObjectStore can be recovered to, if it says. */
 export function firstRecoverabilityPoint(store: Obj | undefined, server: string): string | undefined {

@@ -1,7 +1,7 @@
 // The core group (v1): Services, claims, Secrets and the kinds ready once they exist.
-import { condition, isObj, type KubeCondition, list, type ObjectMeta, str, type Obj } from '../kube.js';
+import { condition, isObj, list, type ObjectMeta, str, strings, type Obj } from '../kube.js';
 import { exists } from './conditions.js';
-import type { Family } from './kind.js';
+import { accessor, type Family } from './kind.js';
 import { progressing, ready, type Verdict } from './verdict.js';
 
 export function hasLoadBalancerAddress(obj: Obj): boolean {
@@ -33,34 +33,21 @@ export const CORE: Family = [
   { group: '', kind: 'ServiceAccount', judge: exists },
 ];
 
-/** What the function reads of an observed PersistentVolumeClaim. */
-export interface ClaimView {
-  name?: string;
-  uid?: string;
-  storageClassName?: string;
-  /** The storage asked for, and what the volume has. */
-  requested?: string;
-  capacity?: string;
-  /** Where a resize stands, as the resizer records it (status.allocatedResourceStatuses.storage). */
-  resizeStatus?: string;
-  resizing?: KubeCondition;
-  fileSystemResizePending?: KubeCondition;
-}
-
-/** An observed claim, read defensively; undefined when there is none. */
-export function claimOf(obj: Obj | undefined): ClaimView | undefined {
-  if (!obj) return undefined;
-  return {
-    name: str(obj, 'metadata', 'name'),
-    uid: str(obj, 'metadata', 'uid'),
-    storageClassName: str(obj, 'spec', 'storageClassName'),
-    requested: str(obj, 'spec', 'resources', 'requests', 'storage'),
-    capacity: str(obj, 'status', 'capacity', 'storage'),
-    resizeStatus: str(obj, 'status', 'allocatedResourceStatuses', 'storage'),
-    resizing: condition(obj, 'Resizing'),
-    fileSystemResizePending: condition(obj, 'FileSystemResizePending'),
-  };
-}
+/**
+ * An observed PersistentVolumeClaim: its name and uid, its class, the storage
+ * asked for and what the volume has, and where a resize stands (the
+ * resizer's allocatedResourceStatuses, the Resizing and
+ * FileSystemResizePending conditions).
+ */
+export const claimOf = accessor((obj) => ({
+  ...strings(obj, ['metadata'], ['name', 'uid']),
+  storageClassName: str(obj, 'spec', 'storageClassName'),
+  requested: str(obj, 'spec', 'resources', 'requests', 'storage'),
+  capacity: str(obj, 'status', 'capacity', 'storage'),
+  resizeStatus: str(obj, 'status', 'allocatedResourceStatuses', 'storage'),
+  resizing: condition(obj, 'Resizing'),
+  fileSystemResizePending: condition(obj, 'FileSystemResizePending'),
+}));
 
 /** The value a Service's selector gives a label, if it selects by it. */
 export function selectorOf(service: Obj | undefined, label: string): string | undefined {

@@ -2,8 +2,8 @@
 // composes its scheduled DatabaseBackups (as independent resources: a backup
 // in flight or failed does not hold up the Database's readiness; its
 // BackupHealthy condition tells how backups go).
-import { type Composed, num, type Obj, record, str } from '../kube.js';
-import type { Family } from './kind.js';
+import { type Composed, numbers, record, str, strings } from '../kube.js';
+import { accessor, type Family } from './kind.js';
 import { failed, progressing, ready } from './verdict.js';
 
 export const PLATFORM: Family = [
@@ -21,42 +21,21 @@ export const PLATFORM: Family = [
   },
 ];
 
-/** What the function reads of an observed DatabaseBackup: what it backs up, and how it went. */
-export interface DatabaseBackupView {
-  name?: string;
-  database?: string;
-  pinned: boolean;
-  phase?: string;
-  method?: string;
-  engine?: string;
-  version?: string;
-  location?: string;
-  completedAt?: string;
-  sizeBytes?: number;
-  restorable: boolean;
-  failureReason?: string;
-  message?: string;
-}
-
-/** An observed DatabaseBackup, read defensively; undefined when there is none. */
-export function databaseBackupOf(obj: Obj | undefined): DatabaseBackupView | undefined {
-  if (!obj) return undefined;
-  return {
-    name: str(obj, 'metadata', 'name'),
-    database: str(obj, 'spec', 'databaseRef', 'name'),
-    pinned: record(obj, 'spec')?.['pinned'] === true,
-    phase: str(obj, 'status', 'phase'),
-    method: str(obj, 'status', 'method'),
-    engine: str(obj, 'status', 'engine'),
-    version: str(obj, 'status', 'version'),
-    location: str(obj, 'status', 'location'),
-    completedAt: str(obj, 'status', 'completedAt'),
-    sizeBytes: num(obj, 'status', 'sizeBytes'),
-    restorable: record(obj, 'status')?.['restorable'] === true,
-    failureReason: str(obj, 'status', 'failureReason'),
-    message: str(obj, 'status', 'message'),
-  };
-}
+/**
+ * An observed DatabaseBackup: what it backs up and whether it is pinned, and
+ * how it went (phase, method, engine and version, location, completion,
+ * size, whether it can be restored, why it failed).
+ */
+export const databaseBackupOf = accessor((obj) => ({
+  name: str(obj, 'metadata', 'name'),
+  database: str(obj, 'spec', 'databaseRef', 'name'),
+  pinned: record(obj, 'spec')?.['pinned'] === true,
+  ...strings(obj, ['status'], ['phase', 'method', 'engine', 'version', 'location', 'completedAt']),
+  ...strings(obj, ['status'], ['failureReason', 'message']),
+  ...numbers(obj, ['status'], ['sizeBytes']),
+  restorable: record(obj, 'status')?.['restorable'] === true,
+}));
+export type DatabaseBackupView = NonNullable<ReturnType<typeof databaseBackupOf>>;
 
 /** A DatabaseBackup as a Database composes it (scheduled, or before an upgrade). */
 export type DatabaseBackup = Composed<'DatabaseBackup', { databaseRef: { name: string }; pinned?: boolean }>;
