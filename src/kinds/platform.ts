@@ -39,3 +39,11 @@ export type DatabaseBackupView = NonNullable<ReturnType<typeof databaseBackupOf>
 
 /** A DatabaseBackup as a Database composes it (scheduled, or before an upgrade). */
 export type DatabaseBackup = Composed<'DatabaseBackup', { databaseRef: { name: string }; pinned?: boolean }>;
+
+/** An observed DatabaseRestore: which Database it restores, what it asks (its spec as written), and how far it is. */
+export const databaseRestoreOf = accessor((obj) => ({
+  ...strings(obj, ['metadata'], ['name', 'uid', 'creationTimestamp', 'deletionTimestamp']),
+  database: str(obj, 'spec', 'databaseRef', 'name'),
+  spec: record(obj, 'spec') ?? {},
+  phase: str(obj, 'status', 'phase'),
+}));

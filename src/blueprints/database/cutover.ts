@@ -13,6 +13,7 @@
 // reads afterwards (which restores switched, what was kept).
 import { SpecError } from '../../errors.js';
 import { judge } from '../../kinds/index.js';
+import { databaseRestoreOf } from '../../kinds/platform.js';
 import { list, str, type Obj } from '../../kube.js';
 import type { Requirement } from '../blueprint.js';
 import { appName, type DatabaseInput, type ResolvedSpec } from '../lifecycle/database.js';
@@ -72,15 +73,15 @@ interface Requested {
 function requested(input: DatabaseInput): Requested[] {
   const me = appName(input.owner);
   const out: Requested[] = [];
-  for (const r of input.required.get(RESTORES) ?? []) {
-    if (str(r, 'spec', 'databaseRef', 'name') !== me || str(r, 'metadata', 'deletionTimestamp')) continue;
-    const uid = str(r, 'metadata', 'uid');
+  for (const obj of input.required.get(RESTORES) ?? []) {
+    const r = databaseRestoreOf(obj)!;
+    if (r.database !== me || r.deletionTimestamp) continue;
     out.push({
-      name: str(r, 'metadata', 'name') ?? '',
-      ...(uid ? { uid } : {}),
-      created: Date.parse(str(r, 'metadata', 'creationTimestamp') ?? '') || 0,
-      spec: (r['spec'] ?? {}) as Obj,
-      ...(str(r, 'status', 'phase') ? { phase: str(r, 'status', 'phase') } : {}),
+      name: r.name ?? '',
+      ...(r.uid ? { uid: r.uid } : {}),
+      created: Date.parse(r.creationTimestamp ?? '') || 0,
+      spec: r.spec,
+      ...(r.phase ? { phase: r.phase } : {}),
     });
   }
   return out.sort((a, b) => a.created - b.created || a.name.localeCompare(b.name));
