@@ -8,7 +8,7 @@ import * as validators from '../../generated/validators.js';
 import { record, str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
 import type { Blueprint, BlueprintInput, Context, Desired, Plan, Summary } from '../blueprint.js';
-import { backupSummary, currentAttempt } from '../lifecycle/backup-method.js';
+import { backupSummary, currentAttempt } from '../lifecycle/placements/backup-methods.js';
 import { JOB_NAME_LABEL } from '../lifecycle/jobs.js';
 import type { BackupCall } from '../lifecycle/placements/placement.js';
 import { DATABASE, databaseRequirement, type Lookup, lookUp } from '../lifecycle/target.js';

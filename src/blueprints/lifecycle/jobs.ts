@@ -7,9 +7,11 @@ import { list, record, str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import type { Owner } from '../blueprint.js';
 import { backupKey, downloadScript, dumpScript, removeScript, restoreScript, uploadScript } from './commands.js';
-import { baseName, dbname, names } from './database.js';
+import { baseName, dbname, names, type ResolvedSpec } from './database.js';
 import { ENGINES } from './engine.js';
-import type { Target } from './placements/placement.js';
+
+/** The Database a Job backs up or restores into: its owner (its names derive from it) and its spec. */
+type Target = { owner: Owner; spec: ResolvedSpec };
 
 /** The S3 client of the upload step: the official image, pinned. */
 export const AWS_CLI_IMAGE = 'amazon/aws-cli:2.22.35';

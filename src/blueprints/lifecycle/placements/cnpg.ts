@@ -22,7 +22,7 @@ import type { Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired, Requirement, Summary } from '../../blueprint.js';
-import { backedUp, backupSummary, oneObject } from '../backup-method.js';
+import { backedUp, backupSummary, oneObject } from './backup-methods.js';
 import { storePath } from '../commands.js';
 import { APP_USER, appName, baseName, type DatabaseInput, dbname, labels, meta, names } from '../database.js';
 import { databaseName, ENGINES, tagOf } from '../engine.js';

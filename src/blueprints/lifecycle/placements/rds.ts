@@ -22,7 +22,7 @@ import { judge, type Verdict } from '../../../kinds/index.js';
 import { str, type Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import type { Desired, Owner, Requirement, Summary } from '../../blueprint.js';
-import { backedUp, backupSummary, oneObject } from '../backup-method.js';
+import { backedUp, backupSummary, oneObject } from './backup-methods.js';
 import {
   APP_USER,
   baseName,

@@ -15,7 +15,7 @@ import type { Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired } from '../../blueprint.js';
-import { dumpBackups } from '../backup-method.js';
+import { dumpBackups } from './backup-methods.js';
 import { baseName, type DatabaseInput, dbname, labels, meta, names, type ResolvedSpec } from '../database.js';
 import { ENGINES, tagOf } from '../engine.js';
 import {

@@ -1,13 +1,13 @@
-// How a DatabaseBackup's outcome is said, whatever took it, and the dump: the
-// backup method of a Database whose server runs in a pod of ours (a
-// StatefulSet), a Job per attempt that dumps the Database and ships the dump
+// The placements' backup methods, and how a DatabaseBackup's outcome is said
+// whatever took it; and the dump: the backup method of a Database whose server
+// runs in a pod of ours (a StatefulSet), a Job per attempt that dumps the Database and ships the dump
 // to its object store (jobs.ts), retried with twice the memory when killed
 // for it, three times at most. A finished dump's outcome is kept in the
 // DatabaseBackup's status: the Job goes once it is recorded.
-import { jobOf } from '../../kinds/batch.js';
-import { num, str, type Obj } from '../../kube.js';
-import type { BlueprintInput, Summary } from '../blueprint.js';
-import type { DatabaseBackupSpec } from '../../generated/schemas.js';
+import { jobOf } from '../../../kinds/batch.js';
+import { num, str, type Obj } from '../../../kube.js';
+import type { BlueprintInput, Summary } from '../../blueprint.js';
+import type { DatabaseBackupSpec } from '../../../generated/schemas.js';
 import {
   attemptKey,
   describeFailure,
@@ -19,8 +19,8 @@ import {
   memoryFor,
   podLabels,
   podOutcome,
-} from './jobs.js';
-import type { BackupCall, BackupMethod } from './placements/placement.js';
+} from '../jobs.js';
+import type { BackupCall, BackupMethod } from './placement.js';
 
 export type BackupPhase = 'Pending' | 'Running' | 'Completed' | 'Failed';
 
