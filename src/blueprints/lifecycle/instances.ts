@@ -23,8 +23,25 @@ export function keyOf(key: string, generation: number): string {
 /** The generation a key names, for keys of `base` (`statefulset` → 0, `statefulset-r2` → 2). */
 export function generationOfKey(base: string, key: string): number | undefined {
   if (key === base) return 0;
-  const m = new RegExp(`^${base}-r([1-9][0-9]*)$`).exec(key);
-  return m ? Number(m[1]) : undefined;
+  if (!key.startsWith(`${base}-r`)) return undefined;
+  const n = key.slice(base.length + 2);
+  return /^[1-9][0-9]*$/.test(n) ? Number(n) : undefined;
+}
+
+/**
+ * `read` of observed state, done once a call: remembered for the call's
+ * observed map (made anew for every call), so the phases may ask again.
+ */
+export function oncePerCall<T>(
+  read: (observed: ReadonlyMap<string, Obj>) => T,
+): (observed: ReadonlyMap<string, Obj>) => T {
+  const seen = new WeakMap<ReadonlyMap<string, Obj>, T>();
+  return (observed) => {
+    if (seen.has(observed)) return seen.get(observed) as T;
+    const value = read(observed);
+    seen.set(observed, value);
+    return value;
+  };
 }
 
 /** The generations observed for one instance key, ascending. */
@@ -86,7 +103,7 @@ export function liveByConnection(
  * observed instance.
  */
 export function byConnection(base: string, hostOf: (obj: Obj) => string | undefined) {
-  const liveGeneration = (observed: ReadonlyMap<string, Obj>) => liveByConnection(observed, base, hostOf);
+  const liveGeneration = oncePerCall((observed) => liveByConnection(observed, base, hostOf));
   return {
     liveGeneration,
     liveInstance: (observed: ReadonlyMap<string, Obj>) => observed.get(keyOf(base, liveGeneration(observed))),

@@ -35,6 +35,7 @@ import {
   instanceName,
   keyOf,
   madeFrom,
+  oncePerCall,
 } from '../instances.js';
 import { pointOf } from '../source.js';
 import { gi, inClusterIdentity, inClusterSecrets, podResources } from './in-cluster.js';
@@ -93,7 +94,7 @@ const { liveGeneration, liveInstance } = byConnection(CNPG_KEYS.cluster, (obj) =
 });
 
 /** The live Cluster as observed, read through its accessor. */
-const liveCluster = (observed: ReadonlyMap<string, Obj>) => cnpgClusterOf(liveInstance(observed));
+const liveCluster = oncePerCall((observed) => cnpgClusterOf(liveInstance(observed)));
 
 /** Where writes go: a generation's -rw Service. */
 const rwHost = (input: DatabaseInput, generation: number) =>

@@ -46,6 +46,7 @@ import {
   instanceName,
   keyOf,
   madeFrom,
+  oncePerCall,
   withInstanceMeta,
 } from '../instances.js';
 import type {
@@ -85,7 +86,7 @@ export type RdsRestore =
 const { liveGeneration, liveInstance } = byConnection(AWS_KEYS.instance, (obj) => rdsInstanceOf(obj)?.address);
 
 /** The live instance as observed, read through its accessor. */
-const live = (observed: ReadonlyMap<string, Obj>) => rdsInstanceOf(liveInstance(observed));
+const live = oncePerCall((observed) => rdsInstanceOf(liveInstance(observed)));
 
 /** The provider's own connection Secret, read through Crossplane's required resources. */
 export const RDS_CONNECTION = 'rds-connection';

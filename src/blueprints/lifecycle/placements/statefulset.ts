@@ -25,6 +25,7 @@ import {
   keyOf,
   metaFor,
   observedGenerations,
+  oncePerCall,
   type RestoreTarget,
   withInstanceMeta,
 } from '../instances.js';
@@ -58,16 +59,17 @@ export function dataClaimName(input: Pick<DatabaseInput, 'owner'>, generation = 
 }
 
 /** The live generation: the one the client Service selects. */
-function liveGeneration(observed: ReadonlyMap<string, Obj>): number {
+const liveGeneration = oncePerCall((observed): number => {
   const role = selectorOf(observed.get(STATEFULSET_KEYS.service), ROLE_LABEL);
   const m = role ? /^server(?:-r([1-9][0-9]*))?$/.exec(role) : null;
   if (m) return m[1] ? Number(m[1]) : 0;
   return observedGenerations(observed, STATEFULSET_KEYS.statefulset)[0] ?? 0;
-}
+});
 
 /** The live generation's StatefulSet as observed, read through its accessor. */
-const liveStatefulSet = (observed: ReadonlyMap<string, Obj>) =>
-  statefulSetOf(observed.get(keyOf(STATEFULSET_KEYS.statefulset, liveGeneration(observed))));
+const liveStatefulSet = oncePerCall((observed) =>
+  statefulSetOf(observed.get(keyOf(STATEFULSET_KEYS.statefulset, liveGeneration(observed)))),
+);
 
 function podSecurity(): V1PodSecurityContext {
   return {
