@@ -98,16 +98,24 @@ export function liveByConnection(
 }
 
 /**
- * For a placement whose connection Secret names the live generation's host
- * (`hostOf` reads an observed instance's): which generation is live, and its
- * observed instance.
+ * For a placement whose connection Secret names the live generation's host:
+ * which generation is live, its observed instance, and that instance read
+ * through its kind's accessor (`view`, whose `hostOf` says the host it
+ * serves at), each read once a call.
  */
-export function byConnection(base: string, hostOf: (obj: Obj) => string | undefined) {
-  const liveGeneration = oncePerCall((observed) => liveByConnection(observed, base, hostOf));
-  return {
-    liveGeneration,
-    liveInstance: (observed: ReadonlyMap<string, Obj>) => observed.get(keyOf(base, liveGeneration(observed))),
-  };
+export function byConnection<View>(
+  base: string,
+  view: (obj: Obj | undefined) => View | undefined,
+  hostOf: (seen: View) => string | undefined,
+) {
+  const liveGeneration = oncePerCall((observed) =>
+    liveByConnection(observed, base, (obj) => {
+      const seen = view(obj);
+      return seen === undefined ? undefined : hostOf(seen);
+    }),
+  );
+  const liveInstance = (observed: ReadonlyMap<string, Obj>) => observed.get(keyOf(base, liveGeneration(observed)));
+  return { liveGeneration, liveInstance, live: oncePerCall((observed) => view(liveInstance(observed))) };
 }
 
 /** A placement's instances as observed, read once a call. */

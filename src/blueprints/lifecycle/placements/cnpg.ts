@@ -35,7 +35,6 @@ import {
   instanceName,
   keyOf,
   madeFrom,
-  oncePerCall,
 } from '../instances.js';
 import { pointOf } from '../source.js';
 import { gi, inClusterIdentity, inClusterSecrets, podResources } from './in-cluster.js';
@@ -88,13 +87,9 @@ function operator(input: DatabaseInput): OperatorState {
 }
 
 /** The live generation: the Cluster whose -rw Service the connection Secret names. */
-const { liveGeneration, liveInstance } = byConnection(CNPG_KEYS.cluster, (obj) => {
-  const { name, namespace } = cnpgClusterOf(obj) ?? {};
-  return name && namespace ? `${name}-rw.${namespace}.svc.cluster.local` : undefined;
-});
-
-/** The live Cluster as observed, read through its accessor. */
-const liveCluster = oncePerCall((observed) => cnpgClusterOf(liveInstance(observed)));
+const { liveGeneration, live: liveCluster } = byConnection(CNPG_KEYS.cluster, cnpgClusterOf, ({ name, namespace }) =>
+  name && namespace ? `${name}-rw.${namespace}.svc.cluster.local` : undefined,
+);
 
 /** Where writes go: a generation's -rw Service. */
 const rwHost = (input: DatabaseInput, generation: number) =>

@@ -46,7 +46,6 @@ import {
   instanceName,
   keyOf,
   madeFrom,
-  oncePerCall,
   withInstanceMeta,
 } from '../instances.js';
 import type {
@@ -83,10 +82,7 @@ export type RdsRestore =
     };
 
 /** The live generation: the instance whose address the connection Secret names. */
-const { liveGeneration, liveInstance } = byConnection(AWS_KEYS.instance, (obj) => rdsInstanceOf(obj)?.address);
-
-/** The live instance as observed, read through its accessor. */
-const live = oncePerCall((observed) => rdsInstanceOf(liveInstance(observed)));
+const { liveGeneration, liveInstance, live } = byConnection(AWS_KEYS.instance, rdsInstanceOf, (seen) => seen.address);
 
 /** The provider's own connection Secret, read through Crossplane's required resources. */
 export const RDS_CONNECTION = 'rds-connection';
