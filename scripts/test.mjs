@@ -67,6 +67,21 @@ const tools = [
     ok: () => has('apt-get', '--version'),
     skipped: 'the tests of dumps and restores',
   },
+  // The benchmark's anchors (Go and Python no-op functions, ghz) and its Go peer, for the bench smoke test.
+  {
+    script: 'scripts/install-bench-anchors.sh',
+    what: "the benchmark's anchors (Go and Python no-op functions, ghz)",
+    needs: 'go',
+    ok: () => has('go', 'version') && has('python3', '--version'),
+    skipped: "the bench smoke test's floors",
+  },
+  {
+    script: 'scripts/install-peer.sh',
+    what: 'function-patch-and-transform (the benchmark peer)',
+    needs: 'go',
+    ok: () => has('go', 'version'),
+    skipped: "the bench smoke test's peer",
+  },
   // provider-kubernetes, for the claims e2e suite.
   {
     script: 'scripts/install-provider-kubernetes.sh',
