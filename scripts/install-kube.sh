@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes side of the tests into .cache/bin:
 #   etcd                          v3.6.8   (scripts/go/etcd: etcd's own main over go.etcd.io/etcd/server/v3)
-#   kube-apiserver, kube-controller-manager, kube-scheduler
+#   kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy
 #                                 v1.35.8  (scripts/go/kube: k8s.io/kubernetes with every staging
-#                                           module replaced by its published v0.35.8; one build)
+#                                           module replaced by its published v0.35.8; one build:
+#                                           the kubelet and kube-proxy of the real node share it)
 #   kwok                          v0.7.0   (scripts/go/kwok: fake nodes and pods for the local control plane)
 #
 # scripts/lib/go-tools.sh says how wrapper modules, stamps and the per-user
@@ -31,8 +32,9 @@ done
 total=$SECONDS
 build_go_family etcd "etcd=." "-s -w"
 expect_version etcd "etcd Version: 3.6.8" --version
-build_go_family kube "kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler" "-s -w$stamp"
-for b in kube-apiserver kube-controller-manager kube-scheduler; do expect_version "$b" "Kubernetes $KUBE_VERSION" --version; done
+kube_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
+build_go_family kube "$(for c in "${kube_cmds[@]}"; do printf '%s=k8s.io/kubernetes/cmd/%s ' "$c" "$c"; done)" "-s -w$stamp"
+for b in "${kube_cmds[@]}"; do expect_version "$b" "Kubernetes $KUBE_VERSION" --version; done
 build_go_family kwok "kwok=sigs.k8s.io/kwok/cmd/kwok" "-s -w"
 expect_version kwok "kwok version v0.7.0" --version
 say "done in $((SECONDS - total))s"

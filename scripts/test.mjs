@@ -82,7 +82,17 @@ const tools = [
     ok: () => has('go', 'version'),
     skipped: "the bench smoke test's peer",
   },
-  // provider-kubernetes, for the claims e2e suite.
+  // The real node: containerd, runc and the CNI plugins from Debian, CoreDNS and small tools from Go
+  // modules, and the images its pods run (after install-crossplane.sh and install-kube.sh: it needs
+  // xp-image, the kubelet and kube-proxy).
+  {
+    script: 'scripts/install-node.sh',
+    what: 'the real node (containerd, runc, CNI plugins, CoreDNS, the node images)',
+    needs: 'root and Debian packages',
+    ok: () => process.getuid?.() === 0 && has('apt-get', '--version'),
+    skipped: 'the suites on a real node (test/e2e-real)',
+  },
+  // provider-kubernetes, for the claims e2e suites.
   {
     script: 'scripts/install-provider-kubernetes.sh',
     what: 'provider-kubernetes',

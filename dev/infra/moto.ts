@@ -19,17 +19,22 @@ export function motoServerPath(): string | undefined {
   return existsSync(bin) ? bin : undefined;
 }
 
-/** Starts moto_server (its log in `logDir`, a temp dir by default) and resolves once it answers HTTP. */
+/**
+ * Starts moto_server on `host` (loopback by default; its log in `logDir`, a
+ * temp dir by default) and resolves once it answers HTTP.
+ */
 export async function startMotoServer(
   bin: string,
-  opts: { env?: NodeJS.ProcessEnv; logDir?: string } = {},
+  opts: { env?: NodeJS.ProcessEnv; logDir?: string; host?: string; detached?: boolean } = {},
 ): Promise<Moto> {
   const port = await freePort();
+  const host = opts.host ?? '127.0.0.1';
   const log = join(opts.logDir ?? mkdtempSync(join(tmpdir(), 'fp-moto-')), `moto-${port}.log`);
-  const proc = spawnLogged('moto_server', bin, ['-H', '127.0.0.1', '-p', String(port)], log, {
+  const proc = spawnLogged('moto_server', bin, ['-H', host, '-p', String(port)], log, {
     env: { ...process.env, ...opts.env },
+    ...(opts.detached ? { detached: true } : {}),
   });
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `http://${host}:${port}`;
   try {
     await waitFor(
       'moto_server',

@@ -24,28 +24,19 @@ export interface Pki {
 /** A CA in `dir` (a new temp dir when not given), ready to sign leaves. */
 export function newPki(dir = mkdtempSync(join(tmpdir(), 'fp-pki-')), caSubject = '/CN=fp-test-ca'): Pki {
   mkdirSync(dir, { recursive: true });
-  const run = (command: string, ...args: string[]) => openssl(dir, ...command.split(' '), ...args);
-  const paths = (name: string) => ({ cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) });
-  /** NAME.key, and NAME.crt signed by its own key. */
-  const selfSigned = (name: string, subject: string, ...extensions: string[]) => {
-    run('genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out', `${name}.key`);
-    run(
-      'req -x509 -new -days 2 -key',
-      `${name}.key`,
-      '-subj',
-      subject,
-      '-out',
-      `${name}.crt`,
-      ...extensions.flatMap((e) => ['-addext', e]),
-    );
-    return paths(name);
-  };
-  selfSigned(
+  selfSignedIn(
+    dir,
     'ca',
     caSubject,
     'basicConstraints=critical,CA:TRUE',
     'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
   );
+  return openPki(dir);
+}
+
+/** The CA that ca.crt and ca.key in `dir` hold (made by newPki), to sign more leaves with. */
+export function openPki(dir: string): Pki {
+  const run = (command: string, ...args: string[]) => openssl(dir, ...command.split(' '), ...args);
   return {
     dir,
     ca: join(dir, 'ca.crt'),
@@ -62,10 +53,33 @@ export function newPki(dir = mkdtempSync(join(tmpdir(), 'fp-pki-')), caSubject =
         '-out',
         `${name}.crt`,
       );
-      return paths(name);
+      return leafPaths(dir, name);
     },
-    selfSigned: (name, subject) => selfSigned(name, subject),
+    selfSigned: (name, subject) => selfSignedIn(dir, name, subject),
   };
+}
+
+const leafPaths = (dir: string, name: string) => ({ cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) });
+
+/** NAME.key in `dir`, and NAME.crt signed by its own key. */
+function selfSignedIn(dir: string, name: string, subject: string, ...extensions: string[]) {
+  openssl(dir, 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', `${name}.key`);
+  openssl(
+    dir,
+    'req',
+    '-x509',
+    '-new',
+    '-days',
+    '2',
+    '-key',
+    `${name}.key`,
+    '-subj',
+    subject,
+    '-out',
+    `${name}.crt`,
+    ...extensions.flatMap((e) => ['-addext', e]),
+  );
+  return leafPaths(dir, name);
 }
 
 export interface TestCerts {

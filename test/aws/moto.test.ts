@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import {
   CreateDBInstanceCommand,
   CreateDBSnapshotCommand,
+  DescribeOrderableDBInstanceOptionsCommand,
   RDSClient,
   RestoreDBInstanceFromDBSnapshotCommand,
   RestoreDBInstanceToPointInTimeCommand,
@@ -103,6 +104,9 @@ describe('AWS facts against moto', { skip }, () => {
       credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
     };
     clients = { rds: new RDSClient(common), s3: new S3Client({ ...common, forcePathStyle: true }) };
+    // moto loads its table of orderable options on the first question (15 s and more on a busy
+    // machine, past any timeout the function would use): asked once here, without a timeout.
+    await clients.rds.send(new DescribeOrderableDBInstanceOptionsCommand({ Engine: 'aurora-postgresql' }));
   });
   after(async () => {
     clients?.rds.destroy();

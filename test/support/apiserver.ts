@@ -75,13 +75,23 @@ export interface KubePki {
   saPub: string;
 }
 
-/** A CA, the server's certificate (127.0.0.1, localhost), an admin client certificate and service-account keys. */
-export function makeKubePki(dir: string): KubePki {
+/**
+ * A CA, the server's certificate (127.0.0.1, localhost and `ips`), an admin
+ * client certificate and service-account keys.
+ */
+export function makeKubePki(dir: string, ips: string[] = []): KubePki {
   const pki = newPki(dir, '/CN=fp-test-kube-ca');
+  const sans = [
+    'DNS:localhost',
+    'DNS:kubernetes',
+    'DNS:kubernetes.default.svc',
+    'IP:127.0.0.1',
+    ...ips.map((ip) => `IP:${ip}`),
+  ];
   const server = pki.sign(
     'apiserver',
     '/CN=kube-apiserver',
-    'subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc,IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n',
+    `subjectAltName=${sans.join(',')}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n`,
   );
   // O=system:masters: the group RBAC lets do everything, as kubeadm's admin.conf.
   const admin = pki.sign(
@@ -129,7 +139,7 @@ function get(url: string, tls?: { ca: Buffer; cert: Buffer; key: Buffer }): Prom
 }
 
 export interface ApiServer {
-  /** https://127.0.0.1:<port> */
+  /** https://<address>:<port> */
   url: string;
   /** A kubeconfig file for the admin user (kubectl --kubeconfig works with it). */
   kubeconfigPath: string;
@@ -158,7 +168,18 @@ export interface StartOptions {
   detached?: boolean;
   /** How long to wait for /readyz. */
   timeoutMs?: number;
+  /**
+   * Real nodes join it (test/support/real-node.ts): it listens on `address`,
+   * the host's end of the node's link (not loopback: the node has its own
+   * network namespace), is the kubernetes Service's endpoint there, and runs
+   * what pods and kubelets need (ServiceAccount admission, the Node authorizer).
+   */
+  nodes?: { address: string };
 }
+
+/** The kubernetes Service's ClusterIP: the first address of the service range below. */
+export const KUBERNETES_SERVICE_IP = '10.96.0.1';
+const SERVICE_RANGE = '10.96.0.0/16';
 
 /**
  * Starts etcd and kube-apiserver on loopback, each with a fresh state, and
@@ -180,7 +201,8 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
   };
   const spawnOpts = { detached: opts.detached ?? false };
   try {
-    const pki = makeKubePki(join(dir, 'pki'));
+    const address = opts.nodes?.address ?? '127.0.0.1';
+    const pki = makeKubePki(join(dir, 'pki'), opts.nodes ? [address, KUBERNETES_SERVICE_IP] : []);
     let etcdUrl = '';
     await onFreePorts(2, async ([clientPort, peerPort]) => {
       etcdUrl = `http://127.0.0.1:${clientPort}`;
@@ -214,29 +236,39 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
     const tls = { ca: readFileSync(pki.ca), cert: readFileSync(pki.clientCert), key: readFileSync(pki.clientKey) };
     let url = '';
     await onFreePorts(1, async ([securePort]) => {
-      url = `https://127.0.0.1:${securePort}`;
+      url = `https://${address}:${securePort}`;
       const p = spawnLogged(
         'kube-apiserver',
         bins.apiserver,
         [
           `--etcd-servers=${etcdUrl}`,
-          '--bind-address=127.0.0.1',
-          '--advertise-address=127.0.0.1',
+          `--bind-address=${address}`,
+          `--advertise-address=${address}`,
           `--secure-port=${securePort}`,
           `--cert-dir=${join(dir, 'apiserver-certs')}`,
           `--tls-cert-file=${pki.serverCert}`,
           `--tls-private-key-file=${pki.serverKey}`,
           `--client-ca-file=${pki.ca}`,
           '--anonymous-auth=false',
-          '--authorization-mode=RBAC',
           `--service-account-key-file=${pki.saPub}`,
           `--service-account-signing-key-file=${pki.saKey}`,
           '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-          '--service-cluster-ip-range=10.96.0.0/16',
-          // ServiceAccount admission wants the token controller's objects for pods; nothing here runs pods.
-          '--disable-admission-plugins=ServiceAccount',
-          // No nodes, no endpoints controller: do not maintain the kubernetes Service's endpoints.
-          '--endpoint-reconciler-type=none',
+          `--service-cluster-ip-range=${SERVICE_RANGE}`,
+          ...(opts.nodes
+            ? [
+                // Kubelets are users system:node:<name>; pods get their ServiceAccount's token.
+                '--authorization-mode=Node,RBAC',
+                '--endpoint-reconciler-type=lease',
+                // kubectl logs and exec reach the kubelet at its node's address, not a host name.
+                '--kubelet-preferred-address-types=InternalIP,Hostname',
+              ]
+            : [
+                '--authorization-mode=RBAC',
+                // ServiceAccount admission wants the token controller's objects for pods; nothing here runs pods.
+                '--disable-admission-plugins=ServiceAccount',
+                // No nodes, no endpoints controller: do not maintain the kubernetes Service's endpoints.
+                '--endpoint-reconciler-type=none',
+              ]),
           '--enable-priority-and-fairness=false',
           '--profiling=false',
           '--shutdown-delay-duration=0s',

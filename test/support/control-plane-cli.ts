@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-// npm run cluster [-- --claims]   brings the local control plane up in .cache/cluster
-// npm run cluster:down            stops exactly the processes it started
+// npm run cluster [-- --claims] [-- --real-nodes]
+//                                 brings the local control plane up in .cache/cluster
+//                                 (--real-nodes: a real node, real pods, an object store)
+// npm run cluster:down            stops exactly the processes it started, and
+//                                 undoes what a real node did to the machine
 // Both are safe to repeat. See test/support/control-plane.ts for what runs.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -19,7 +22,7 @@ function recorded(): ControlPlaneState | undefined {
 function tryIt(state: ControlPlaneState): void {
   const kubecache = join(state.dir, 'kubectl-cache');
   say();
-  say('The control plane is up. In your shell:');
+  say(`The control plane is up${state.realNode ? ', with a real node' : ''}. In your shell:`);
   say();
   say(`  export KUBECONFIG=${state.kubeconfig} KUBECACHEDIR=${kubecache}`);
   say();
@@ -28,11 +31,22 @@ function tryIt(state: ControlPlaneState): void {
   say('  kubectl create namespace team-a && kubectl apply -n team-a -f examples/widget/seed.yaml');
   say('  kubectl get widgets -n team-a -w');
   say('  kubectl get composite -A');
+  if (state.realNode) {
+    const at = (f: string) => relative(repoRoot, join(state.dir, f));
+    say();
+    say(
+      `Pods run for real on node ${state.realNode.nodeIp}. A Database backed up to its object store (${at('object-store.json')}):`,
+    );
+    say();
+    say(`  kubectl apply -n team-a -f ${at('object-store-secret.yaml')}`);
+    say(`  kubectl apply -f ${at('examples/orders.yaml')}`);
+    say('  kubectl get databases -n team-a -w');
+  }
   say();
   say(`Logs: ${relative(repoRoot, join(state.dir, 'logs'))}/. Stop it with: npm run cluster:down`);
 }
 
-async function up(claims: boolean): Promise<void> {
+async function up(claims: boolean, realNodes: boolean): Promise<void> {
   const state = recorded();
   if (state?.processes.every(runs)) {
     say(`already up (${relative(repoRoot, stateFile)})`);
@@ -45,12 +59,13 @@ async function up(claims: boolean): Promise<void> {
   }
   rmSync(dir, { recursive: true, force: true });
   say(
-    `bringing up the local control plane${claims ? ' with the claims Configuration and provider-kubernetes' : ''} in ${relative(repoRoot, dir)}`,
+    `bringing up the local control plane${claims ? ' with the claims Configuration and provider-kubernetes' : ''}${realNodes ? ' on a real node' : ''} in ${relative(repoRoot, dir)}`,
   );
   const cp = await startControlPlane({
     dir,
     detached: true,
     claims,
+    realNodes,
     say: (l) => say(`  ${l}`),
     keepOnFailure: process.env['CLUSTER_KEEP_ON_FAILURE'] === '1',
   });
@@ -66,9 +81,11 @@ async function down(): Promise<void> {
 
 const [command = 'up', ...rest] = process.argv.slice(2);
 try {
-  if (command === 'up') await up(rest.includes('--claims'));
+  const unknown = rest.filter((a) => !['--claims', '--real-nodes'].includes(a));
+  if (unknown.length) throw new Error(`unknown option ${unknown.join(' ')}: up [--claims] [--real-nodes] or down`);
+  if (command === 'up') await up(rest.includes('--claims'), rest.includes('--real-nodes'));
   else if (command === 'down') await down();
-  else throw new Error(`unknown command ${command}: up [--claims] or down`);
+  else throw new Error(`unknown command ${command}: up [--claims] [--real-nodes] or down`);
 } catch (e) {
   process.stderr.write(`cluster: ${(e as Error).message}\n`);
   process.exit(1);

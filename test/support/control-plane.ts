@@ -13,6 +13,12 @@
 // the scheduler, Crossplane (package manager, XRD and composite controllers,
 // the function runner over mutual TLS). What is not: kwok fakes nodes and pods
 // (nothing runs in them), and stand-ins.ts names what it plays.
+//
+// With `realNodes`, kwok gives way to a real node (real-node.ts): a kubelet,
+// containerd and kube-proxy in namespaces of their own, CoreDNS, the images
+// of scripts/build-node-images.sh served by the local registry, data volumes
+// that are real file systems, and an S3 API (moto's server) pods reach, whose
+// address and credentials go to object-store.json.
 import { execFile, execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,8 +36,19 @@ import {
   tail,
   waitFor,
 } from '../../dev/infra/processes.js';
+import {
+  clusterDnsObjects,
+  NODE_NAME,
+  deploymentAvailable,
+  prepareRealNode,
+  type RealNodeState,
+  realNodeSkipReason,
+  startRealNode,
+  teardownRealNode,
+} from './real-node.js';
 import { providerDependencies, writeStandInProvider } from './stand-in-packages.js';
-import { toolPath, toolsSkipReason } from './tools.js';
+import { motoServerPath, startMotoServer } from '../../dev/infra/moto.js';
+import { inCI, toolPath, toolsSkipReason } from './tools.js';
 
 export const CROSSPLANE_NAMESPACE = 'crossplane-system';
 export const FUNCTION_NAME = 'function-platform';
@@ -83,6 +100,23 @@ export function controlPlaneSkipReason(suite: string, opts: { claims?: boolean }
   return undefined;
 }
 
+/**
+ * Why a suite on a real node must skip: no root, no containerd or images
+ * (outside CI, loudly), or the control plane's tools missing. In CI a real
+ * node must run: the reason is an error.
+ */
+export function realNodeSuiteSkipReason(suite: string): string | undefined {
+  const tools = controlPlaneSkipReason(suite);
+  if (tools) return tools;
+  const why =
+    realNodeSkipReason() ??
+    (motoServerPath() ? undefined : 'moto is not installed: run `bash scripts/install-moto.sh`');
+  if (!why) return undefined;
+  if (inCI()) throw new Error(`${suite}: ${why} (CI must run the real-node suites)`);
+  console.warn(`\n!!!!!!!!!!\n!!! SKIPPING ${suite}: ${why}\n!!! (in CI this is an error)\n!!!!!!!!!!\n`);
+  return why;
+}
+
 export interface ControlPlaneOptions {
   /** Where everything goes: certificates, data, logs, state.json. */
   dir: string;
@@ -102,6 +136,28 @@ export interface ControlPlaneOptions {
   keepOnFailure?: boolean;
   /** A built Function package to install (e.g. with its runtime image embedded) instead of one built here without. */
   functionPackage?: string;
+  /** A real node instead of kwok's fake ones (real-node.ts), and an object store pods reach. */
+  realNodes?: boolean;
+}
+
+/** The Secret of the object store's keys, as the backup Jobs read them (no namespace: apply it with -n). */
+export function objectStoreSecret(store: ObjectStore): Json {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'backup-store' },
+    type: 'Opaque',
+    stringData: { AWS_ACCESS_KEY_ID: store.accessKeyId, AWS_SECRET_ACCESS_KEY: store.secretAccessKey },
+  };
+}
+
+/** What a Database needs to back up to the object store of a control plane with real nodes (object-store.json). */
+export interface ObjectStore {
+  endpoint: string;
+  region: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
 }
 
 /** What state.json records, so that `cluster:down` can stop exactly what `cluster` started. */
@@ -109,6 +165,8 @@ export interface ControlPlaneState {
   dir: string;
   kubeconfig: string;
   claims: boolean;
+  /** The real node, when there is one: what its teardown needs. */
+  realNode?: RealNodeState;
   functionPort: number;
   registry: string;
   processes: ProcessRecord[];
@@ -124,6 +182,10 @@ export interface ControlPlane {
   registry: string;
   /** The name of the Configuration installed (platform, or platform-claims in claims mode). */
   configuration: string;
+  /** The real node, with realNodes. */
+  realNode?: RealNodeState;
+  /** The object store pods reach, with realNodes. */
+  objectStore?: ObjectStore;
   functionPort: number;
   timings: Record<string, number>;
   /** Runs the machine's kubectl against this control plane (its cache kept in the run's dir). */
@@ -409,6 +471,11 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   if (!existsSync(join(CROSSPLANE_CRDS, 'apiextensions.crossplane.io_compositeresourcedefinitions.yaml'))) {
     throw new Error(`${CROSSPLANE_CRDS} holds no Crossplane CRDs: run scripts/install-crossplane.sh`);
   }
+  const real = opts.realNodes ?? false;
+  if (real) {
+    const why = realNodeSkipReason();
+    if (why) throw new Error(`no real node here: ${why}`);
+  }
   const dir = opts.dir;
   mkdirSync(dir, { recursive: true });
   const logs = fileOf(dir, 'logs');
@@ -431,14 +498,26 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   };
   let api: ApiServer | undefined;
   let fn: Proc | undefined;
+  let node: RealNodeState | undefined;
   const stopAll = async () => {
     for (const p of [...processes].reverse()) await p.stop(10_000);
     if (fn) await fn.stop(10_000);
     await api?.stop();
+    if (node) for (const line of await teardownRealNode(node)) say(`teardown: ${line}`);
   };
   try {
+    // 0. A real node's namespaces and link first: the API server listens on the host's end of it.
+    if (real) {
+      node = await prepareRealNode(dir, { detached });
+      lap(`real node namespaces (node ${node.nodeIp}, host ${node.hostIp})`);
+    }
+
     // 1. etcd and kube-apiserver, with the ServiceAccount admission the controllers need.
-    api = await startApiServer({ dir: fileOf(dir, 'apiserver'), detached });
+    api = await startApiServer({
+      dir: fileOf(dir, 'apiserver'),
+      detached,
+      ...(node ? { nodes: { address: node.hostIp } } : {}),
+    });
     const client = api.client;
     const kubeconfig = api.kubeconfigPath;
     lap('etcd and kube-apiserver');
@@ -471,33 +550,61 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       '--secure-port=0',
       '--v=1',
     ]);
-    start('kwok', toolPath('kwok'), [
-      `--kubeconfig=${kubeconfig}`,
-      `--config=${join(repoRoot, 'test', 'support', 'kwok-stages.yaml')}`,
-      '--manage-all-nodes=true',
-      '--cidr=10.244.0.0/16',
-      '--node-ip=10.0.0.1',
-      // Without leases the nodes flap NotReady about every 55 s and pods never come back.
-      '--node-lease-duration-seconds=40',
-      `--server-address=127.0.0.1:${await freePort()}`,
-    ]);
-    for (let i = 1; i <= (opts.nodes ?? 2); i++) await applyManifest(client, fakeNode(`fake-node-${i}`));
     for (const sc of storageClasses()) await applyManifest(client, sc);
+    // The registry: packages for Crossplane, and with a real node the images it runs.
+    // With a real node it listens on the host's end of the node's link, where containerd pulls from
+    // (go-containerregistry's registry command listens on loopback only; crane's serves any address).
+    const registryPort = await freePort();
+    const registry = `${node?.hostIp ?? '127.0.0.1'}:${registryPort}`;
+    const registryProc = node
+      ? start('registry', toolPath('crane'), ['registry', 'serve', `--address=${registry}`])
+      : start('registry', toolPath('registry'), [`-port=${registryPort}`]);
     await waitFor(
-      'fake nodes Ready',
-      processes.find((p) => p.name === 'kwok'),
-      60_000,
-      async () => {
-        const nodes = await client.listObjs('v1', 'Node');
-        return (
-          nodes.length > 0 &&
-          nodes.every((n) =>
-            (n['status']?.['conditions'] ?? []).some((c: Json) => c['type'] === 'Ready' && c['status'] === 'True'),
-          )
-        );
-      },
+      'the registry',
+      registryProc,
+      10_000,
+      async () => (await fetch(`http://${registry}/v2/`).catch(() => undefined))?.status === 200,
     );
-    lap('controllers, scheduler, kwok nodes Ready');
+    let objectStore: ObjectStore | undefined;
+    if (node) {
+      const pushed = await pushNodeImages(registry);
+      lap(`${pushed} node images pushed`);
+      await startRealNode(api, node, { registryPort, detached, say }).then((n) => processes.push(...n.processes));
+      lap('real node Ready');
+      const coredns = nodeImage('registry.k8s.io/coredns/coredns:');
+      for (const obj of clusterDnsObjects(coredns)) await applyManifest(client, obj);
+      await deploymentAvailable(client, 'kube-system', 'coredns', 120_000);
+      lap('CoreDNS serving');
+      objectStore = await startObjectStore(node.hostIp, dir, detached, (p) => processes.push(p));
+      lap(`object store at ${objectStore.endpoint}`);
+    } else {
+      start('kwok', toolPath('kwok'), [
+        `--kubeconfig=${kubeconfig}`,
+        `--config=${join(repoRoot, 'test', 'support', 'kwok-stages.yaml')}`,
+        '--manage-all-nodes=true',
+        '--cidr=10.244.0.0/16',
+        '--node-ip=10.0.0.1',
+        // Without leases the nodes flap NotReady about every 55 s and pods never come back.
+        '--node-lease-duration-seconds=40',
+        `--server-address=127.0.0.1:${await freePort()}`,
+      ]);
+      for (let i = 1; i <= (opts.nodes ?? 2); i++) await applyManifest(client, fakeNode(`fake-node-${i}`));
+      await waitFor(
+        'fake nodes Ready',
+        processes.find((p) => p.name === 'kwok'),
+        60_000,
+        async () => {
+          const nodes = await client.listObjs('v1', 'Node');
+          return (
+            nodes.length > 0 &&
+            nodes.every((n) =>
+              (n['status']?.['conditions'] ?? []).some((c: Json) => c['type'] === 'Ready' && c['status'] === 'True'),
+            )
+          );
+        },
+      );
+      lap('controllers, scheduler, kwok nodes Ready');
+    }
 
     // 3. Crossplane: what the Helm chart's init container does, then the core.
     const xp = await startCrossplane(api, dir, { detached });
@@ -537,11 +644,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     };
     await startFn(false);
 
-    // 6. The registry, and the packages in it: the Function, the Configuration
+    // 6. The packages in the registry: the Function, the Configuration
     // and stand-in packages of the providers it depends on (stand-in-packages.ts).
-    const registryPort = await freePort();
-    const registry = `127.0.0.1:${registryPort}`;
-    start('registry', toolPath('registry'), [`-port=${registryPort}`]);
     const pushPackage = (root: string, ref: string) => buildAndPush(dir, root, ref);
     // The Function package as given (with its runtime image), else built without one: the External runtime never pulls it.
     const functionRef = `${registry}/function-platform/${FUNCTION_NAME}:${FUNCTION_VERSION}`;
@@ -562,6 +666,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       `--kubeconfig=${kubeconfig}`,
       `--function-endpoint=localhost:${functionPort}`,
       `--function-certs=${serverCerts}`,
+      ...(node ? [`--volumes=${node.volumes}`, `--node=${NODE_NAME}`] : []),
     ]);
     await crossplaneReady(xp);
     lap('crossplane core ready');
@@ -658,10 +763,27 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     }
     timings['total'] = Date.now() - t0;
 
+    if (objectStore) {
+      writeFileSync(fileOf(dir, 'object-store.json'), `${JSON.stringify(objectStore, null, 2)}\n`);
+      // What a namespace needs to use it: the Secret spec.backup.objectStore.credentialsSecretRef names;
+      // and the example Database, pointed at it.
+      writeFileSync(fileOf(dir, 'object-store-secret.yaml'), manifest([objectStoreSecret(objectStore)]));
+      const example = yamlDocs(join(repoRoot, 'examples', 'database', 'cluster.yaml'))[0]!;
+      example['spec']['backup']['objectStore'] = {
+        bucket: objectStore.bucket,
+        region: objectStore.region,
+        endpoint: objectStore.endpoint,
+        prefix: 'databases',
+        credentialsSecretRef: { name: 'backup-store' },
+      };
+      mkdirSync(fileOf(dir, 'examples'), { recursive: true });
+      writeFileSync(fileOf(dir, 'examples', 'orders.yaml'), manifest([example]));
+    }
     const state: ControlPlaneState = {
       dir,
       kubeconfig,
       claims,
+      ...(node ? { realNode: node } : {}),
       functionPort,
       registry,
       processes: [...api.processes, ...processes, fn!].map(({ name, pid, bin, log }) => ({ name, pid, bin, log })),
@@ -677,6 +799,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       api,
       registry,
       configuration: configurationName,
+      ...(node ? { realNode: node } : {}),
+      ...(objectStore ? { objectStore } : {}),
       functionPort,
       timings,
       kubectl: async (args, o = {}) => {
@@ -708,14 +832,17 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       }));
       writeFileSync(
         fileOf(dir, 'state.json'),
-        `${JSON.stringify({ dir, kubeconfig: api?.kubeconfigPath, processes: records }, null, 2)}\n`,
+        `${JSON.stringify({ dir, kubeconfig: api?.kubeconfigPath, processes: records, ...(node ? { realNode: node } : {}) }, null, 2)}\n`,
       );
     } else await stopAll();
     throw e;
   }
 }
 
-/** Stops what state.json lists, newest first; safe to repeat. */
+/**
+ * Stops what state.json lists, newest first, then undoes what a real node
+ * did to the machine; safe to repeat.
+ */
 export async function stopRecorded(dir: string): Promise<Array<{ name: string; pid: number; outcome: string }>> {
   const file = fileOf(dir, 'state.json');
   if (!existsSync(file)) return [];
@@ -723,8 +850,79 @@ export async function stopRecorded(dir: string): Promise<Array<{ name: string; p
   const out: Array<{ name: string; pid: number; outcome: string }> = [];
   for (const p of [...state.processes].reverse())
     out.push({ name: p.name, pid: p.pid, outcome: await stopPid(p, 10_000) });
+  if (state.realNode)
+    for (const line of await teardownRealNode(state.realNode))
+      out.push({ name: 'real node', pid: state.realNode.holder.pid, outcome: line });
   rmSync(file);
   return out;
+}
+
+/** The node images of scripts/build-node-images.sh, as images.json lists them. */
+function nodeImages(): Array<{ ref: string; file: string }> {
+  const file = join(repoRoot, '.cache', 'node-images', 'images.json');
+  return (JSON.parse(readFileSync(file, 'utf8')) as { images: Array<{ ref: string; file: string }> }).images;
+}
+
+/** The one node image whose reference starts with `prefix`. */
+function nodeImage(prefix: string): string {
+  const hit = nodeImages().find((i) => i.ref.startsWith(prefix));
+  if (!hit) throw new Error(`no node image ${prefix}...: run scripts/build-node-images.sh`);
+  return hit.ref;
+}
+
+/**
+ * Pushes every node image to the local registry under its path, so that
+ * containerd, sent there for docker.io and registry.k8s.io, finds
+ * docker.io/library/postgres:17 as <registry>/library/postgres:17.
+ */
+async function pushNodeImages(registry: string): Promise<number> {
+  const images = nodeImages();
+  await Promise.all(
+    images.map(async ({ ref, file }) => {
+      const path = ref.slice(ref.indexOf('/') + 1);
+      const r = await run(toolPath('crane'), [
+        'push',
+        join(repoRoot, '.cache', 'node-images', file),
+        `${registry}/${path}`,
+      ]);
+      if (r.code !== 0) throw new Error(`crane push ${file} failed: ${r.stderr}`);
+    }),
+  );
+  return images.length;
+}
+
+/**
+ * The object store pods back up to: moto's S3 API on the host's end of the
+ * node's link (pods reach it there), with a bucket for backups. Any access
+ * key works with moto; these name themselves as local.
+ */
+async function startObjectStore(
+  host: string,
+  dir: string,
+  detached: boolean,
+  keep: (p: Proc) => void,
+): Promise<ObjectStore> {
+  const bin = motoServerPath();
+  if (!bin) throw new Error('moto is not installed: run scripts/install-moto.sh');
+  const moto = await startMotoServer(bin, { host, logDir: fileOf(dir, 'logs'), detached });
+  keep(moto.proc);
+  const store: ObjectStore = {
+    endpoint: moto.endpoint,
+    region: 'us-east-1',
+    bucket: 'database-backups',
+    accessKeyId: 'local-object-store',
+    secretAccessKey: 'local-object-store-secret',
+  };
+  const { S3Client, CreateBucketCommand } = await import('@aws-sdk/client-s3');
+  const s3 = new S3Client({
+    endpoint: store.endpoint,
+    region: store.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey },
+  });
+  await s3.send(new CreateBucketCommand({ Bucket: store.bucket }));
+  s3.destroy();
+  return store;
 }
 
 /** The YAML of objects, for kubectl apply -f -. */

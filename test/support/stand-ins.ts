@@ -12,10 +12,20 @@
 //   written in their storage version) and RuntimeHealthy=True; nothing runs.
 // - Volume provisioner (stand-in for a CSI driver): binds every Pending
 //   PersistentVolumeClaim of a StorageClass it serves to a PersistentVolume
-//   it creates, with the capacity asked for.
+//   it creates, with the capacity asked for. On kwok nodes the volume is a
+//   name only (nothing mounts it). With --volumes=DIR --node=NAME (a real
+//   node) it is real: a file under DIR of the size asked, formatted XFS and
+//   mounted at DIR/<volume> (a local volume of that node), so the kubelet
+//   mounts it into pods and reports its use. As a CSI driver's resizer and
+//   node plugin together, it grows a bound volume whose claim asks for more:
+//   the file, then the mounted file system online (xfs_growfs), then the
+//   volume's and the claim's capacity. (XFS, not ext4: growing a mounted
+//   ext4 needs CAP_SYS_RESOURCE, which this machine does not give.)
 //
 //   node dist/test/support/stand-ins.js --kubeconfig=F --function-endpoint=HOST:PORT --function-certs=DIR
-import { readFileSync } from 'node:fs';
+//                                       [--volumes=DIR --node=NAME]
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -31,19 +41,58 @@ interface Options {
   kubeconfig: string;
   functionEndpoint: string;
   functionCerts: string;
+  /** Real volumes: where their files and mounts go, and the node that has them. */
+  real?: { volumes: string; node: string };
 }
 
 function options(argv: string[]): Options {
+  const find = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const get = (name: string) => {
-    const hit = argv.find((a) => a.startsWith(`--${name}=`));
-    if (!hit) throw new Error(`--${name}= is required`);
-    return hit.slice(name.length + 3);
+    const hit = find(name);
+    if (hit === undefined) throw new Error(`--${name}= is required`);
+    return hit;
   };
+  const volumes = find('volumes');
   return {
     kubeconfig: get('kubeconfig'),
     functionEndpoint: get('function-endpoint'),
     functionCerts: get('function-certs'),
+    ...(volumes ? { real: { volumes, node: get('node') } } : {}),
   };
+}
+
+const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+
+/** Bytes of a quantity as claims write it (Gi, Mi, G, M, Ki, k or plain). */
+function bytes(quantity: string): number {
+  const m = /^(\d+)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(quantity);
+  if (!m) throw new Error(`quantity ${quantity}: not a whole number of bytes with a unit`);
+  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2] ?? ''] ?? 1;
+  return Number(m[1]) * unit;
+}
+
+/** A real volume: DIR/<name>.img of `size`, XFS, mounted at DIR/<name>. Idempotent. */
+function makeVolume(dir: string, name: string, size: string): string {
+  const img = `${dir}/${name}.img`;
+  const mnt = `${dir}/${name}`;
+  if (!existsSync(img)) {
+    run('truncate', ['-s', String(bytes(size)), `${img}.tmp`]);
+    run('mkfs.xfs', ['-q', '-f', `${img}.tmp`]);
+    run('mv', [`${img}.tmp`, img]);
+  }
+  mkdirSync(mnt, { recursive: true });
+  if (!readFileSync('/proc/self/mountinfo', 'utf8').includes(` ${mnt} `)) run('mount', ['-o', 'loop', img, mnt]);
+  return mnt;
+}
+
+/** Grows the volume's file and its mounted file system to `size`, online. */
+function growVolume(dir: string, name: string, size: string): void {
+  const img = `${dir}/${name}.img`;
+  run('truncate', ['-s', String(bytes(size)), img]);
+  const loop = run('losetup', ['-j', img]).split(':')[0]?.trim();
+  if (!loop) throw new Error(`${img} is not attached to a loop device`);
+  run('losetup', ['-c', loop]);
+  run('xfs_growfs', [`${dir}/${name}`]);
 }
 
 /** The external package runtime: one pass over the FunctionRevisions and ProviderRevisions. */
@@ -114,7 +163,7 @@ async function packageRuntime(client: KubeClient, o: Options, certs: Record<stri
 }
 
 /** The volume provisioner: a PersistentVolume for each Pending claim of a class it serves. */
-async function provisioner(client: KubeClient): Promise<void> {
+async function provisioner(client: KubeClient, real: Options['real']): Promise<void> {
   const classes = new Map<string, Json>();
   let defaultClass: string | undefined;
   for (const sc of await client.listObjs('storage.k8s.io/v1', 'StorageClass')) {
@@ -130,10 +179,24 @@ async function provisioner(client: KubeClient): Promise<void> {
     if (!className || !classes.has(className)) continue;
     const uid = String(pvc['metadata']['uid']);
     const size = String(pvc['spec']?.['resources']?.['requests']?.['storage'] ?? '1Gi');
+    const name = `pv-${uid}`;
+    const source = real
+      ? {
+          local: { path: makeVolume(real.volumes, name, size) },
+          nodeAffinity: {
+            required: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [real.node] }] },
+              ],
+            },
+          },
+        }
+      : // Nothing mounts it: kwok runs no containers.
+        { hostPath: { path: `/stand-in/volumes/${uid}` } };
     const pv = {
       apiVersion: 'v1',
       kind: 'PersistentVolume',
-      metadata: { name: `pv-${uid}`, annotations: { 'pv.kubernetes.io/provisioned-by': STAND_IN_PROVISIONER } },
+      metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': STAND_IN_PROVISIONER } },
       spec: {
         capacity: { storage: size },
         accessModes: pvc['spec']?.['accessModes'] ?? ['ReadWriteOnce'],
@@ -147,8 +210,7 @@ async function provisioner(client: KubeClient): Promise<void> {
           name: pvc['metadata']['name'],
           uid,
         },
-        // Nothing mounts it: kwok runs no containers.
-        hostPath: { path: `/stand-in/volumes/${uid}` },
+        ...source,
       },
     };
     if (await client.getObj(pv)) continue;
@@ -158,6 +220,41 @@ async function provisioner(client: KubeClient): Promise<void> {
       size,
       class: className,
     });
+  }
+}
+
+/**
+ * The resizer of real volumes: a bound claim of ours asking for more than its
+ * volume has gets it, the file system grown online, and then the volume and
+ * the claim say the new capacity (what the external resizer and the kubelet's
+ * node expansion write).
+ */
+async function resizer(client: KubeClient, real: NonNullable<Options['real']>): Promise<void> {
+  for (const pvc of await client.listObjs('v1', 'PersistentVolumeClaim')) {
+    const volume = pvc['spec']?.['volumeName'] as string | undefined;
+    const want = pvc['spec']?.['resources']?.['requests']?.['storage'] as string | undefined;
+    if (!volume || !want || pvc['status']?.['phase'] !== 'Bound') continue;
+    const pv = await client.getObj({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: volume } });
+    if (pv?.['metadata']?.['annotations']?.['pv.kubernetes.io/provisioned-by'] !== STAND_IN_PROVISIONER) continue;
+    const has = String(pv['spec']?.['capacity']?.['storage'] ?? '0');
+    const claimHas = String(pvc['status']?.['capacity']?.['storage'] ?? '0');
+    if (bytes(want) > bytes(has)) {
+      growVolume(real.volumes, volume, want);
+      await client.updateObj({ ...pv, spec: { ...pv['spec'], capacity: { storage: want } } });
+      say('grew a volume', { volume, from: has, to: want });
+    }
+    if (bytes(want) > bytes(claimHas)) {
+      await client.mergeStatus(pvc, {
+        capacity: { storage: want },
+        allocatedResources: { storage: want },
+        conditions: [],
+        allocatedResourceStatuses: null,
+      });
+      say('the claim has its new capacity', {
+        claim: `${pvc['metadata']['namespace']}/${pvc['metadata']['name']}`,
+        to: want,
+      });
+    }
   }
 }
 
@@ -175,7 +272,9 @@ async function main(): Promise<void> {
     stopping = true;
   });
   while (!stopping) {
-    for (const pass of [() => packageRuntime(client, o, certs), () => provisioner(client)]) {
+    const passes = [() => packageRuntime(client, o, certs), () => provisioner(client, o.real)];
+    if (o.real) passes.push(() => resizer(client, o.real!));
+    for (const pass of passes) {
       try {
         await pass();
       } catch (e) {

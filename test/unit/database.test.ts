@@ -126,6 +126,49 @@ describe('Database: generated passwords are stable', () => {
     }
   });
 
+  // Found on a real node (test/e2e-real/claims.test.ts): a claim deleted under Retain kept its volume but lost
+  // its credentials Secret (the Object wrapping it deleted what it wrapped), so the next Database of that name
+  // would have started the kept data with a password the data does not know.
+  test('claims mode under Retain: the credentials outlive the claim (their Object orphans them), owned by the data claim', () => {
+    const claim = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data-orders-db-0', namespace: NAMESPACE, uid: 'pvc-uid-1' },
+    };
+    for (const [policy, orphaned] of [
+      ['Retain', true],
+      ['Delete', false],
+    ] as const) {
+      const rsp = call(claimXr({ deletionPolicy: policy }), [], answered({ 'data-claim': [claim] }));
+      assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+      const object = desiredOf(rsp, 'credentials')!;
+      const spec = object['spec'] as Obj;
+      assert.equal(spec['deletionPolicy'] === 'Orphan', orphaned, `${policy}: ${JSON.stringify(spec)}`);
+      assert.equal(
+        (spec['managementPolicies'] as string[]).some((p) => p === '*' || p === 'Delete'),
+        !orphaned,
+      );
+      const owners = ((inner(object)!['metadata'] as Obj)['ownerReferences'] ?? []) as Obj[];
+      assert.deepEqual(
+        owners.map((o) => `${o['kind']}/${o['name']}/${o['uid']}`),
+        orphaned ? ['PersistentVolumeClaim/data-orders-db-0/pvc-uid-1'] : [],
+        `${policy}: the kept Secret goes when its data does`,
+      );
+    }
+  });
+
+  test('claims mode: a Database created again on a kept volume reads the kept credentials back', () => {
+    const first = call(claimXr({}), [], answered({ 'kept-credentials': [] }));
+    assert.equal(fatalOf(first), undefined, fatalOf(first)?.message);
+    assert.ok(first.requirements?.resources?.['kept-credentials'], 'a new claim Database asks for a kept Secret');
+    const kept = k8sSecret('orders-db-credentials', NAMESPACE, {
+      username: 'app',
+      password: 'kept-password-of-the-data',
+    });
+    const again = call(claimXr({}), [], answered({ 'kept-credentials': [kept] }));
+    assert.equal(secretData(inner(desiredOf(again, 'credentials')))['password'], 'kept-password-of-the-data');
+  });
+
   test('the password stays through spec changes (size, storage, backups, deletion policy)', () => {
     const xr = databaseXr({ engine: 'postgres' });
     let rsp = call(xr);

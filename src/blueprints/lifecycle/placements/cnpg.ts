@@ -37,7 +37,7 @@ import {
   madeFrom,
 } from '../instances.js';
 import { pointOf } from '../source.js';
-import { gi, inClusterIdentity, inClusterSecrets, podResources } from './in-cluster.js';
+import { gi, inClusterIdentity, inClusterSecrets, lasting, podResources } from './in-cluster.js';
 import type {
   BackupMethod,
   ComposeCall,
@@ -101,25 +101,6 @@ const roHost = (input: DatabaseInput, generation: number) =>
 
 export function objectStoreName(input: Pick<DatabaseInput, 'owner'>): string {
   return dnsLabel(baseName(input.owner), 'store');
-}
-
-/**
- * A plain Kubernetes object that must outlive the Database under Retain goes
- * through a provider-kubernetes Object: the Object's management policies (no
- * Delete) orphan it, where a directly composed object would be garbage
- * collected with its owner. Delete lets the Object take it along.
- */
-function lasting<M>(input: DatabaseCall, name: string, manifest: M, keep = false): KubernetesObject<M> {
-  return {
-    apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
-    kind: 'Object',
-    metadata: meta(input.owner, input.spec, name),
-    spec: {
-      managementPolicies:
-        keep || input.spec.deletionPolicy === 'Retain' ? ['Observe', 'Create', 'Update', 'LateInitialize'] : ['*'],
-      forProvider: { manifest },
-    },
-  };
 }
 
 /** initdb for a new cluster; recovery (then the app's owner and password set again) for a restored one. */

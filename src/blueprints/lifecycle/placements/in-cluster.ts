@@ -3,12 +3,14 @@
 // account from (its password generated once, and kept with the data under
 // Retain), and the connection Secret built from it.
 import { claimOf } from '../../../kinds/core.js';
+import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
 import type { Obj } from '../../../kube.js';
 import type { Desired, Requirement } from '../../blueprint.js';
 import {
   APP_USER,
   connectionSecret,
   dbname,
+  meta,
   names,
   type ResolvedSpec,
   secret,
@@ -17,7 +19,7 @@ import {
 } from '../database.js';
 import { POD_RESOURCES } from '../engine.js';
 import { CONNECTION_KEY, hasInstance, instanceName } from '../instances.js';
-import type { ComposeCall, Placement } from './placement.js';
+import type { ComposeCall, DatabaseCall, Placement } from './placement.js';
 
 /** The credentials Secret's key: the server's account, and the password the connection Secret repeats. */
 export const CREDENTIALS_KEY = 'credentials';
@@ -33,6 +35,25 @@ export const CREDENTIALS_KEY = 'credentials';
 export const KEPT_CREDENTIALS = 'kept-credentials';
 
 export const gi = (gb: number) => `${gb}Gi`;
+
+/**
+ * A plain Kubernetes object that must outlive the Database under Retain goes
+ * through a provider-kubernetes Object: the Object's management policies (no
+ * Delete) orphan it, where a directly composed object would be garbage
+ * collected with its owner. Delete lets the Object take it along.
+ */
+export function lasting<M>(input: DatabaseCall, name: string, manifest: M, keep = false): KubernetesObject<M> {
+  return {
+    apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+    kind: 'Object',
+    metadata: meta(input.owner, input.spec, name),
+    spec: {
+      managementPolicies:
+        keep || input.spec.deletionPolicy === 'Retain' ? ['Observe', 'Create', 'Update', 'LateInitialize'] : ['*'],
+      forProvider: { manifest },
+    },
+  };
+}
 
 /**
  * What an in-cluster placement is known by: spec.placement cluster asks for
@@ -71,8 +92,8 @@ export function inClusterSecrets(
   const { input } = call;
   const { owner, spec } = input;
   const requirements: Record<string, Requirement> = {};
-  // Claims mode wraps the Secret in an Object whose deletion policy keeps it; a namespaced Database asks.
-  if (!owner.claim && !input.observed.has(CREDENTIALS_KEY)) {
+  // A new Database may open a volume a deleted one of its name left under Retain: it reads that one's password.
+  if (!input.observed.has(CREDENTIALS_KEY)) {
     requirements[KEPT_CREDENTIALS] = {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -93,14 +114,21 @@ export function inClusterSecrets(
     { username: APP_USER, password },
     'kubernetes.io/basic-auth',
   );
-  const claim = keepWith && !owner.claim ? input.required.get(keepWith.requirement)?.[0] : undefined;
+  const claim = keepWith ? input.required.get(keepWith.requirement)?.[0] : undefined;
   const { uid: claimUid, name: claimName } = claimOf(claim) ?? {};
   if (keepWith && claimUid && claimName === keepWith.claimName) {
     credentials.metadata.ownerReferences = [
       { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: keepWith.claimName, uid: claimUid },
     ];
   }
-  const resources: Desired[] = [{ key: CREDENTIALS_KEY, object: credentials }];
+  // In claims mode the Secret travels in an Object, which would delete it with the claim: kept with the data, the
+  // Object may not delete (it orphans the Secret, and the owner reference above lets it go with its data).
+  const resources: Desired[] = [
+    {
+      key: CREDENTIALS_KEY,
+      object: owner.claim && keepWith ? lasting(input, names.credentials(owner), credentials) : credentials,
+    },
+  ];
   if (!call.restore.connect) return { resources, requirements };
   const connection = {
     key: CONNECTION_KEY,

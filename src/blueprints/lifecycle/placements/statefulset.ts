@@ -77,6 +77,9 @@ function podSecurity(): V1PodSecurityContext {
     runAsUser: DB_UID,
     runAsGroup: DB_UID,
     fsGroup: DB_UID,
+    // The kubelet gives the volume to the group once; by default it would walk every file of the data at each
+    // start (slow on a large volume, and it opens up modes PostgreSQL insists on: seen on a real node).
+    fsGroupChangePolicy: 'OnRootMismatch',
     seccompProfile: { type: 'RuntimeDefault' },
   };
 }

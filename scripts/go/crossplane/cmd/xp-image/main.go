@@ -9,8 +9,8 @@
 // the config's only times are --created. The same inputs give the same digest.
 //
 //	xp-image --out FILE --tag REF --created RFC3339 [--layer TAR]... [--entrypoint ARG]...
-//	         [--env K=V]... [--label K=V]... [--user U] [--workdir DIR] [--port 9443/tcp]
-//	         [--platform linux/amd64]
+//	         [--cmd ARG]... [--env K=V]... [--label K=V]... [--user U] [--workdir DIR]
+//	         [--port 9443/tcp] [--stop-signal SIGINT] [--platform linux/amd64]
 //
 // It prints the image's digest.
 package main
@@ -46,15 +46,17 @@ func main() {
 
 func build(args []string) (string, error) {
 	fs := flag.NewFlagSet("xp-image", flag.ContinueOnError)
-	var layers, entrypoint, env, labels, ports list
+	var layers, entrypoint, command, env, labels, ports list
 	out := fs.String("out", "", "the image tarball to write")
 	tag := fs.String("tag", "", "the reference recorded in the tarball")
 	created := fs.String("created", "", "the image's creation time (RFC 3339): fixed, for reproducible builds")
 	user := fs.String("user", "", "the user the image runs as")
 	workdir := fs.String("workdir", "", "the working directory")
+	stopSignal := fs.String("stop-signal", "", "the signal that stops the container (the image's STOPSIGNAL)")
 	platform := fs.String("platform", "linux/amd64", "os/arch")
 	fs.Var(&layers, "layer", "an uncompressed layer tarball, bottom first (repeatable)")
 	fs.Var(&entrypoint, "entrypoint", "one argument of the entrypoint (repeatable)")
+	fs.Var(&command, "cmd", "one argument of the default command after the entrypoint (repeatable)")
 	fs.Var(&env, "env", "K=V (repeatable)")
 	fs.Var(&labels, "label", "K=V (repeatable)")
 	fs.Var(&ports, "port", "an exposed port, as 9443/tcp (repeatable)")
@@ -100,7 +102,8 @@ func build(args []string) (string, error) {
 	cfg.OS, cfg.Architecture = os_, arch
 	cfg.Created = v1.Time{Time: at}
 	cfg.Config.Entrypoint = entrypoint
-	cfg.Config.Cmd = nil
+	cfg.Config.Cmd = command
+	cfg.Config.StopSignal = *stopSignal
 	cfg.Config.Env = env
 	cfg.Config.User = *user
 	cfg.Config.WorkingDir = *workdir

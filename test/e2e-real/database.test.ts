@@ -1,0 +1,312 @@
+// Databases in a StatefulSet on a real node, for both engines: the server runs
+// in a real container on a real XFS volume, an application pod writes rows
+// through the connection Secret (its host resolved by CoreDNS, reached through
+// kube-proxy), the backup Jobs really dump and upload to the object store
+// (moto's S3 API, reached from the pods), a DatabaseRestore really restores
+// into a new generation and switches the Service, and the same application
+// reads the rows back. The function's clock is a file this test moves, to pass
+// a schedule slot without waiting for 03:00.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { Json } from '../support/apiserver.js';
+import { type ControlPlane, objectStoreSecret, realNodeSuiteSkipReason } from '../support/control-plane.js';
+import { controlPlaneForSuite, ensureNamespace, eventually } from '../support/e2e.js';
+
+const skip = realNodeSuiteSkipReason('e2e-real: Databases on a real node');
+const NS = 'team-a';
+const ROWS = 10_000;
+const clockFile = join(mkdtempSync(join(tmpdir(), 'fp-clock-')), 'now');
+const setClock = (t: Date) => writeFileSync(clockFile, t.toISOString());
+
+let cp: ControlPlane;
+const ref = (kind: string, name: string) => ({ apiVersion: 'example.com/v1', kind, metadata: { name, namespace: NS } });
+const get = (kind: string, name: string) => cp.client.getObj(ref(kind, name));
+
+/** What differs between the engines for an application: its client, in the engine's own image. */
+const ENGINES = {
+  postgres: {
+    image: 'postgres:17',
+    // psql reads these from the environment; the values come from the connection Secret.
+    env: { PGHOST: 'host', PGPORT: 'port', PGUSER: 'username', PGPASSWORD: 'password', PGDATABASE: 'dbname' },
+    sql: (q: string) => `psql -v ON_ERROR_STOP=1 -tAq -c ${shellQuote(q)}`,
+    create: `CREATE TABLE items (id int PRIMARY KEY, v text NOT NULL); INSERT INTO items SELECT g, md5(g::text) FROM generate_series(1, ${ROWS}) g`,
+    digest: `SELECT count(*) || ' ' || md5(string_agg(id || ':' || v, ',' ORDER BY id)) FROM items`,
+    /** The same query, in the server's own pod, as the database's user. */
+    local: (q: string) =>
+      `PGPASSWORD="$POSTGRES_PASSWORD" psql -h 127.0.0.1 -U "$POSTGRES_USER" -d "$POSTGRES_DB" -tAq -c ${shellQuote(q)}`,
+  },
+  mysql: {
+    image: 'mysql:8.4',
+    env: { DB_HOST: 'host', DB_PORT: 'port', DB_USER: 'username', MYSQL_PWD: 'password', DB_NAME: 'dbname' },
+    sql: (q: string) => `mysql -N -B -h "$DB_HOST" -P "$DB_PORT" -u "$DB_USER" "$DB_NAME" -e ${shellQuote(q)}`,
+    // One INSERT of every row, made in the shell: MySQL and MariaDB differ in how they generate series.
+    create: `CREATE TABLE items (id int PRIMARY KEY, v varchar(64) NOT NULL)`,
+    digest: `SET SESSION group_concat_max_len = 67108864; SELECT CONCAT(COUNT(*), ' ', MD5(GROUP_CONCAT(CONCAT(id, ':', v) ORDER BY id SEPARATOR ','))) FROM items`,
+    local: (q: string) =>
+      `MYSQL_PWD="$MYSQL_PASSWORD" mysql -N -B -h 127.0.0.1 -u "$MYSQL_USER" "$MYSQL_DATABASE" -e ${shellQuote(q)}`,
+  },
+} as const;
+type Engine = keyof typeof ENGINES;
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+async function exec(pod: string, script: string): Promise<string> {
+  const r = await cp.kubectl(['exec', '-n', NS, pod, '--', 'sh', '-c', script]);
+  return r.stdout.trim();
+}
+
+async function phaseOf(kind: string, name: string, phases: string[], timeoutMs = 180_000): Promise<Json> {
+  return eventually(
+    `${kind} ${name} ${phases.join(' or ')}`,
+    async () => {
+      const o = await get(kind, name);
+      return phases.includes(o?.['status']?.['phase']) ? o : undefined;
+    },
+    timeoutMs,
+    250,
+  );
+}
+
+/** Makes Crossplane reconcile the Database now rather than at its next poll. */
+async function nudge(name: string): Promise<void> {
+  await cp.kubectl([
+    'annotate',
+    'database',
+    name,
+    '-n',
+    NS,
+    `test.function-platform.dev/nudge=${Date.now()}`,
+    '--overwrite',
+  ]);
+}
+
+/** The application: a pod of the engine's image whose environment is the connection Secret; it never restarts. */
+async function startApplication(engine: Engine, name: string, secret: string): Promise<void> {
+  const e = ENGINES[engine];
+  const env = Object.entries(e.env).map(([variable, key]) => ({
+    name: variable,
+    valueFrom: { secretKeyRef: { name: secret, key } },
+  }));
+  await cp.client.applyObj(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: NS },
+      spec: {
+        restartPolicy: 'Never',
+        securityContext: { runAsUser: 999, runAsGroup: 999, runAsNonRoot: true },
+        containers: [
+          {
+            name: 'app',
+            image: e.image,
+            command: ['sleep', '86400'],
+            env,
+            resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+          },
+        ],
+      },
+    },
+    { fieldManager: 'e2e-real', force: true },
+  );
+  await eventually(`application pod ${name} Running`, async () => {
+    const p = await cp.client.getObj({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS } });
+    return p?.['status']?.['phase'] === 'Running' ? true : undefined;
+  });
+}
+
+/** The stored object of a backup, and the SHA-256 the upload stored with it. */
+async function storedObject(location: string): Promise<{ bytes: Buffer; sha256: string | undefined }> {
+  const store = cp.objectStore!;
+  const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(location)!;
+  const s3 = new S3Client({
+    endpoint: store.endpoint,
+    region: store.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey },
+  });
+  try {
+    const o = await s3.send(new GetObjectCommand({ Bucket: m[1], Key: m[2] }));
+    return { bytes: Buffer.from(await o.Body!.transformToByteArray()), sha256: o.Metadata?.['sha256'] };
+  } finally {
+    s3.destroy();
+  }
+}
+
+describe('Databases in a StatefulSet on a real node', { skip }, () => {
+  before(async () => {
+    setClock(new Date());
+    cp = await controlPlaneForSuite({ realNodes: true, functionEnv: { FUNCTION_PLATFORM_CLOCK_FILE: clockFile } });
+    await ensureNamespace(cp, NS);
+    await cp.client.applyObj(
+      { ...objectStoreSecret(cp.objectStore!), metadata: { name: 'backup-store', namespace: NS } },
+      { fieldManager: 'e2e-real', force: true },
+    );
+  });
+  after(async () => {
+    await cp?.stop();
+  });
+
+  for (const engine of ['postgres', 'mysql'] as const) {
+    const db = engine === 'postgres' ? 'orders' : 'shop';
+    const e = ENGINES[engine];
+    const app = `${db}-app`;
+    let original = '';
+    let scheduled = '';
+
+    test(`${engine}: the Database accepts connections; an application writes ${ROWS} rows through the connection Secret`, async (t) => {
+      const store = cp.objectStore!;
+      const started = Date.now();
+      await cp.kubectl(['apply', '-f', '-'], {
+        input: `apiVersion: example.com/v1
+kind: Database
+metadata: {name: ${db}, namespace: ${NS}}
+spec:
+  engine: ${engine}
+  storageGB: 1
+  backup:
+    objectStore:
+      bucket: ${store.bucket}
+      region: ${store.region}
+      endpoint: ${store.endpoint}
+      prefix: databases
+      credentialsSecretRef: {name: backup-store}
+`,
+      });
+      const ready = await phaseOf('Database', db, ['Ready']);
+      const accepting = Date.now() - started;
+      const secret = String(ready['status']['connectionSecret']);
+      await startApplication(engine, app, secret);
+      const writeStarted = Date.now();
+      if (engine === 'postgres') await exec(app, e.sql(e.create));
+      else
+        await exec(
+          app,
+          `${e.sql(e.create)} && { echo 'INSERT INTO items VALUES'; seq 1 ${ROWS} | awk '{printf "%s(%d, md5(%d))", (NR > 1 ? "," : ""), $1, $1}'; echo ';'; } | mysql -h "$DB_HOST" -P "$DB_PORT" -u "$DB_USER" "$DB_NAME"`,
+        );
+      original = await exec(app, e.sql(e.digest));
+      t.diagnostic(
+        `apply to accepting connections: ${accepting} ms; ${ROWS} rows written in ${Date.now() - writeStarted} ms through ${ready['status']['host']}; count and digest: ${original}`,
+      );
+      assert.match(original, new RegExp(`^${ROWS} [0-9a-f]{32}$`));
+    });
+
+    test(`${engine}: a scheduled backup and one taken now really dump and upload; each object is in the store with its SHA-256`, async (t) => {
+      const next = String((await get('Database', db))?.['status']?.['backup']?.['nextScheduledTime']);
+      assert.ok(!Number.isNaN(Date.parse(next)), `the Database names its next slot (${next})`);
+      const started = Date.now();
+      setClock(new Date(Date.parse(next) + 60_000));
+      await nudge(db);
+      // The backup of that slot, by the name the Database gives it (<db>-db-YYYYMMDDHHMM): the clock only moves
+      // forward, so a Database created after an earlier move may have taken one for an earlier slot at once.
+      scheduled = `${db}-db-${next.replace(/[-:T]/g, '').slice(0, 12)}`;
+      await eventually(`the scheduled DatabaseBackup ${scheduled}`, () => get('DatabaseBackup', scheduled), 90_000);
+      const scheduledDone = await phaseOf('DatabaseBackup', scheduled, ['Completed', 'Failed']);
+      const scheduledMs = Date.now() - started;
+      assert.equal(scheduledDone['status']['phase'], 'Completed', String(scheduledDone['status']['message']));
+
+      const nowStarted = Date.now();
+      await cp.kubectl(['apply', '-f', '-'], {
+        input: `apiVersion: example.com/v1\nkind: DatabaseBackup\nmetadata: {name: ${db}-now, namespace: ${NS}}\nspec: {databaseRef: {name: ${db}}, pinned: true}\n`,
+      });
+      const onDemand = await phaseOf('DatabaseBackup', `${db}-now`, ['Completed', 'Failed']);
+      assert.equal(onDemand['status']['phase'], 'Completed', String(onDemand['status']['message']));
+      const onDemandMs = Date.now() - nowStarted;
+      for (const b of [scheduledDone, onDemand]) {
+        const { bytes, sha256 } = await storedObject(String(b['status']['location']));
+        assert.equal(bytes.length, b['status']['sizeBytes'], `${b['metadata']['name']}: the size it reports is stored`);
+        assert.equal(sha256, createHash('sha256').update(bytes).digest('hex'), 'stored with its SHA-256');
+        if (engine === 'mysql') assert.match(bytes.toString('utf8').slice(-200), /-- Dump completed/);
+        else assert.equal(bytes.subarray(0, 5).toString('latin1'), 'PGDMP', 'a pg_dump custom-format archive');
+      }
+      t.diagnostic(
+        `scheduled ${scheduled}: slot passed to Completed ${scheduledMs} ms (${scheduledDone['status']['sizeBytes']} bytes); ${db}-now: applied to Completed ${onDemandMs} ms (${onDemand['status']['sizeBytes']} bytes)`,
+      );
+    });
+
+    test(`${engine}: rows deleted, a DatabaseRestore from the backup switches the Service, and the same application reads every row back`, async (t) => {
+      await exec(app, e.sql('DELETE FROM items WHERE id > 5000'));
+      assert.match(await exec(app, e.sql(e.digest)), /^5000 /);
+      const started = Date.now();
+      await cp.kubectl(['apply', '-f', '-'], {
+        input: `apiVersion: example.com/v1\nkind: DatabaseRestore\nmetadata: {name: ${db}-undo, namespace: ${NS}}\nspec: {databaseRef: {name: ${db}}, fromBackup: {name: ${db}-now}}\n`,
+      });
+      // The Database learns of a new DatabaseRestore when it reconciles: at once, rather than at its next poll.
+      await nudge(db);
+      const switched = await phaseOf('DatabaseRestore', `${db}-undo`, ['Switched', 'Failed'], 300_000);
+      assert.equal(switched['status']['phase'], 'Switched', String(switched['status']['message']));
+      const switchMs = Date.now() - started;
+      // The application was never restarted: its connection settings are the same, the Service now selects the restored pods.
+      const back = await eventually(
+        'the application reads the restored rows',
+        async () => {
+          const d = await exec(app, e.sql(e.digest)).catch(() => '');
+          return d === original ? d : undefined;
+        },
+        60_000,
+        500,
+      );
+      const pods = await cp.client.listObjs(
+        'v1',
+        'Pod',
+        NS,
+        `app.kubernetes.io/name=database,app.kubernetes.io/instance=${db}`,
+      );
+      t.diagnostic(
+        `DatabaseRestore applied to Switched: ${switchMs} ms; the application reads ${back} (as before the delete); server pods now: ${pods.map((p) => p['metadata']['name']).join(', ')}`,
+      );
+      assert.equal(back, original);
+      const restarted = await cp.client.getObj({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: app, namespace: NS },
+      });
+      assert.equal(
+        restarted?.['status']?.['containerStatuses']?.[0]?.['restartCount'],
+        0,
+        'the application never restarted',
+      );
+    });
+
+    test(`${engine}: a new Database made from the backup holds the same rows`, async (t) => {
+      const started = Date.now();
+      const store = cp.objectStore!;
+      // The dump is read from the new Database's own object store: the same one here.
+      await cp.kubectl(['apply', '-f', '-'], {
+        input: `apiVersion: example.com/v1
+kind: Database
+metadata: {name: ${db}-copy, namespace: ${NS}}
+spec:
+  engine: ${engine}
+  storageGB: 1
+  backup:
+    objectStore:
+      bucket: ${store.bucket}
+      region: ${store.region}
+      endpoint: ${store.endpoint}
+      prefix: databases
+      credentialsSecretRef: {name: backup-store}
+  restore: {fromBackup: {name: ${scheduled}}}
+`,
+      });
+      await phaseOf('Database', `${db}-copy`, ['Ready']);
+      const pod = (
+        await cp.client.listObjs(
+          'v1',
+          'Pod',
+          NS,
+          `app.kubernetes.io/name=database,app.kubernetes.io/instance=${db}-copy`,
+        )
+      )[0]!;
+      const copied = await exec(String(pod['metadata']['name']), e.local(e.digest));
+      t.diagnostic(`apply to Ready with the rows: ${Date.now() - started} ms; ${copied}`);
+      assert.equal(copied, original);
+    });
+  }
+});
