@@ -28,6 +28,8 @@ if [ "$(id -u)" = 0 ]; then
 fi
 
 mkdir -p "$(dirname "$PGDATA")"
+# As the official image does at every start: a volume's fsGroup handling may have opened the mode up.
+[ -d "$PGDATA" ] && chmod 700 "$PGDATA" 2>/dev/null || true
 
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   if [ -z "${POSTGRES_PASSWORD:-}" ] && [ "$POSTGRES_HOST_AUTH_METHOD" != trust ]; then

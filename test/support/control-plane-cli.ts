@@ -11,7 +11,8 @@ import { type ControlPlaneState, startControlPlane, stopRecorded } from './contr
 import { repoRoot } from '../../dev/infra/paths.js';
 import { runs } from '../../dev/infra/processes.js';
 
-const dir = join(repoRoot, '.cache', 'cluster');
+// FUNCTION_PLATFORM_CLUSTER_DIR: elsewhere than .cache/cluster (the test of this command uses its own).
+const dir = process.env['FUNCTION_PLATFORM_CLUSTER_DIR'] ?? join(repoRoot, '.cache', 'cluster');
 const stateFile = join(dir, 'state.json');
 const say = (line = '') => process.stdout.write(`${line}\n`);
 

@@ -345,18 +345,16 @@ export async function startRealNode(
     nodeStatusReportFrequency: '10s',
   };
   writeFileSync(join(d, 'kubelet-config.yaml'), stringify(kubeletConfig));
-  processes.push(
-    start('kubelet', toolPath('kubelet'), [
-      `--config=${join(d, 'kubelet-config.yaml')}`,
-      `--kubeconfig=${kubeletKubeconfig}`,
-      `--root-dir=${join(d, 'kubelet')}`,
-      `--cert-dir=${join(d, 'kubelet-pki')}`,
-      `--hostname-override=${NODE_NAME}`,
-      `--node-ip=${state.nodeIp}`,
-      '--node-labels=node.function-platform.dev/real=true',
-      '--v=1',
-    ]),
-  );
+  start('kubelet', toolPath('kubelet'), [
+    `--config=${join(d, 'kubelet-config.yaml')}`,
+    `--kubeconfig=${kubeletKubeconfig}`,
+    `--root-dir=${join(d, 'kubelet')}`,
+    `--cert-dir=${join(d, 'kubelet-pki')}`,
+    `--hostname-override=${NODE_NAME}`,
+    `--node-ip=${state.nodeIp}`,
+    '--node-labels=node.function-platform.dev/real=true',
+    '--v=1',
+  ]);
   const proxyKubeconfig = clientKubeconfig(api, d, 'kube-proxy', '/CN=system:kube-proxy');
   writeFileSync(
     join(d, 'kube-proxy-config.yaml'),
@@ -374,9 +372,7 @@ export async function startRealNode(
       healthzBindAddress: '127.0.0.1:10256',
     }),
   );
-  processes.push(
-    start('kube-proxy', toolPath('kube-proxy'), [`--config=${join(d, 'kube-proxy-config.yaml')}`, '--v=1']),
-  );
+  start('kube-proxy', toolPath('kube-proxy'), [`--config=${join(d, 'kube-proxy-config.yaml')}`, '--v=1']);
   opts.say?.(`node ${NODE_NAME} at ${state.nodeIp}: containerd, kubelet and kube-proxy started`);
   await waitFor('the real node Ready', processes[1], 90_000, async () => {
     const node = await api.client.getObj({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE_NAME } });
@@ -578,7 +574,9 @@ export async function teardownRealNode(state: RealNodeState): Promise<string[]> 
     try {
       sh('ip', ['link', 'del', state.hostLink]);
     } catch (e) {
-      said.push(`could not remove link ${state.hostLink}: ${(e as Error).message}`);
+      // Gone meanwhile: it goes with the node's network namespace.
+      if (!/Cannot find device/.test((e as Error).message))
+        said.push(`could not remove link ${state.hostLink}: ${(e as Error).message}`);
     }
   }
   for (const m of mountsUnder(state.volumes)) {
