@@ -70,6 +70,8 @@ export function buildCases(root: string, opts: { awsEndpoint?: string } = {}): C
     xr: string;
     observed: string[];
     required?: string;
+    /** The requirements `required` must answer; the others may legitimately find nothing (no DatabaseRestore asked for). */
+    answers?: string[];
     peer?: boolean;
     aws?: boolean;
   }> = [
@@ -87,6 +89,7 @@ export function buildCases(root: string, opts: { awsEndpoint?: string } = {}): C
       xr: 'database/aws.yaml',
       observed: ['database/observed/aws-ready.yaml'],
       required: 'database/required/rds-connection.yaml',
+      answers: ['rds-connection'],
     },
     {
       id: 'database-cluster',
@@ -103,6 +106,7 @@ export function buildCases(root: string, opts: { awsEndpoint?: string } = {}): C
       xr: 'database/aws.yaml',
       observed: ['database/observed/aws-ready.yaml'],
       required: 'database/required/rds-connection.yaml',
+      answers: ['rds-connection'],
       aws: true,
     });
   }
@@ -118,11 +122,21 @@ export function buildCases(root: string, opts: { awsEndpoint?: string } = {}): C
       // Answer what the function asks for, under the name it asks with, as Crossplane does.
       const asked = Object.keys(rsp.requirements?.resources ?? {});
       if (asked.length === 0) throw new Error(`${s.id}: the function asked for no required resources`);
-      request = { ...request, requiredResources: answer(rsp.requirements, readYamlObjects(ex(s.required))) };
-      for (const name of asked) {
+      const given = readYamlObjects(ex(s.required));
+      request = { ...request, requiredResources: answer(rsp.requirements, given) };
+      // What the case is about must be answered; a requirement that finds nothing (no DatabaseRestore in the
+      // namespace) is answered empty, as Crossplane answers it. Nothing in the file may go unused either.
+      for (const name of s.answers ?? []) {
+        if (!asked.includes(name)) throw new Error(`${s.id}: the function did not ask for requirement ${name}`);
         if ((request.requiredResources[name]?.items.length ?? 0) === 0)
           throw new Error(`${s.id}: nothing in ${s.required} answers requirement ${name}`);
       }
+      const used = new Set(Object.values(request.requiredResources).flatMap((r) => r.items.map((i) => i.resource)));
+      for (const obj of given)
+        if (!used.has(obj))
+          throw new Error(
+            `${s.id}: ${s.required}: ${str(obj, 'kind')} ${str(obj, 'metadata', 'name')} answers no requirement`,
+          );
       rsp = runFunction(request);
     }
     const fatal = rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL);

@@ -48,6 +48,8 @@ export interface Setup {
   ourNodeOptions?: string;
   /** undefined: the candidate runs with ourNodeFlags. */
   candidateNodeFlags?: string[];
+  /** BENCH_CANDIDATE_BUILD: the checkout whose dist/main.js is the candidate. */
+  candidateBuild?: string;
   cases: Case[];
   /** moto, when the live-AWS case runs. */
   aws?: Moto;
@@ -89,7 +91,9 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
   const image = imageNodeFlags(root);
   const ourNodeFlags = config.ourNodeFlags ?? image.flags;
   const ourNodeOptions = config.ourNodeFlags ? undefined : image.nodeOptions;
-  const { candidateNodeFlags } = config;
+  const { candidateNodeFlags, candidateBuild } = config;
+  if (candidateBuild !== undefined && !existsSync(join(candidateBuild, 'dist', 'main.js')))
+    throw new Error(`BENCH_CANDIDATE_BUILD: ${candidateBuild}/dist/main.js is missing: build that checkout first`);
   const impls = allImpls(root, {
     ...(paths.profileDir === undefined ? {} : { profileDir: paths.profileDir }),
     peerBinary: paths.peerBinary,
@@ -97,6 +101,7 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
     ourNodeFlags,
     ...(ourNodeOptions === undefined ? {} : { ourNodeOptions }),
     ...(candidateNodeFlags === undefined ? {} : { candidateNodeFlags }),
+    ...(candidateBuild === undefined ? {} : { candidateBuild }),
     // A CA, the server's certificates and a client's, made with openssl.
     ...(wanted.has('ours-tls') ? { tls: makeCerts() } : {}),
   });
@@ -122,6 +127,7 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
     ourNodeFlags,
     ...(ourNodeOptions === undefined ? {} : { ourNodeOptions }),
     ...(candidateNodeFlags === undefined ? {} : { candidateNodeFlags }),
+    ...(candidateBuild === undefined ? {} : { candidateBuild }),
     cases,
     ...(aws ? { aws } : {}),
   };

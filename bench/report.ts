@@ -67,7 +67,7 @@ function provenance(root: string): { commit?: string; srcChanged?: boolean } {
 }
 
 export function printHeader(started: number, m: Machine, setup: Setup, config: Config, paths: Paths): void {
-  const { impls, order, peer, ourNodeFlags, ourNodeOptions, candidateNodeFlags } = setup;
+  const { impls, order, peer, ourNodeFlags, ourNodeOptions, candidateNodeFlags, candidateBuild } = setup;
   say(`function-platform benchmark, ${new Date(started).toISOString()}`);
   say(
     `machine: ${m.nproc} CPUs (${m.cpuModel}), ${m.memoryGB} GB memory, Linux ${m.kernel}, Node ${m.node}; load average ${m.loadAverageAtStart.join(' ')}`,
@@ -82,7 +82,9 @@ export function printHeader(started: number, m: Machine, setup: Setup, config: C
   );
   if (order.includes('candidate')) {
     say(
-      `candidate: function-platform with bench/candidate.ts (node ${[...(candidateNodeFlags ?? ourNodeFlags), '--import', 'dist/bench/candidate.js', 'dist/main.js'].join(' ')})`,
+      candidateBuild
+        ? `candidate: another build, node ${[...(candidateNodeFlags ?? ourNodeFlags), `${candidateBuild}/dist/main.js`].join(' ')} (BENCH_CANDIDATE_BUILD)`
+        : `candidate: function-platform with bench/candidate.ts (node ${[...(candidateNodeFlags ?? ourNodeFlags), '--import', 'dist/bench/candidate.js', 'dist/main.js'].join(' ')})`,
     );
   }
   say(
@@ -313,6 +315,7 @@ export function writeFiles(
       ourNodeFlags,
       ourNodeOptions,
       candidateNodeFlags: candidateNodeFlags ?? ourNodeFlags,
+      ...(setup.candidateBuild ? { candidateBuild: setup.candidateBuild } : {}),
     },
     implementations: Object.fromEntries(
       order.map((id) => [

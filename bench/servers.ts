@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import { freePort, type Proc, spawnLogged, waitFor } from '../dev/infra/processes.js';
@@ -83,6 +83,8 @@ export function impls(
     ourNodeFlags: string[];
     ourNodeOptions?: string;
     candidateNodeFlags?: string[];
+    /** A checkout whose dist/main.js is the candidate, in place of the preload. */
+    candidateBuild?: string;
     tls?: BenchTls;
   },
 ): Record<ImplId, Impl> {
@@ -133,13 +135,15 @@ export function impls(
     },
     candidate: {
       id: 'candidate',
-      label: 'candidate (+ bench/candidate.ts)',
+      label: opts.candidateBuild ? `candidate (${basename(opts.candidateBuild)})` : 'candidate (+ bench/candidate.ts)',
       path: V1,
       proto: 'v1',
       command: (port) =>
         ourCommand(
           opts.candidateNodeFlags ?? opts.ourNodeFlags,
-          ['--import', join(root, 'dist', 'bench', 'candidate.js'), join(root, 'dist', 'main.js')],
+          opts.candidateBuild
+            ? [join(opts.candidateBuild, 'dist', 'main.js')]
+            : ['--import', join(root, 'dist', 'bench', 'candidate.js'), join(root, 'dist', 'main.js')],
           plaintext(port),
         ),
     },

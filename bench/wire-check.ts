@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Checks bench/wire.ts against the SDK's codec, and times both.
+// Checks src/wire.ts against the SDK's codec, and times both.
 //
 //   node dist/bench/wire-check.js [--iterations 2000]
 //

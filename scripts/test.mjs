@@ -20,6 +20,17 @@ if (!lint.ok) {
   console.error('biome check failed: `npm run format` fixes formatting; lint findings need a hand');
   process.exit(1);
 }
+// The import rules (.dependency-cruiser.cjs): the layering CONTRIBUTING.md draws.
+const rules = run(process.execPath, [
+  'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs',
+  'src',
+  '--config',
+  '.dependency-cruiser.cjs',
+]);
+if (!rules.ok) {
+  console.error('the import rules failed (.dependency-cruiser.cjs; CONTRIBUTING.md says what may import what)');
+  process.exit(1);
+}
 const check = run(process.execPath, ['scripts/generate-schemas.mjs', '--check']);
 if (!check.ok) process.exit(1);
 
@@ -55,6 +66,21 @@ const tools = [
     needs: 'Debian packages',
     ok: () => has('apt-get', '--version'),
     skipped: 'the tests of dumps and restores',
+  },
+  // The benchmark's anchors (Go and Python no-op functions, ghz) and its Go peer, for the bench smoke test.
+  {
+    script: 'scripts/install-bench-anchors.sh',
+    what: "the benchmark's anchors (Go and Python no-op functions, ghz)",
+    needs: 'go',
+    ok: () => has('go', 'version') && has('python3', '--version'),
+    skipped: "the bench smoke test's floors",
+  },
+  {
+    script: 'scripts/install-peer.sh',
+    what: 'function-patch-and-transform (the benchmark peer)',
+    needs: 'go',
+    ok: () => has('go', 'version'),
+    skipped: "the bench smoke test's peer",
   },
   // The real node: containerd, runc and the CNI plugins from Debian, CoreDNS and small tools from Go
   // modules, and the images its pods run (after install-crossplane.sh and install-kube.sh: it needs

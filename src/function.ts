@@ -16,6 +16,7 @@ import { wrap } from './claims.js';
 import { BlueprintChoiceError, FatalError, SpecError } from './errors.js';
 import type { ExternalFacts, ExternalQuery } from './facts.js';
 import { judge, type Verdict } from './kinds/index.js';
+import type { Input } from './generated/schemas.js';
 import { condition, isObj, record, str, type Obj } from './kube.js';
 import { contextOf, observedComposite, observedResources, stepInput } from './request.js';
 import { conditionOf, fatal, normal, warning } from './results.js';
@@ -37,6 +38,8 @@ const TTL_MOVING = 15;
 export interface Prepared {
   req: RunFunctionRequest;
   blueprint: Blueprint;
+  /** The step's Input, validated: read once a call. */
+  input: Input | undefined;
   xr: Obj;
   /** Observed composed resources as sent (Objects still wrapped: the safety check counts what exists). */
   observed: ReadonlyMap<string, Obj>;
@@ -44,14 +47,28 @@ export interface Prepared {
   resolved: unknown;
 }
 
+/**
+ * The blueprint that serves a request, chosen once a call (the metrics count
+ * calls by it, Fatal ones too); undefined when none does, which prepare then
+ * says, after what comes first (a missing composite).
+ */
+export function chooseBlueprint(req: RunFunctionRequest): Blueprint | undefined {
+  try {
+    return blueprintFor(str(req.observed?.composite?.resource, 'kind') ?? '', isObj(req.input) ? req.input : undefined);
+  } catch (err) {
+    if (err instanceof BlueprintChoiceError) return undefined;
+    throw err;
+  }
+}
+
 /** Phase one. Throws what becomes a Fatal result: bad input, a change that would lose data. */
-export function prepare(req: RunFunctionRequest): Prepared {
+export function prepare(req: RunFunctionRequest, chosen = chooseBlueprint(req)): Prepared {
   const xr = observedComposite(req);
-  const blueprint = blueprintFor(str(xr, 'kind') ?? '', isObj(req.input) ? req.input : undefined);
-  stepInput(req);
+  const blueprint = chosen ?? blueprintFor(str(xr, 'kind') ?? '', isObj(req.input) ? req.input : undefined);
+  const input = stepInput(req);
   const observed = observedResources(req);
   const ctx = contextOf(xr, observed, req);
-  return { req, blueprint, xr, observed, ctx, resolved: blueprint.resolve(xr['spec'], ctx) };
+  return { req, blueprint, input, xr, observed, ctx, resolved: blueprint.resolve(xr['spec'], ctx) };
 }
 
 /** The outside facts the prepared call wants, if any. */
@@ -151,11 +168,24 @@ export function failure(req: RunFunctionRequest, err: unknown, log?: Log): RunFu
   return rsp;
 }
 
+/** A call's answer, and the name of the blueprint that served it (none: no blueprint serves it). */
+export interface Answered {
+  rsp: RunFunctionResponse;
+  blueprint?: string;
+}
+
+/** Runs one call with the facts given (none: the pure path), saying which blueprint served it. Never throws. */
+export function runCall(req: RunFunctionRequest, log?: Log, facts?: ExternalFacts): Answered {
+  const chosen = chooseBlueprint(req);
+  const name = chosen ? { blueprint: chosen.name } : {};
+  try {
+    return { rsp: answer(prepare(req, chosen), facts, log), ...name };
+  } catch (err) {
+    return { rsp: failure(req, err, log), ...name };
+  }
+}
+
 /** Runs one call with the facts given (none: the pure path). Never throws. */
 export function runFunction(req: RunFunctionRequest, log?: Log, facts?: ExternalFacts): RunFunctionResponse {
-  try {
-    return answer(prepare(req), facts, log);
-  } catch (err) {
-    return failure(req, err, log);
-  }
+  return runCall(req, log, facts).rsp;
 }

@@ -1,6 +1,5 @@
 // Plain Kubernetes objects as they travel through the function: JSON-shaped
 // records, read defensively because observed state is whatever the cluster says.
-import { wrappedManifest } from './kinds/provider-kubernetes.js';
 
 /** A Kubernetes object as JSON. */
 export type Obj = Record<string, unknown>;
@@ -73,11 +72,43 @@ export function groupOf(obj: unknown): string {
   return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
 
-/**
- * "Deployment my-widget-blue": how messages name a resource. A
- * provider-kubernetes Object is named by what it wraps, the thing the user knows.
- */
-export function describe(obj: unknown, fallbackKey = ''): string {
-  const shown = wrappedManifest(obj) ?? obj;
-  return `${kindOf(shown) || 'resource'} ${nameOf(shown) || fallbackKey || '(unnamed)'}`;
+/** The metadata the function writes on what it composes. */
+export type ObjectMeta = {
+  name: string;
+  namespace?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string }>;
+};
+
+/** An object the function composes: its kind and metadata typed, the rest its kind's own. */
+export type Composed<Kind extends string = string, Spec = unknown> = {
+  apiVersion: string;
+  kind: Kind;
+  metadata: ObjectMeta;
+  spec: Spec;
+};
+
+/** The fields `names` of the object at `path` in `obj`, each where `read` finds one of its type. */
+function fields<const K extends string, T>(
+  obj: unknown,
+  path: readonly string[],
+  names: readonly K[],
+  read: (at: unknown, name: string) => T | undefined,
+): { [P in K]?: T } {
+  const at = field(obj, ...path);
+  const out: { [P in K]?: T } = {};
+  for (const name of names) {
+    const v = read(at, name);
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
 }
+
+/** The string fields `names` of the object at `path` in `obj`, where they are strings. */
+export const strings = <const K extends string>(obj: unknown, path: readonly string[], names: readonly K[]) =>
+  fields(obj, path, names, str);
+
+/** The numeric fields `names` of the object at `path` in `obj`, where they are finite numbers. */
+export const numbers = <const K extends string>(obj: unknown, path: readonly string[], names: readonly K[]) =>
+  fields(obj, path, names, num);

@@ -6,27 +6,33 @@ import type { RunFunctionRequest, RunFunctionResponse } from '@crossplane-org/fu
 import { AWS_CREDENTIALS, awsCredentials } from './aws/credentials.js';
 import type { AwsFactsSource } from './aws/facts.js';
 import type { ExternalFacts } from './facts.js';
-import { answer, failure, type Log, prepare, queryOf, runFunction } from './function.js';
-import { stepInput } from './request.js';
+import { type Answered, answer, chooseBlueprint, failure, type Log, prepare, queryOf, runCall } from './function.js';
+
+/** One call, the outside asked first where the blueprint wants to know; with the blueprint that served it. */
+export async function answerLive(req: RunFunctionRequest, aws: AwsFactsSource, log?: Log): Promise<Answered> {
+  // Most calls have no AWS credentials: they take the pure path at once.
+  if (!req.credentials?.[AWS_CREDENTIALS]) return runCall(req, log);
+  const chosen = chooseBlueprint(req);
+  const name = chosen ? { blueprint: chosen.name } : {};
+  try {
+    const prepared = prepare(req, chosen);
+    const question = queryOf(prepared)?.aws;
+    const credentials = question ? awsCredentials(req) : undefined;
+    let facts: ExternalFacts | undefined;
+    if (question && credentials) {
+      const endpoint = prepared.input?.awsEndpoint ?? credentials.endpoint;
+      facts = { aws: await aws.gather({ ...question, credentials, ...(endpoint ? { endpoint } : {}) }) };
+    }
+    return { rsp: answer(prepared, facts, log), ...name };
+  } catch (err) {
+    return { rsp: failure(req, err, log), ...name };
+  }
+}
 
 export async function runFunctionLive(
   req: RunFunctionRequest,
   aws: AwsFactsSource,
   log?: Log,
 ): Promise<RunFunctionResponse> {
-  // Most calls have no AWS credentials: they take the pure path at once.
-  if (!req.credentials?.[AWS_CREDENTIALS]) return runFunction(req, log);
-  try {
-    const prepared = prepare(req);
-    const question = queryOf(prepared)?.aws;
-    const credentials = question ? awsCredentials(req) : undefined;
-    let facts: ExternalFacts | undefined;
-    if (question && credentials) {
-      const endpoint = stepInput(req)?.awsEndpoint ?? credentials.endpoint;
-      facts = { aws: await aws.gather({ ...question, credentials, ...(endpoint ? { endpoint } : {}) }) };
-    }
-    return answer(prepared, facts, log);
-  } catch (err) {
-    return failure(req, err, log);
-  }
+  return (await answerLive(req, aws, log)).rsp;
 }

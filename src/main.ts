@@ -7,7 +7,8 @@
 import { helpText, parseArgs } from '@crossplane-org/function-sdk-typescript';
 import { pino } from 'pino';
 import { AwsFactsSource } from './aws/facts.js';
-import { fileClock, setClock } from './clock.js';
+import { setClock } from './clock.js';
+import { fileClock } from './file-clock.js';
 import { Metrics, serveMetrics } from './metrics.js';
 import { FunctionServer } from './server.js';
 

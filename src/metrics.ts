@@ -107,35 +107,24 @@ export class Histogram extends Family {
   }
 }
 
+/** What each metric is, as its HELP line says it. */
+const HELP = {
+  calls: 'RunFunction calls answered, by blueprint and the most severe result (fatal, warning, normal, none).',
+  duration: 'Time to answer a RunFunction call, by blueprint.',
+  fatals: 'Fatal results returned, by reason.',
+  awsCalls: 'AWS API calls made, by operation and outcome (ok, error).',
+  cache: 'Lookups of the AWS facts cache, by result (hit, miss, inflight: shared with a request under way, stale).',
+  cacheFailures: 'AWS facts reads that failed, and so were not cached.',
+};
+
 /** What the function counts. */
 export class Metrics {
-  readonly calls = new Counter(
-    'function_platform_calls_total',
-    'RunFunction calls answered, by blueprint and the most severe result (fatal, warning, normal, none).',
-    ['blueprint', 'result'],
-  );
-  readonly duration = new Histogram(
-    'function_platform_call_duration_seconds',
-    'Time to answer a RunFunction call, by blueprint.',
-    ['blueprint'],
-  );
-  readonly fatals = new Counter('function_platform_fatal_results_total', 'Fatal results returned, by reason.', [
-    'reason',
-  ]);
-  readonly awsCalls = new Counter(
-    'function_platform_aws_calls_total',
-    'AWS API calls made, by operation and outcome (ok, error).',
-    ['operation', 'outcome'],
-  );
-  readonly cache = new Counter(
-    'function_platform_aws_facts_cache_total',
-    'Lookups of the AWS facts cache, by result (hit, miss, inflight: shared with a request under way, stale).',
-    ['result'],
-  );
-  readonly cacheFailures = new Counter(
-    'function_platform_aws_facts_failures_total',
-    'AWS facts reads that failed, and so were not cached.',
-  );
+  readonly calls = new Counter('function_platform_calls_total', HELP.calls, ['blueprint', 'result']);
+  readonly duration = new Histogram('function_platform_call_duration_seconds', HELP.duration, ['blueprint']);
+  readonly fatals = new Counter('function_platform_fatal_results_total', HELP.fatals, ['reason']);
+  readonly awsCalls = new Counter('function_platform_aws_calls_total', HELP.awsCalls, ['operation', 'outcome']);
+  readonly cache = new Counter('function_platform_aws_facts_cache_total', HELP.cache, ['result']);
+  readonly cacheFailures = new Counter('function_platform_aws_facts_failures_total', HELP.cacheFailures);
 
   text(): string {
     return [this.calls, this.duration, this.fatals, this.awsCalls, this.cache, this.cacheFailures]

@@ -3,8 +3,14 @@
 // exists, must stay desired on every call. One check, for every blueprint.
 import type { Plan } from './blueprints/blueprint.js';
 import { FatalError } from './errors.js';
-import { holdsData, isProviderKubernetesObject, keepsDataWhenDeleted, wrappedManifest } from './kinds/index.js';
-import { describe, groupOf, kindOf, type Obj } from './kube.js';
+import {
+  describe,
+  holdsData,
+  isProviderKubernetesObject,
+  keepsDataWhenDeleted,
+  wrappedManifest,
+} from './kinds/index.js';
+import { groupOf, kindOf, type Obj } from './kube.js';
 
 /** A DatabaseBackup (a record of one stored backup), the only kind retention may let go. */
 function isBackupRecord(obj: Obj | undefined): boolean {

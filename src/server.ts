@@ -12,10 +12,9 @@ import {
 } from '@crossplane-org/function-sdk-typescript';
 import { hostPort } from './address.js';
 import { AwsFactsSource } from './aws/facts.js';
-import { blueprintFor } from './blueprints/dispatch.js';
 import { EventMemory } from './events.js';
 import type { Log } from './function.js';
-import { runFunctionLive } from './live.js';
+import { answerLive } from './live.js';
 import { type Metrics, reasonLabel } from './metrics.js';
 import { judgeClient, nameOf, readServerTls } from './tls.js';
 import { decodeRunFunctionRequest, encodeRunFunctionResponse } from './wire.js';
@@ -77,15 +76,8 @@ const SEVERITY_LABEL: Record<number, string> = {
   [Severity.SEVERITY_NORMAL]: 'normal',
 };
 
-/** Counts one answered call: its blueprint (by the request's kind and input, as dispatch chooses), its most severe result, its Fatal reasons. */
-function countCall(metrics: Metrics, req: RunFunctionRequest, rsp: RunFunctionResponse, seconds: number): void {
-  let blueprint = 'none';
-  try {
-    const kind: unknown = req.observed?.composite?.resource?.['kind'];
-    blueprint = blueprintFor(typeof kind === 'string' ? kind : '', req.input).name;
-  } catch {
-    // No blueprint serves it: the call was answered with a Fatal result, counted under "none".
-  }
+/** Counts one answered call: the blueprint that served it ("none": none does), its most severe result, its Fatal reasons. */
+function countCall(metrics: Metrics, blueprint: string, rsp: RunFunctionResponse, seconds: number): void {
   let worst = 'none';
   for (const r of rsp.results) {
     if (r.severity === Severity.SEVERITY_FATAL) {
@@ -125,12 +117,12 @@ function newGrpcServer(log: Log, aws: AwsFactsSource, metrics: Metrics | undefin
       const raw: unknown = call.request.observed?.composite?.resource?.['metadata']?.['uid'];
       const uid = typeof raw === 'string' ? raw : undefined;
       if (!metrics) {
-        void runFunctionLive(call.request, aws, log).then((rsp) => callback(null, events.filter(uid, rsp)));
+        void answerLive(call.request, aws, log).then(({ rsp }) => callback(null, events.filter(uid, rsp)));
         return;
       }
       const start = performance.now();
-      void runFunctionLive(call.request, aws, log).then((rsp) => {
-        countCall(metrics, call.request, rsp, (performance.now() - start) / 1000);
+      void answerLive(call.request, aws, log).then(({ rsp, blueprint }) => {
+        countCall(metrics, blueprint ?? 'none', rsp, (performance.now() - start) / 1000);
         callback(null, events.filter(uid, rsp));
       });
     },

@@ -533,12 +533,13 @@ function skimValue(r: Reader, end: number): void {
   r.depth--;
 }
 
-function skimList(r: Reader, end: number): void {
+/** A message's fields up to `end`: field 1's values skimmed by `skim`, others skipped; an end-group tag or 0 ends it. */
+function skimRepeated(r: Reader, end: number, skim: (r: Reader, end: number) => void): void {
   r.enter();
   while (r.pos < end) {
     const tag = r.varint();
     if (tag === 10) {
-      skimValue(r, r.end());
+      skim(r, r.end());
       continue;
     }
     if ((tag & 7) === 4 || tag === 0) break;
@@ -547,25 +548,23 @@ function skimList(r: Reader, end: number): void {
   r.depth--;
 }
 
+function skimList(r: Reader, end: number): void {
+  skimRepeated(r, end, skimValue);
+}
+
 function skimStruct(r: Reader, end: number): void {
+  skimRepeated(r, end, skimEntry);
+}
+
+/** One entry of a Struct's map: its key, then its value. */
+function skimEntry(r: Reader, end: number): void {
   r.enter();
   while (r.pos < end) {
-    const tag = r.varint();
-    if (tag === 10) {
-      const entryEnd = r.end();
-      r.enter();
-      while (r.pos < entryEnd) {
-        const t = r.varint();
-        if (t === 10) r.pos = r.end();
-        else if (t === 18) skimValue(r, r.end());
-        else if ((t & 7) === 4 || t === 0) break;
-        else r.skip(t & 7);
-      }
-      r.depth--;
-      continue;
-    }
-    if ((tag & 7) === 4 || tag === 0) break;
-    r.skip(tag & 7);
+    const t = r.varint();
+    if (t === 10) r.pos = r.end();
+    else if (t === 18) skimValue(r, r.end());
+    else if ((t & 7) === 4 || t === 0) break;
+    else r.skip(t & 7);
   }
   r.depth--;
 }

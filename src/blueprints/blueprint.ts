@@ -5,8 +5,8 @@
 // `compose` turns that into desired resources and `status` reads how they
 // are doing. All four are pure: the facts are found by the live edge.
 import type { ExternalFacts, ExternalQuery } from '../facts.js';
-import type { Verdict } from '../kinds/index.js';
-import { describe, type Obj } from '../kube.js';
+import { describe, type Verdict } from '../kinds/index.js';
+import type { Obj } from '../kube.js';
 
 /** Where composed objects go and whom they belong to. */
 export interface Owner {

@@ -20,9 +20,12 @@ export interface BlueprintEntry {
 
 export const MANIFEST: readonly BlueprintEntry[] = manifest;
 
-/** The manifest's entry for a blueprint, for its implementation to take its names from. */
-export function entry(name: string): Pick<BlueprintEntry, 'name' | 'kinds' | 'conditionType'> {
+/** The manifest's entry for a blueprint, for its implementation to take its names from, with its spec's schema. */
+export function entry(
+  name: string,
+  specSchema: object,
+): Pick<BlueprintEntry, 'name' | 'kinds' | 'conditionType'> & { specSchema: object } {
   const found = MANIFEST.find((b) => b.name === name);
   if (!found) throw new Error(`src/blueprints/manifest.json has no blueprint ${name}`);
-  return { name: found.name, kinds: found.kinds, conditionType: found.conditionType };
+  return { name: found.name, kinds: found.kinds, conditionType: found.conditionType, specSchema };
 }

@@ -369,8 +369,7 @@ function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: Rea
 }
 
 export const widget: Blueprint<ResolvedWidget> = {
-  ...entry('widget'),
-  specSchema: widgetSpecSchema,
+  ...entry('widget', widgetSpecSchema),
   resolve(raw, ctx) {
     const spec = validate(raw);
     return { input: { ...ctx, spec }, release: release(spec, ctx.observed) };

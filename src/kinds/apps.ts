@@ -1,7 +1,7 @@
 // apps/v1: Deployments and StatefulSets, judged by what their controllers report.
-import { condition, num, str, type Obj } from '../kube.js';
+import { condition, list, num, str, type Obj } from '../kube.js';
 import { generationObserved } from './conditions.js';
-import type { Family } from './kind.js';
+import { accessor, type Family } from './kind.js';
 import { progressing, ready, stuck, updating, type Verdict } from './verdict.js';
 
 function deployment(obj: Obj): Verdict {
@@ -46,3 +46,29 @@ export const APPS: Family = [
   { group: 'apps', kind: 'Deployment', judge: deployment },
   { group: 'apps', kind: 'StatefulSet', judge: statefulSet, holdsData: true, keepsDataWhenDeleted: retainsVolumes },
 ];
+
+/**
+ * An observed StatefulSet: its claim templates as observed (they cannot
+ * change once it exists) with each one's name and storage request, the image
+ * of a container of its pod template, an annotation of the template, and
+ * whether its rollout is done (the controller has seen the newest spec and
+ * every pod is on the update revision).
+ */
+export const statefulSetOf = accessor((obj) => {
+  const templates = list(obj, 'spec', 'volumeClaimTemplates');
+  const current = str(obj, 'status', 'currentRevision');
+  return {
+    volumeClaimTemplates: templates,
+    claims: templates.map((t) => ({
+      name: str(t, 'metadata', 'name'),
+      storage: str(t, 'spec', 'resources', 'requests', 'storage'),
+    })),
+    image: (container: string) =>
+      str(
+        list(obj, 'spec', 'template', 'spec', 'containers').find((c) => str(c, 'name') === container),
+        'image',
+      ),
+    templateAnnotation: (name: string) => str(obj, 'spec', 'template', 'metadata', 'annotations', name),
+    rolledOut: generationObserved(obj) && current !== undefined && current === str(obj, 'status', 'updateRevision'),
+  };
+});

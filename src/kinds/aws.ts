@@ -1,9 +1,9 @@
 // provider-upjet-aws managed resources: judged by their Ready condition, an
 // RDS instance also by what AWS says it is doing. Each namespaced kind names
 // its cluster-scoped twin for claims mode.
-import { str, type Obj } from '../kube.js';
+import { type Composed, condition, numbers, record, str, strings, type Obj } from '../kube.js';
 import { byReadyCondition, orphansOnDelete } from './conditions.js';
-import type { Family, Kind } from './kind.js';
+import { accessor, type Family, type Kind } from './kind.js';
 import { failed, progressing, updating, type Verdict } from './verdict.js';
 
 /** RDS instance states that mean a change is being applied (configuring-* included). */
@@ -69,3 +69,96 @@ export const AWS_S3: Family = [
   ...both('s3.aws.m.upbound.io', 'BucketPublicAccessBlock', 's3.aws.upbound.io/v1beta1'),
   ...both('s3.aws.m.upbound.io', 'BucketLifecycleConfiguration', 's3.aws.upbound.io/v1beta2'),
 ];
+
+/**
+ * An observed RDS Instance: what it is set to (spec.forProvider: its
+ * identifier, engine and version, storage, how it was made from a source) and
+ * what AWS reports (status.atProvider: its address, its state, the version
+ * and storage it has, how far back it can be restored), and the Ready
+ * condition's message.
+ */
+export const rdsInstanceOf = accessor((obj) => {
+  const pitr = record(obj, 'spec', 'forProvider', 'restoreToPointInTime');
+  const reported = numbers(obj, ['status', 'atProvider'], ['port', 'allocatedStorage']);
+  return {
+    ...strings(obj, ['metadata'], ['name', 'creationTimestamp']),
+    ...strings(obj, ['spec', 'forProvider'], ['identifier', 'engine', 'engineVersion', 'snapshotIdentifier']),
+    ...numbers(obj, ['spec', 'forProvider'], ['allocatedStorage', 'maxAllocatedStorage', 'backupRetentionPeriod']),
+    ...(pitr ? { restoreToPointInTime: strings(pitr, [], ['sourceDbInstanceIdentifier', 'restoreTime']) } : {}),
+    ...strings(obj, ['status', 'atProvider'], ['address', 'status', 'engineVersionActual', 'latestRestorableTime']),
+    port: reported.port,
+    /** The storage it has, which RDS may have grown past what it is set to. */
+    reportedAllocatedStorage: reported.allocatedStorage,
+    readyMessage: condition(obj, 'Ready')?.message,
+  };
+});
+
+/** An observed RDS Snapshot: its name and identifier in AWS, its Ready condition, AWS's state and size. */
+export const rdsSnapshotOf = accessor((obj) => ({
+  name: str(obj, 'metadata', 'name'),
+  externalName: str(obj, 'metadata', 'annotations', 'crossplane.io/external-name'),
+  ready: condition(obj, 'Ready'),
+  ...strings(obj, ['status', 'atProvider'], ['status']),
+  ...numbers(obj, ['status', 'atProvider'], ['allocatedStorage']),
+}));
+
+/** A provider-upjet-aws managed resource as the function composes it. */
+export type ManagedResource<Kind extends string, Parameters> = Composed<
+  Kind,
+  {
+    managementPolicies?: string[];
+    providerConfigRef: { kind: string; name: string };
+    forProvider: Parameters;
+    writeConnectionSecretToRef?: { name: string };
+  }
+>;
+
+/** What the function sets of an RDS Instance (spec.forProvider). */
+export type RdsInstanceParameters = {
+  /** Required by the spec's rules; typed as the spec has it. */
+  region?: string;
+  identifier: string;
+  engine?: string;
+  engineVersion?: string;
+  /** A read replica's primary. */
+  replicateSourceDbRef?: { name: string };
+  snapshotIdentifier?: string;
+  restoreToPointInTime?: {
+    sourceDbInstanceIdentifier: string;
+    restoreTime?: string;
+    useLatestRestorableTime?: boolean;
+  };
+  allowMajorVersionUpgrade?: boolean;
+  instanceClass: string;
+  allocatedStorage?: number;
+  maxAllocatedStorage?: number;
+  maintenanceWindow?: string;
+  applyImmediately?: boolean;
+  storageType: string;
+  storageEncrypted: boolean;
+  multiAz?: boolean;
+  publiclyAccessible: boolean;
+  dbName?: string;
+  username?: string;
+  autoGeneratePassword?: boolean;
+  passwordSecretRef?: { name: string; key: string };
+  backupRetentionPeriod?: number;
+  backupWindow?: string;
+  copyTagsToSnapshot?: boolean;
+  autoMinorVersionUpgrade: boolean;
+  deletionProtection?: boolean;
+  skipFinalSnapshot: boolean;
+  finalSnapshotIdentifier?: string;
+  deleteAutomatedBackups?: boolean;
+  dbSubnetGroupNameRef?: { name: string };
+  vpcSecurityGroupIds?: string[];
+  tags: Record<string, string>;
+};
+
+export type RdsInstance = ManagedResource<'Instance', RdsInstanceParameters>;
+export type RdsSubnetGroup = ManagedResource<
+  'SubnetGroup',
+  { region?: string; description: string; subnetIds?: string[]; tags: Record<string, string> }
+>;
+/** A bucket and its configuration resources: each its own parameters besides the region. */
+export type S3Resource = ManagedResource<string, { region?: string } & Record<string, unknown>>;

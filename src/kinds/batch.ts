@@ -1,6 +1,6 @@
 // batch/v1: Jobs by their conditions, CronJobs by whether they are scheduled.
-import { condition, field, num, type Obj } from '../kube.js';
-import type { Family } from './kind.js';
+import { condition, field, num, strings, type Obj } from '../kube.js';
+import { accessor, type Family } from './kind.js';
 import { failed, progressing, ready, type Verdict } from './verdict.js';
 
 function job(obj: Obj): Verdict {
@@ -19,3 +19,14 @@ export const BATCH: Family = [
   { group: 'batch', kind: 'Job', judge: job },
   { group: 'batch', kind: 'CronJob', judge: cronJob },
 ];
+
+/** An observed Job: how it ended, if it has (only a True condition counts), and when it started and completed. */
+export const jobOf = accessor((obj) => {
+  const complete = condition(obj, 'Complete');
+  const failed = condition(obj, 'Failed');
+  return {
+    ...(complete?.status === 'True' ? { complete } : {}),
+    ...(failed?.status === 'True' ? { failed } : {}),
+    ...strings(obj, ['status'], ['startTime', 'completionTime']),
+  };
+});

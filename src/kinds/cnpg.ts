@@ -1,7 +1,7 @@
 // CloudNativePG: a Cluster is healthy by its phase (instance counts rise before recovery ends);
 // its Backups and the Barman Cloud plugin's ObjectStore.
-import { str, type Obj } from '../kube.js';
-import type { Family } from './kind.js';
+import { type Composed, list, str, strings, type Obj } from '../kube.js';
+import { accessor, type Family } from './kind.js';
 import { failed, progressing, ready, type Verdict } from './verdict.js';
 
 export const CNPG_HEALTHY = 'Cluster in healthy state';
@@ -26,3 +26,66 @@ export const CNPG: Family = [
   // The Barman Cloud plugin's ObjectStore is configuration: it reports no readiness of its own.
   { group: 'barmancloud.cnpg.io', kind: 'ObjectStore', judge: () => ready('configured') },
 ];
+
+/**
+ * An observed Cluster: its name, the image it is set to run and the one it
+ * runs, its storage, its current primary and since when, and where it was
+ * recovered from as composed (the ObjectStore and server of its first
+ * external cluster, the target time).
+ */
+export const cnpgClusterOf = accessor((obj) => {
+  const origin = list(obj, 'spec', 'externalClusters')[0];
+  return {
+    ...strings(obj, ['metadata'], ['name', 'namespace']),
+    imageName: str(obj, 'spec', 'imageName'),
+    storageSize: str(obj, 'spec', 'storage', 'size'),
+    ...strings(obj, ['status'], ['image', 'currentPrimary', 'currentPrimaryTimestamp']),
+    recovery: {
+      store: str(origin, 'plugin', 'parameters', 'barmanObjectName'),
+      server: str(origin, 'plugin', 'parameters', 'serverName'),
+      targetTime: str(obj, 'spec', 'bootstrap', 'recovery', 'recoveryTarget', 'targetTime'),
+    },
+  };
+});
+
+/** An observed Backup: its name, and its phase (lower case), times, destination and error. */
+export const cnpgBackupOf = accessor((obj) => ({
+  name: str(obj, 'metadata', 'name'),
+  ...strings(obj, ['status'], ['phase', 'startedAt', 'stoppedAt', 'destinationPath', 'error']),
+}));
+
+/** The first point a server archived in an observed Barman Cloud ObjectStore can be recovered to, if it says. */
+export function firstRecoverabilityPoint(store: Obj | undefined, server: string): string | undefined {
+  return str(store, 'status', 'serverRecoveryWindow', server, 'firstRecoverabilityPoint');
+}
+
+/** A CloudNativePG Cluster as the function composes it (inside a provider-kubernetes Object). */
+export type CnpgCluster = Composed<
+  'Cluster',
+  {
+    instances: number;
+    imageName: string;
+    primaryUpdateStrategy: string;
+    storage: { size: string };
+    resources: unknown;
+    affinity: { enablePodAntiAffinity: boolean; topologyKey: string };
+    bootstrap: unknown;
+    externalClusters?: unknown;
+    plugins?: Array<{ name: string; isWALArchiver: boolean; parameters: Record<string, string> }>;
+  }
+>;
+
+/** The Barman Cloud plugin's ObjectStore as the function composes it. */
+export type CnpgObjectStore = Composed<
+  'ObjectStore',
+  {
+    retentionPolicy: string;
+    configuration: {
+      destinationPath: string;
+      endpointURL?: string;
+      s3Credentials: Record<string, { name: string; key: string }>;
+      wal: { compression: string };
+      data: { compression: string };
+    };
+  }
+>;

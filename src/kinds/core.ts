@@ -1,7 +1,7 @@
 // The core group (v1): Services, claims, Secrets and the kinds ready once they exist.
-import { isObj, list, str, type Obj } from '../kube.js';
+import { condition, isObj, list, type ObjectMeta, str, strings, type Obj } from '../kube.js';
 import { exists } from './conditions.js';
-import type { Family } from './kind.js';
+import { accessor, type Family } from './kind.js';
 import { progressing, ready, type Verdict } from './verdict.js';
 
 export function hasLoadBalancerAddress(obj: Obj): boolean {
@@ -32,3 +32,33 @@ export const CORE: Family = [
   { group: '', kind: 'ConfigMap', judge: exists },
   { group: '', kind: 'ServiceAccount', judge: exists },
 ];
+
+/**
+ * An observed PersistentVolumeClaim: its name and uid, its class, the storage
+ * asked for and what the volume has, and where a resize stands (the
+ * resizer's allocatedResourceStatuses, the Resizing and
+ * FileSystemResizePending conditions).
+ */
+export const claimOf = accessor((obj) => ({
+  ...strings(obj, ['metadata'], ['name', 'uid']),
+  storageClassName: str(obj, 'spec', 'storageClassName'),
+  requested: str(obj, 'spec', 'resources', 'requests', 'storage'),
+  capacity: str(obj, 'status', 'capacity', 'storage'),
+  resizeStatus: str(obj, 'status', 'allocatedResourceStatuses', 'storage'),
+  resizing: condition(obj, 'Resizing'),
+  fileSystemResizePending: condition(obj, 'FileSystemResizePending'),
+}));
+
+/** The value a Service's selector gives a label, if it selects by it. */
+export function selectorOf(service: Obj | undefined, label: string): string | undefined {
+  return str(service, 'spec', 'selector', label);
+}
+
+/** A Secret as the function composes it: its values as data (base64), as the API server stores them. */
+export type SecretManifest = {
+  apiVersion: 'v1';
+  kind: 'Secret';
+  metadata: ObjectMeta;
+  type: string;
+  data: Record<string, unknown>;
+};

@@ -1,7 +1,7 @@
 // The registry of kinds: everything the function knows about a Kubernetes
 // kind, one file per API family. Readiness, the nothing-lost guard, claims
 // mode and the tests' controllers all read it from here.
-import { groupOf, kindOf, record, str, type Obj } from '../kube.js';
+import { groupOf, kindOf, nameOf, record, str, type Obj } from '../kube.js';
 import { APPS } from './apps.js';
 import { AUTOSCALING } from './autoscaling.js';
 import { AWS_RDS, AWS_S3 } from './aws.js';
@@ -80,4 +80,13 @@ export function keepsDataWhenDeleted(obj: Obj): boolean {
 /** The cluster-scoped apiVersion of a namespaced managed resource, for claims mode. */
 export function clusterScopedApiVersion(obj: Obj): string | undefined {
   return kindFor(obj)?.clusterScoped;
+}
+
+/**
+ * "Deployment my-widget-blue": how messages name a resource. A
+ * provider-kubernetes Object is named by what it wraps, the thing the user knows.
+ */
+export function describe(obj: unknown, fallbackKey = ''): string {
+  const shown = wrappedManifest(obj) ?? obj;
+  return `${kindOf(shown) || 'resource'} ${nameOf(shown) || fallbackKey || '(unnamed)'}`;
 }

@@ -22,3 +22,12 @@ export interface Kind {
 
 /** The Kind table of one API family. */
 export type Family = readonly Kind[];
+
+/**
+ * A typed accessor of one kind: what the function reads of an observed
+ * object, read defensively (observed state is whatever the cluster says);
+ * undefined when there is no object.
+ */
+export function accessor<View>(read: (obj: Obj) => View): (obj: Obj | undefined) => View | undefined {
+  return (obj) => (obj === undefined ? undefined : read(obj));
+}

@@ -1,7 +1,7 @@
 // provider-kubernetes Objects (kubernetes.crossplane.io cluster-scoped,
 // kubernetes.m.crossplane.io namespaced): an Object is what it wraps. Its own
 // Ready condition must hold, then the wrapped object is judged as itself.
-import { groupOf, kindOf, record, type Obj } from '../kube.js';
+import { type Composed, groupOf, kindOf, record, type Obj } from '../kube.js';
 import { byReadyCondition, orphansOnDelete } from './conditions.js';
 import type { Family } from './kind.js';
 import { progressing, type Verdict } from './verdict.js';
@@ -29,3 +29,9 @@ export function providerKubernetesFamily(judgeWrapped: (obj: Obj) => Verdict): F
   // Deleting an Object whose management policies leave out Delete orphans what it wraps.
   return OBJECT_GROUPS.map((group) => ({ group, kind: 'Object', judge, keepsDataWhenDeleted: orphansOnDelete }));
 }
+
+/** A namespaced provider-kubernetes Object as the function composes it: what it wraps, and what it may do with it. */
+export type KubernetesObject<Manifest> = Composed<
+  'Object',
+  { managementPolicies: string[]; forProvider: { manifest: Manifest } }
+>;

@@ -1,4 +1,4 @@
-// The backup Job's own commands (src/blueprints/backup/commands.ts), run for
+// The backup Job's own commands (src/blueprints/lifecycle/commands.ts), run for
 // real: PostgreSQL 15 and MariaDB 10.11 from Debian's packages, moto's S3 as
 // the object store, the AWS CLI as the upload step runs it. Rows go in, are
 // dumped, uploaded, downloaded and restored into an empty database, and come
@@ -21,7 +21,7 @@ import {
   removeScript,
   restoreScript,
   uploadScript,
-} from '../../src/blueprints/backup/commands.js';
+} from '../../src/blueprints/lifecycle/commands.js';
 import { type DatabaseServer, databasesMissing, startMariadb, startPostgres } from '../../dev/infra/databases.js';
 import { type Moto, motoServerPath, startMotoServer } from '../../dev/infra/moto.js';
 import { repoRoot } from '../../dev/infra/paths.js';

@@ -1,5 +1,5 @@
 // Validates rendered Kubernetes objects against the real published schemas in
-// /work/shared/crds (Kubernetes OpenAPI v3 documents and CRD YAML files).
+// ../shared/crds beside the repository (Kubernetes OpenAPI v3 documents and CRD YAML files).
 //
 // Kubernetes schemas are open by default in JSON Schema terms, but the API
 // server is not: strict field validation rejects unknown fields and Crossplane's

@@ -1,5 +1,5 @@
 // Proves the schema validator in test/support can both fail and pass, against
-// the real published schemas in /work/shared/crds.
+// the real published schemas in ../shared/crds beside the repository.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { celRules, hasSchema, validateObject } from '../support/schemas.js';

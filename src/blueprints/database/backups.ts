@@ -8,13 +8,15 @@
 // Retention lets a backup older than retentionDays go, the stored object
 // first (a removal Job) and the record after, never the newest Completed one
 // and never a pinned one: the one exception the nothing-lost guard makes.
-import { condition, record, str, type Obj } from '../../kube.js';
+import { jobOf } from '../../kinds/batch.js';
+import { type DatabaseBackup, type DatabaseBackupView, databaseBackupOf } from '../../kinds/platform.js';
+import { str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import { firedAtOrBefore, nextFiring } from '../../spec/cron.js';
-import { databaseFolder } from '../backup/commands.js';
-import { removeJob } from '../backup/job.js';
 import type { Desired } from '../blueprint.js';
-import { appName, baseName, type DatabaseInput, type ResolvedSpec } from './common.js';
+import { storePath } from '../lifecycle/commands.js';
+import { appName, baseName, type DatabaseInput, type ResolvedSpec } from '../lifecycle/database.js';
+import { removeJob } from '../lifecycle/jobs.js';
 
 /** Composition-resource keys: `scheduled-backup-<slot>` and its removal `backup-removal-<slot>`. */
 export const SCHEDULED_PREFIX = 'scheduled-backup-';
@@ -37,6 +39,11 @@ function slotTime(stamp: string): Date | undefined {
 /** The DatabaseBackup of a slot: at most 63 characters, as its dump Job's name derives from it. */
 export function scheduledBackupName(input: Pick<DatabaseInput, 'owner'>, stamp: string): string {
   return boundedLabel(63, baseName(input.owner), stamp);
+}
+
+/** What retention reads of a DatabaseBackup. */
+function backupRecord(b: DatabaseBackupView) {
+  return { phase: b.phase, completedAt: b.completedAt, location: b.location, method: b.method, pinned: b.pinned };
 }
 
 /** A scheduled backup the Database composed, as observed. */
@@ -64,17 +71,13 @@ function taken(input: DatabaseInput): Taken[] {
       stamp,
       slot,
       object,
-      phase: str(object, 'status', 'phase'),
-      completedAt: str(object, 'status', 'completedAt'),
-      location: str(object, 'status', 'location'),
-      method: str(object, 'status', 'method'),
-      pinned: record(object, 'spec')?.['pinned'] === true,
+      ...backupRecord(databaseBackupOf(object)!),
     });
   }
   return out.sort((a, b) => a.slot.getTime() - b.slot.getTime());
 }
 
-function backupObject(input: DatabaseInput, stamp: string): Obj {
+function backupObject(input: DatabaseInput, stamp: string): DatabaseBackup {
   const { owner } = input;
   return {
     apiVersion: 'example.com/v1',
@@ -87,13 +90,6 @@ function backupObject(input: DatabaseInput, stamp: string): Obj {
     // No `pinned`: a user may pin a scheduled backup, and the function does not own that field.
     spec: { databaseRef: { name: appName(owner) } },
   };
-}
-
-type ObjectStore = NonNullable<ResolvedSpec['backup']['objectStore']>;
-
-/** Where a Database's backups go in its object store: every dump key and CloudNativePG's files are below it. */
-export function storePath(store: ObjectStore, database: string): string {
-  return `s3://${store.bucket}/${databaseFolder(store.prefix, database)}`;
 }
 
 /** What the Database's backups compose and say on this call. */
@@ -139,12 +135,13 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
     // A dump is one object, removed here; CloudNativePG's ObjectStore prunes its own by the same retention.
     const stored = isDump && store;
     const removal = input.observed.get(removalKey);
-    if (stored && condition(removal, 'Failed')?.status === 'True')
+    const removing = jobOf(removal);
+    if (stored && removing?.failed)
       out.warnings.push({
         reason: 'BackupRemovalFailed',
-        message: `retention could not remove ${r.location}: ${condition(removal, 'Failed')?.message ?? 'the removal Job failed'}; the record stays until it is removed`,
+        message: `retention could not remove ${r.location}: ${removing.failed.message ?? 'the removal Job failed'}; the record stays until it is removed`,
       });
-    if (stored && condition(removal, 'Complete')?.status !== 'True') {
+    if (stored && !removing?.complete) {
       // The stored object goes first; the record stays until its removal is seen done.
       out.resources.push({ key: r.key, object: backupObject(input, r.stamp), independent: true });
       out.resources.push({
@@ -174,8 +171,9 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
   const failedAfter = records.filter((r) => r.phase === 'Failed' && (!keep || r.slot.getTime() > keep.slot.getTime()));
   const lastFailed = failedAfter[failedAfter.length - 1];
   if (lastFailed) {
-    const why = str(lastFailed.object, 'status', 'failureReason') ?? str(lastFailed.object, 'status', 'message');
-    const name = str(lastFailed.object, 'metadata', 'name') ?? scheduledBackupName(input, lastFailed.stamp);
+    const seen = databaseBackupOf(lastFailed.object);
+    const why = seen?.failureReason ?? seen?.message;
+    const name = seen?.name ?? scheduledBackupName(input, lastFailed.stamp);
     out.status['lastFailure'] = `${name}: ${why ?? 'failed'}`;
     out.warnings.push({
       reason: 'BackupFailed',

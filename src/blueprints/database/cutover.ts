@@ -2,24 +2,36 @@
 // the Database; the Database (which reads its DatabaseRestores through
 // Crossplane's required resources) builds the restored instance as its next
 // generation beside the live one, waits until it holds the data and is ready,
-// then moves its connection there: the client Service's selector in a
-// StatefulSet, the connection Secret's host for CloudNativePG and RDS. The
-// instance from before is then handed to the user (kept, not managed) once
+// then moves its connection there (each placement says how: its module in
+// lifecycle/placements/ builds, watches and switches). The instance from before is then handed to the user (kept, not managed) once
 // deleting it is seen to keep its data. The Database composes the restored
 // instance, not the DatabaseRestore: it becomes the Database's own, and a
 // DatabaseRestore deleted later must not take it along.
 //
-// Every step is read from observed state (instances.ts says how the live
+// Every step is read from observed state (each placement says how its live
 // generation is found); the Database's status keeps only what the user
 // reads afterwards (which restores switched, what was kept).
 import { SpecError } from '../../errors.js';
-import { judge, keepsDataWhenDeleted } from '../../kinds/index.js';
+import { judge } from '../../kinds/index.js';
+import { databaseRestoreOf } from '../../kinds/platform.js';
 import { list, str, type Obj } from '../../kube.js';
-import type { Desired, Requirement } from '../blueprint.js';
-import { appName, type DatabaseInput, type ResolvedSpec } from './common.js';
-import { keyOf, RESTORE_LABEL } from './instances.js';
-import { methodFor } from '../backup/target.js';
-import { describeSource, judgeBackup, judgePoint, pointOf, type Source, type Window } from './restore-source.js';
+import type { Requirement } from '../blueprint.js';
+import { appName, type DatabaseInput, type ResolvedSpec } from '../lifecycle/database.js';
+import {
+  FROM_ANNOTATION,
+  type InstanceMeta,
+  type Instances,
+  instanceMeta,
+  keyOf,
+  POINT_ANNOTATION,
+  RESTORE_LABEL,
+  RESTORE_UID_ANNOTATION,
+  type RestoreTarget,
+  SOURCE_ANNOTATION,
+} from '../lifecycle/instances.js';
+import type { DatabaseCall, Placement, Progress } from '../lifecycle/placements/placement.js';
+import { judgeRequest } from '../lifecycle/restore-source.js';
+import { describeSource, type Source, type Window } from '../lifecycle/source.js';
 
 /** Required resources: the namespace's DatabaseRestores, and the backup the active one names. */
 export const RESTORES = 'database-restores';
@@ -29,22 +41,11 @@ const RESTORES_KEPT_IN_STATUS = 10;
 
 export type CutoverPhase = 'Pending' | 'Restoring' | 'Switched' | 'Failed';
 
-/** The restore being built: the generation it builds, and from what. */
-export interface Target {
-  restore: string;
-  /** The DatabaseRestore's uid: a new one of the same name is another restore. */
-  uid?: string;
-  generation: number;
-  source: Source;
-  /** Whence, in words: "from DatabaseBackup X (postgres 17, 1.2 GB)", "to 2026-12-01T09:30:00Z". */
-  from: string;
-}
-
 export interface CutoverPlan {
   requirements: Record<string, Requirement>;
   /** The generation that serves now. */
   live: number;
-  target?: Target;
+  target?: RestoreTarget;
   /** Generations neither live nor being built: handed to the user. */
   release: number[];
   /** Restores that switched, oldest first (status.restores), and what was kept (status.kept). */
@@ -56,6 +57,8 @@ export interface CutoverPlan {
   queued: string[];
   /** A restore first seen switched on this call: the Database says so once. */
   justSwitched?: string;
+  /** How far the cutover into `target` has come (the switch happens once it is ready). */
+  progress?: Progress;
 }
 
 interface Requested {
@@ -70,75 +73,25 @@ interface Requested {
 function requested(input: DatabaseInput): Requested[] {
   const me = appName(input.owner);
   const out: Requested[] = [];
-  for (const r of input.required.get(RESTORES) ?? []) {
-    if (str(r, 'spec', 'databaseRef', 'name') !== me || str(r, 'metadata', 'deletionTimestamp')) continue;
-    const uid = str(r, 'metadata', 'uid');
+  for (const obj of input.required.get(RESTORES) ?? []) {
+    const r = databaseRestoreOf(obj)!;
+    if (r.database !== me || r.deletionTimestamp) continue;
     out.push({
-      name: str(r, 'metadata', 'name') ?? '',
-      ...(uid ? { uid } : {}),
-      created: Date.parse(str(r, 'metadata', 'creationTimestamp') ?? '') || 0,
-      spec: (r['spec'] ?? {}) as Obj,
-      ...(str(r, 'status', 'phase') ? { phase: str(r, 'status', 'phase') } : {}),
+      name: r.name ?? '',
+      ...(r.uid ? { uid: r.uid } : {}),
+      created: Date.parse(r.creationTimestamp ?? '') || 0,
+      spec: r.spec,
+      ...(r.phase ? { phase: r.phase } : {}),
     });
   }
   return out.sort((a, b) => a.created - b.created || a.name.localeCompare(b.name));
 }
 
-/**
- * Judges a DatabaseRestore's request against the Database it restores; throws
- * SpecError naming the field. The DatabaseRestore's own blueprint answers
- * with the same words.
- */
-export function judgeRequest(
-  spec: Obj,
-  database: ResolvedSpec,
-  window: Window,
-  backup: Obj | undefined,
-  now: Date,
-  databaseName: string,
-): Source {
-  const from = str(spec, 'fromBackup', 'name');
-  const point = str(spec, 'pointInTime');
-  if (Boolean(from) === (point !== undefined))
-    throw new SpecError(['spec needs exactly one of fromBackup and pointInTime']);
-  if (from) {
-    if (!backup)
-      throw new SpecError([
-        `spec.fromBackup.name names DatabaseBackup ${from}, which does not exist in this namespace`,
-      ]);
-    const source = judgeBackup('spec.fromBackup.name', backup, database);
-    if (source.database !== databaseName)
-      throw new SpecError([
-        `spec.fromBackup.name: DatabaseBackup ${from} is a backup of Database ${source.database}, not of ${databaseName}; restore it into a new Database with spec.restore.fromBackup`,
-      ]);
-    return source;
-  }
-  judgePoint('spec.pointInTime', point, database, window, now);
-  if (methodFor(database) === 'cnpg' && !database.backup.objectStore)
-    throw new SpecError([
-      `spec.pointInTime: Database ${databaseName} has no spec.backup.objectStore, so CloudNativePG keeps no archive to recover from`,
-    ]);
-  if (window.earliest === undefined)
-    throw new SpecError([
-      `spec.pointInTime: Database ${databaseName} has no restorable window yet (status.backup.earliestRestorableTime): its first backup or archived WAL is not there`,
-    ]);
-  return { kind: 'point', database: databaseName, ...(point ? { time: point } : {}) };
-}
-
-/** A placement's instances as observed (instances.ts reads them). */
-export interface Instances {
-  /** The instance's composition-resource key, generation 0's. */
-  base: string;
-  live: number;
-  generations: number[];
-  /** What the user knows a generation's instance by: its StatefulSet or Cluster, its RDS identifier. */
-  name(generation: number): string;
-}
-
 /** Where the Database's DatabaseRestores stand, given its instances. */
 export function planCutover(
-  input: DatabaseInput,
+  input: DatabaseCall,
   spec: ResolvedSpec,
+  placement: Placement,
   instances: Instances,
   created: boolean,
   window: Window,
@@ -207,7 +160,7 @@ export function planCutover(
         restore: r.name,
         ...(r.uid ? { uid: r.uid } : {}),
         generation: building.generation,
-        source: sourceOf(building.meta, appName(input.owner), spec),
+        source: sourceOf(building.meta, appName(input.owner), spec, placement),
         from: building.meta.annotations[FROM_ANNOTATION] ?? 'its backup',
       };
       continue;
@@ -238,17 +191,18 @@ export function planCutover(
   }
   for (const g of observedGens)
     if (g !== live && g !== plan.target?.generation && !plan.release.includes(g)) plan.release.push(g);
+  if (plan.target) plan.progress = placement.progress(input, plan.target);
   return plan;
 }
 
 /** What a restored generation was built from, as its instance carries it: the backup's location, or the point. */
-function sourceOf(meta: InstanceMeta, database: string, spec: ResolvedSpec): Source {
+function sourceOf(meta: InstanceMeta, database: string, spec: ResolvedSpec, placement: Placement): Source {
   const location = meta.annotations[SOURCE_ANNOTATION];
   const point = meta.annotations[POINT_ANNOTATION];
   if (!location) return { kind: 'point', database, ...(point ? { time: point } : {}) };
   return {
     kind: 'backup',
-    method: methodFor(spec),
+    method: placement.backup.name,
     name: meta.labels[RESTORE_LABEL] ?? '',
     database,
     engine: spec.engine,
@@ -256,77 +210,4 @@ function sourceOf(meta: InstanceMeta, database: string, spec: ResolvedSpec): Sou
     location,
     ...(point ? { completedAt: point } : {}),
   };
-}
-
-/** What a restored instance carries: the time its data is from, the restore's uid, its source and how it was told. */
-export const POINT_ANNOTATION = 'function-platform.dev/restore-point';
-export const RESTORE_UID_ANNOTATION = 'function-platform.dev/restore-uid';
-export const SOURCE_ANNOTATION = 'function-platform.dev/restore-source';
-export const FROM_ANNOTATION = 'function-platform.dev/restore-from';
-/** On an instance made from another Database's data: the database inside it. */
-export const DBNAME_ANNOTATION = 'function-platform.dev/dbname';
-
-const ANNOTATIONS = [POINT_ANNOTATION, RESTORE_UID_ANNOTATION, SOURCE_ANNOTATION, FROM_ANNOTATION, DBNAME_ANNOTATION];
-
-export interface InstanceMeta {
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-}
-
-/** What an observed instance carries of the above, read back so that every later answer keeps it. */
-export function instanceMeta(obj: Obj | undefined): InstanceMeta {
-  const labels: Record<string, string> = {};
-  const annotations: Record<string, string> = {};
-  const restore = str(obj, 'metadata', 'labels', RESTORE_LABEL);
-  if (restore) labels[RESTORE_LABEL] = restore;
-  for (const a of ANNOTATIONS) {
-    const v = str(obj, 'metadata', 'annotations', a);
-    if (v) annotations[a] = v;
-  }
-  return { labels, annotations };
-}
-
-/**
- * The labels and annotations an instance is composed with: what it already
- * carries (it keeps them while it exists: how it was made must not be
- * forgotten, even when a status write is lost), else, for the generation a
- * restore builds, that restore and its source, and `extra` (for an instance
- * made from another Database's data: whence, and that Database's database name).
- */
-export function metaFor(observed: Obj | undefined, target?: Target, extra: Record<string, string> = {}): InstanceMeta {
-  const fresh: InstanceMeta = { labels: {}, annotations: {} };
-  if (target) {
-    const point = pointOf(target.source);
-    fresh.labels[RESTORE_LABEL] = target.restore;
-    if (point) fresh.annotations[POINT_ANNOTATION] = point;
-    if (target.uid) fresh.annotations[RESTORE_UID_ANNOTATION] = target.uid;
-    if (target.source.kind === 'backup') fresh.annotations[SOURCE_ANNOTATION] = target.source.location;
-    fresh.annotations[FROM_ANNOTATION] = target.from;
-  }
-  Object.assign(fresh.annotations, extra);
-  const kept = instanceMeta(observed);
-  return { labels: { ...fresh.labels, ...kept.labels }, annotations: { ...fresh.annotations, ...kept.annotations } };
-}
-
-/**
- * The generations a cutover hands over: each is let go once deleting its
- * observed object (as Crossplane sent it) keeps the data, and until then is
- * composed by `keep` so that it will (volumes retained, the external resource
- * orphaned).
- */
-export function handOver(
-  input: Pick<DatabaseInput, 'composed'>,
-  base: string,
-  release: readonly number[],
-  why: string,
-  keep: (generation: number) => Desired[],
-): { resources: Desired[]; releasing: Array<{ key: string; why: string }> } {
-  const out = { resources: [] as Desired[], releasing: [] as Array<{ key: string; why: string }> };
-  for (const g of release) {
-    const key = keyOf(base, g);
-    const observed = input.composed.get(key);
-    if (observed && keepsDataWhenDeleted(observed)) out.releasing.push({ key, why });
-    else out.resources.push(...keep(g));
-  }
-  return out;
 }

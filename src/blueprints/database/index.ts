@@ -1,106 +1,83 @@
-// The Database blueprint: in the cluster or on AWS, one connection Secret,
-// backups, and refusal of every change that would lose data. By concern:
-// rules.ts (what is allowed), observed.ts (what exists), cluster.ts and aws.ts
-// (what each placement composes), backups.ts (scheduled DatabaseBackups and
-// retention in the cluster), restore.ts (a Database made from a backup),
-// query.ts (what AWS is asked), status.ts (what the user reads).
+// The Database blueprint: wherever it lives (its placement,
+// lifecycle/placements/), one connection Secret, backups, restores, growth and
+// upgrades, and refusal of every change that would lose data. resolve picks
+// the placement once and decides everything the call needs; the phases call
+// the placement and never ask which it is. By concern: rules.ts (what is
+// allowed), observed.ts (what exists), restore.ts (a Database made from a
+// backup or a point in time), cutover.ts (a DatabaseRestore's switch),
+// backups.ts (scheduled DatabaseBackups and retention), upgrade.ts (a major
+// upgrade behind a backup), compose.ts (what is composed), running.ts and
+// status.ts (what the user reads).
 import type { ValidateFunction } from 'ajv';
 import { type DatabaseSpec, databaseSpecSchema } from '../../generated/schemas.js';
 import * as validators from '../../generated/validators.js';
 import { specValidator } from '../../spec/validate.js';
-import type { Blueprint, BlueprintInput } from '../blueprint.js';
+import type { Blueprint } from '../blueprint.js';
+import { resolveSpec } from '../lifecycle/database.js';
+import { observedGenerations } from '../lifecycle/instances.js';
+import { placementOf } from '../lifecycle/placements/index.js';
+import type { DatabaseCall } from '../lifecycle/placements/placement.js';
+import { windowOf } from '../lifecycle/source.js';
 import { entry } from '../manifest.js';
-import { awsBackupStatus, composeAws, rdsIdentifier } from './aws.js';
-import { windowOf } from './restore-source.js';
-import { cnpgWindow } from './status.js';
-import { type BackupPlan, planBackups } from './backups.js';
-import { composeCluster, dataClaimName, usesCnpg } from './cluster.js';
-import { cnpgGrowth, type GrowthPlan, planGrowth } from './volumes.js';
-import { type CutoverPlan, type Instances, planCutover } from './cutover.js';
-import { INSTANCE_KEYS, instanceName, liveGeneration, observedGenerations } from './instances.js';
-import { checkRestoreSpec, planRestore, type RestorePlan } from './restore.js';
-import { planUpgradeGate, type UpgradeGate } from './upgrade.js';
-import { type DatabaseInput, resolve, type ResolvedSpec } from './common.js';
+import { planBackups } from './backups.js';
+import { composeDatabase } from './compose.js';
+import { planCutover } from './cutover.js';
 import { runningVersion } from './observed.js';
-import { awsQuestion } from './query.js';
-import { checkAgainstObserved, checkDatabaseRules, checkFacts } from './rules.js';
-import { databaseStatus } from './status.js';
+import { checkRestoreSpec, planRestore } from './restore.js';
+import { checkAgainstObserved, checkDatabaseRules } from './rules.js';
+import { databaseStatus, type Resolution } from './status.js';
+import { planUpgradeGate } from './upgrade.js';
 
 const validate = specValidator<DatabaseSpec>(validators.database as ValidateFunction, 'spec', checkDatabaseRules);
 
-/** A Database's call after phase one: the spec with every default (the version from what runs). */
-export interface ResolvedDatabase {
-  input: BlueprintInput<ResolvedSpec>;
-  /** In the cluster: its DatabaseBackups, retention and backup health, from spec, observed state and the clock. */
-  backups?: BackupPlan;
-  /** The Database made from a backup or a point in time, when spec.restore asks for one. */
-  restore: RestorePlan;
-  /** A major upgrade and the backup it waits for. */
-  gate: UpgradeGate;
-  /** In a StatefulSet: its data volume's growth. */
-  growth?: GrowthPlan;
-  /** Its instances, and the DatabaseRestore being switched to, if any. */
-  instances: Instances;
-  cutover: CutoverPlan;
-}
-
-/** The placement's instances as observed: which key, which generation is live, what the user calls each. */
-export function instancesOf(input: DatabaseInput & { spec: ResolvedSpec }): Instances {
-  const { spec, observed, owner } = input;
-  const base =
-    spec.placement === 'aws' ? INSTANCE_KEYS.rds : usesCnpg(spec) ? INSTANCE_KEYS.cnpg : INSTANCE_KEYS.statefulset;
-  return {
-    base,
-    live: liveGeneration(observed, base),
-    generations: observedGenerations(observed, base),
-    name: (g) => (spec.placement === 'aws' ? rdsIdentifier(input, g) : instanceName(owner, g)),
-  };
-}
-
-export const database: Blueprint<ResolvedDatabase> = {
-  ...entry('database'),
-  specSchema: databaseSpecSchema,
+export const database: Blueprint<Resolution> = {
+  ...entry('database', databaseSpecSchema),
   resolve(raw, ctx) {
     const parsed = validate(raw);
     // The version defaults to the newest only at creation: an existing database keeps what it runs.
-    const spec = resolve(parsed, runningVersion(parsed.engine, ctx));
-    checkAgainstObserved(spec, ctx);
-    checkRestoreSpec(spec, ctx);
+    const spec = resolveSpec(parsed, runningVersion(parsed.engine, ctx));
+    const placement = placementOf(spec);
+    checkAgainstObserved(spec, placement, ctx);
+    checkRestoreSpec(spec, placement, ctx);
     // A major upgrade waits for its backup: until then the instance is composed with the version it is set to.
-    const gate = planUpgradeGate({ ...ctx, spec }, spec);
-    const input = { ...ctx, spec: gate.effective === spec.version ? spec : { ...spec, version: gate.effective } };
-    const restore = planRestore(input, spec);
-    const instances = instancesOf(input);
+    const gate = planUpgradeGate({ ...ctx, spec }, spec, placement);
+    const input: DatabaseCall = {
+      ...ctx,
+      spec: gate.effective === spec.version ? spec : { ...spec, version: gate.effective },
+    };
+    const restore = planRestore(input, spec, placement);
+    const live = placement.liveGeneration(ctx.observed);
+    const instances = {
+      base: placement.instanceKey,
+      live,
+      generations: observedGenerations(ctx.observed, placement.instanceKey),
+      name: (g: number) => placement.instanceName(input, g),
+    };
     // The window a point-in-time restore may reach: as last reported, updated from what is observed now.
     const window = {
       ...windowOf(ctx.xr),
-      ...(spec.placement === 'aws'
-        ? windowOf({ status: { backup: awsBackupStatus(input, spec) } })
-        : windowOf({ status: { backup: cnpgWindow(input, spec, instances.name(instances.live)) } })),
+      ...windowOf({ status: { backup: placement.backupStatus(input, live) } }),
     };
-    const cutover = planCutover(input, spec, instances, restore.state === 'none' || restore.state === 'done', window);
-    // A StatefulSet's data volume grows by its claim (the live generation's).
-    const growth =
-      spec.placement !== 'cluster'
-        ? undefined
-        : usesCnpg(spec)
-          ? cnpgGrowth(input, spec, instances.name(instances.live))
-          : planGrowth(input, spec, dataClaimName(input, instances.live));
-    return spec.placement === 'cluster'
-      ? { input, gate, backups: planBackups(input, spec), restore, instances, cutover, ...(growth ? { growth } : {}) }
-      : { input, gate, restore, instances, cutover };
+    const created = restore.state === 'none' || restore.state === 'done';
+    const cutover = planCutover(input, spec, placement, instances, created, window);
+    const growth = placement.growth?.(input, instances);
+    // Where the place keeps no backups of its own, the Database takes DatabaseBackups on its schedule.
+    const backups = placement.automatedBackups ? undefined : planBackups(input, spec);
+    return {
+      input,
+      placement,
+      gate,
+      restore,
+      instances,
+      cutover,
+      ...(backups ? { backups } : {}),
+      ...(growth ? { growth } : {}),
+    };
   },
-  query: ({ input }) => {
-    const aws = awsQuestion(input);
+  query: ({ input, placement }) => {
+    const aws = placement.query?.(input);
     return aws ? { aws } : undefined;
   },
-  compose({ input, gate, backups, restore, cutover, growth }, facts) {
-    checkFacts(facts);
-    const withFacts = facts ? { ...input, facts } : input;
-    const plan = backups
-      ? composeCluster(withFacts, input.spec, backups, restore, cutover, growth)
-      : composeAws(withFacts, input.spec, restore, cutover);
-    return { ...plan, resources: [...plan.resources, ...gate.backups] };
-  },
+  compose: (resolved, facts) => composeDatabase(resolved, facts),
   status: (resolved, facts, plan, verdicts) => databaseStatus(resolved, facts, plan, verdicts),
 };

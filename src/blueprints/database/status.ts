@@ -1,20 +1,31 @@
 // What a Database tells its user: phase, endpoint, connection Secret, backup
-// and AWS figures, and the one sentence naming what blocks readiness.
+// and AWS figures, and the one sentence naming what blocks readiness, in the
+// words of the Database's placement where it has its own.
 import type { ExternalFacts } from '../../facts.js';
 import type { Verdict } from '../../kinds/index.js';
-import { condition, record, str, type Obj } from '../../kube.js';
-import { judge } from '../../kinds/index.js';
+import { record, str, type Obj } from '../../kube.js';
 import { firstBlocking, type Plan, type Summary } from '../blueprint.js';
-import { AWS_KEYS, awsBackupStatus, instanceAddress, rdsIdentifier } from './aws.js';
-import { clusterHost, CLUSTER_KEYS, cnpgOperator, cutoverProgress, readOnlyHost, keptOf, usesCnpg } from './cluster.js';
-import { type DatabaseInput, names, type ResolvedSpec } from './common.js';
-import { ENGINES } from './engine.js';
+import { names } from '../lifecycle/database.js';
+import { CONNECTION_KEY, generationOfKey, type Instances } from '../lifecycle/instances.js';
+import type { DatabaseCall, GrowthPlan, Health, Placement } from '../lifecycle/placements/placement.js';
+import { pointOf } from '../lifecycle/source.js';
 import type { BackupPlan } from './backups.js';
-import type { ResolvedDatabase } from './index.js';
-import { generationOfKey, keyOf, liveInstance } from './instances.js';
-import { keptRds, rdsTargetReady, replicaAddress } from './aws.js';
-import { pointOf } from './restore-source.js';
+import type { CutoverPlan } from './cutover.js';
+import type { RestorePlan } from './restore.js';
 import { pendingVersion, rolesStatus, storageStatus, versionStatus } from './running.js';
+import type { UpgradeGate } from './upgrade.js';
+
+/** What status reads of the call's resolution (database/index.ts resolves it). */
+export interface Resolution {
+  input: DatabaseCall;
+  placement: Placement;
+  backups?: BackupPlan;
+  restore: RestorePlan;
+  gate: UpgradeGate;
+  growth?: GrowthPlan;
+  instances: Instances;
+  cutover: CutoverPlan;
+}
 
 type Phase = 'Provisioning' | 'Restoring' | 'Ready' | 'Updating' | 'Degraded';
 
@@ -29,35 +40,9 @@ function phaseOf(ready: boolean, xr: Obj, blocking: Verdict | undefined): Phase 
   return blocking?.state === 'updating' ? 'Updating' : 'Degraded';
 }
 
-function endpointStatus(input: DatabaseInput, spec: ResolvedSpec, live: number): Obj {
-  if (spec.placement === 'aws') {
-    const address = instanceAddress(input, live);
-    return address ? { host: address.host, port: address.port, endpoint: `${address.host}:${address.port}` } : {};
-  }
-  const host = clusterHost(input, spec, live);
-  const port = ENGINES[spec.engine].port;
-  return { host, port, endpoint: `${host}:${port}` };
-}
-
-/** What the user reads while the RDS instance is not ready: AWS's own word for its state. */
-function rdsBlocker(input: DatabaseInput, verdicts: ReadonlyMap<string, Verdict>, live: number): string | undefined {
-  const verdict = verdicts.get(keyOf(AWS_KEYS.instance, live));
-  if (!verdict || verdict.ready) return undefined;
-  const inst = input.observed.get(keyOf(AWS_KEYS.instance, live));
-  if (!inst) return `RDS instance ${rdsIdentifier(input, live)}: not created yet`;
-  const state = str(inst, 'status', 'atProvider', 'status');
-  const created = str(inst, 'status', 'atProvider', 'address') !== undefined;
-  const said = condition(inst, 'Ready')?.message;
-  const aws = state ? ` (AWS status: ${state})` : '';
-  return `RDS instance ${rdsIdentifier(input, live)}: ${created ? 'not ready' : 'being created'}${aws}${said ? `: ${said}` : ''}`;
-}
-
-/** CloudNativePG's restorable window: from the ObjectStore's first recoverability point of the live cluster to now. */
-export function cnpgWindow(input: DatabaseInput, spec: ResolvedSpec, liveName: string): Obj {
-  if (!usesCnpg(spec)) return {};
-  const store = input.observed.get(CLUSTER_KEYS.objectStore);
-  const first = str(store, 'status', 'serverRecoveryWindow', liveName, 'firstRecoverabilityPoint');
-  return first ? { earliestRestorableTime: first } : {};
+function endpointStatus(input: DatabaseCall, placement: Placement, live: number): Obj {
+  const address = placement.endpoint(input, live);
+  return address ? { host: address.host, port: address.port, endpoint: `${address.host}:${address.port}` } : {};
 }
 
 /**
@@ -66,24 +51,19 @@ export function cnpgWindow(input: DatabaseInput, spec: ResolvedSpec, liveName: s
  * events when it fails or switches.
  */
 function cutoverStatus(
-  resolved: ResolvedDatabase,
+  resolved: Resolution,
   plan: Plan,
   status: Obj,
   warnings: Summary['warnings'],
   notices: Summary['warnings'],
 ): { message: string; failed: boolean } | undefined {
-  const { input, cutover, instances } = resolved;
-  const spec = input.spec;
+  const { input, placement, cutover, instances } = resolved;
   // What the user must delete by hand: what was kept before, and what this call hands over.
   const kept = [...cutover.kept];
   for (const r of plan.releasing ?? []) {
     const g = generationOfKey(instances.base, r.key);
     if (g === undefined) continue;
-    const said =
-      spec.placement === 'aws'
-        ? [keptRds(instances.name(g), 'the data before a restore')]
-        : keptOf(input, spec, g, 'the data before a restore');
-    for (const k of said) if (!kept.includes(k)) kept.push(k);
+    for (const k of placement.kept(input, g, 'the data before a restore')) if (!kept.includes(k)) kept.push(k);
   }
   if (kept.length > 0) status['kept'] = kept;
   if (cutover.restores.length > 0) status['restores'] = cutover.restores;
@@ -96,15 +76,7 @@ function cutoverStatus(
   }
   const target = cutover.target;
   if (target) {
-    const progress =
-      spec.placement === 'aws'
-        ? rdsTargetReady(input, target)
-          ? { state: 'ready' as const, detail: `RDS instance ${instances.name(target.generation)} is available` }
-          : {
-              state: 'restoring' as const,
-              detail: `RDS instance ${instances.name(target.generation)}: ${judgeDetail(input, instances.base, target.generation)}`,
-            }
-        : cutoverProgress(input, spec, target);
+    const progress = cutover.progress!;
     const into = instances.name(target.generation);
     const head = `restoring ${input.owner.name} ${target.from} into ${into}`;
     const queued = cutover.queued.length > 0 ? `; waiting after it: ${cutover.queued.join(', ')}` : '';
@@ -138,30 +110,22 @@ function cutoverStatus(
   return undefined;
 }
 
-function judgeDetail(input: DatabaseInput, base: string, generation: number): string {
-  const obj = input.observed.get(keyOf(base, generation));
-  return obj ? judge(obj).detail : 'being created';
-}
-
 /** The summary of a call. */
 export function databaseStatus(
-  resolved: ResolvedDatabase,
+  resolved: Resolution,
   facts: ExternalFacts | undefined,
   plan: Plan,
   verdicts: ReadonlyMap<string, Verdict>,
 ): Summary {
-  const { input, backups, restore, instances } = resolved;
+  const { input, placement, backups, restore, instances } = resolved;
   const spec = input.spec;
   const warnings: Summary['warnings'] = [];
   const notices: Summary['warnings'] = [];
-  const status: Obj = { ...endpointStatus(input, spec, instances.live) };
+  const status: Obj = { ...endpointStatus(input, placement, instances.live) };
   if (instances.generations.length > 0) status['instance'] = instances.name(instances.live);
-  if (plan.resources.some((r) => r.key === CLUSTER_KEYS.connection))
-    status['connectionSecret'] = names.connection(input.owner);
-  const backup = backups
-    ? { ...backups.status, ...cnpgWindow(input, spec, instances.name(instances.live)) }
-    : awsBackupStatus(input, spec, facts);
-  if (backup && Object.keys(backup).length > 0) status['backup'] = backup;
+  if (plan.resources.some((r) => r.key === CONNECTION_KEY)) status['connectionSecret'] = names.connection(input.owner);
+  const backup = { ...backups?.status, ...placement.backupStatus(input, instances.live, facts) };
+  if (Object.keys(backup).length > 0) status['backup'] = backup;
   // What AWS said on this call, or the last known facts (with the time they were read) when it said nothing.
   const said = facts?.aws;
   const aws = said?.instance ? { ...said.instance, observedAt: said.observedAt } : record(input.xr, 'status', 'aws');
@@ -174,15 +138,13 @@ export function databaseStatus(
   // The verdict behind the blocker, when a composed resource is what blocks.
   let blocking: Verdict | undefined;
   let reason = 'Provisioning';
-  if (spec.placement === 'cluster' && usesCnpg(spec)) {
-    const operator = cnpgOperator(input);
-    if (operator === 'missing') {
-      blocker =
-        'CloudNativePG is not installed in this cluster: highAvailability needs its operator (clusters.postgresql.cnpg.io); install it, or set highAvailability: false';
-      reason = 'OperatorMissing';
+  // What must be there first (an operator) says more than anything composed.
+  const prerequisite = placement.prerequisite(input);
+  if (prerequisite) {
+    blocker = prerequisite.blocker;
+    if (prerequisite.reason) {
+      reason = prerequisite.reason;
       warnings.push({ reason, message: blocker });
-    } else if (operator === 'unknown') {
-      blocker = 'checking whether the CloudNativePG operator is installed';
     }
   }
   const restoring = restore.state !== 'none' && restore.state !== 'done';
@@ -194,9 +156,11 @@ export function databaseStatus(
     reason = restore.state === 'failed' ? 'RestoreFailed' : 'Restoring';
     if (restore.state === 'failed') warnings.push({ reason, message: restore.message! });
   }
-  if (blocker === undefined && spec.placement === 'aws') {
-    blocker = rdsBlocker(input, verdicts, instances.live);
-    if (blocker !== undefined) blocking = verdicts.get(keyOf(AWS_KEYS.instance, instances.live));
+  // The live instance, in the place's own words where it has them.
+  if (blocker === undefined) {
+    const own = placement.instanceBlocker(input, verdicts, instances.live);
+    blocker = own?.message;
+    blocking = own?.verdict;
   }
   if (blocker === undefined) {
     const first = firstBlocking(plan, verdicts);
@@ -204,32 +168,25 @@ export function databaseStatus(
     blocking = first?.verdict;
   }
   if (blocker === undefined && backups?.blocker) blocker = backups.blocker;
-  if (blocker === undefined && spec.placement === 'aws' && !status['connectionSecret']) {
-    blocker = `waiting for provider-upjet-aws to write the connection Secret of RDS instance ${rdsIdentifier(input, instances.live)}`;
-  }
+  if (blocker === undefined && !status['connectionSecret'])
+    blocker = placement.connectionPending(input, instances.live);
   const { gate, growth } = resolved;
-  const ro =
-    spec.placement === 'aws'
-      ? replicaAddress(input, spec, instances.live)
-      : usesCnpg(spec) && spec.replicas > 0
-        ? { host: readOnlyHost(input, instances.live), port: ENGINES[spec.engine].port }
-        : undefined;
   const roles = rolesStatus(
     input,
-    spec,
+    placement,
     status['instance'] as string | undefined,
     status['endpoint'] as string | undefined,
-    ro,
+    placement.readEndpoint(input, instances.live),
   );
   Object.assign(status, roles.status);
   if (roles.failover) notices.push({ reason: 'Failover', message: roles.failover });
-  const version = versionStatus(input, spec, facts, gate.requested);
+  const version = versionStatus(input, placement, facts, gate.requested);
   status['version'] = version;
   warnings.push(...gate.warnings);
-  status['storage'] = storageStatus(input, spec, growth?.claim, growth?.capacityGB);
+  status['storage'] = storageStatus(input, placement, growth);
   if (growth) warnings.push(...growth.warnings);
-  const upgrade = gate.waiting ?? pendingVersion(input, spec, version);
-  if (spec.maxStorageGB !== undefined && spec.placement !== 'aws')
+  const upgrade = gate.waiting ?? pendingVersion(input, placement, version);
+  if (spec.maxStorageGB !== undefined && !placement.autoscalesStorage)
     warnings.push({
       reason: 'FieldIgnored',
       message: `spec.maxStorageGB is for placement aws (RDS storage autoscaling); in the cluster it changes nothing: grow spec.storageGB`,
@@ -247,7 +204,7 @@ export function databaseStatus(
         : phaseOf(ready, input.xr, blocking);
   status['phase'] = phase;
   const conditions = [
-    { type: 'BackupHealthy', ...backupHealth(input, spec, backups) },
+    { type: 'BackupHealthy', ...backupHealth(resolved) },
     ...(growth?.condition ? [{ type: 'StorageResized', ...growth.condition }] : []),
   ];
   if (ready) {
@@ -265,29 +222,11 @@ export function databaseStatus(
     };
   }
   if (reason === 'Provisioning') reason = phase === 'Provisioning' ? 'Provisioning' : phase;
-  if (phase === 'Restoring' && reason === 'Restoring') reason = 'Restoring';
   return { ready, reason, message: blocker!, status, warnings, notices, conditions };
 }
 
-/** The BackupHealthy condition: the cluster's from its DatabaseBackups; on AWS from RDS's automated backups. */
-function backupHealth(
-  input: DatabaseInput,
-  spec: ResolvedSpec,
-  backups: BackupPlan | undefined,
-): { ok: boolean; reason: string; message: string } {
-  if (backups) return backups.health;
-  if (!spec.backup.enabled)
-    return {
-      ok: false,
-      reason: 'BackupsDisabled',
-      message: 'spec.backup.enabled is false: RDS keeps one day of automated backups',
-    };
-  const latest = str(liveInstance(input.observed, AWS_KEYS.instance), 'status', 'atProvider', 'latestRestorableTime');
-  return latest
-    ? {
-        ok: true,
-        reason: 'AutomatedBackups',
-        message: `RDS automated backups, kept ${spec.backup.retentionDays} days; restorable to ${latest}`,
-      }
-    : { ok: false, reason: 'NoRestorableTime', message: 'RDS reports no restorable time yet' };
+/** The BackupHealthy condition: from the Database's DatabaseBackups, or from the backups the place keeps itself. */
+function backupHealth({ input, placement, backups }: Resolution): Health {
+  // Planned exactly where the place keeps none of its own (index.ts).
+  return backups?.health ?? placement.automatedBackups!.health(input);
 }

@@ -1,5 +1,5 @@
 // The DatabaseRestore blueprint: a restore of an existing Database, asked for
-// as its own object. The Database does the work (database/cutover.ts: the
+// as its own object. The Database does the work (its cutover.ts: the
 // restored instance is its next generation, and it moves its connection
 // there); this blueprint judges the request with the same words the Database
 // uses, answering Fatal and naming the field when it cannot be done, and
@@ -10,10 +10,10 @@ import { type DatabaseRestoreSpec, databaserestoreSpecSchema } from '../../gener
 import * as validators from '../../generated/validators.js';
 import { list, record, str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
-import { DATABASE, databaseRequirement, type Lookup, lookUp } from '../backup/target.js';
-import type { Blueprint, BlueprintInput, Plan, Summary } from '../blueprint.js';
-import { judgeRequest } from '../database/cutover.js';
-import { windowOf } from '../database/restore-source.js';
+import type { Blueprint, BlueprintInput, Context, Plan, Summary } from '../blueprint.js';
+import { judgeRequest } from '../lifecycle/restore-source.js';
+import { windowOf } from '../lifecycle/source.js';
+import { DATABASE, databaseRequirement, type Lookup, lookUp } from '../lifecycle/target.js';
 import { entry } from '../manifest.js';
 
 /** The required resource that is the DatabaseBackup restored from. */
@@ -41,7 +41,7 @@ export interface ResolvedRestore {
   backup?: Obj[];
 }
 
-function resolve(raw: unknown, ctx: BlueprintInput<unknown>): ResolvedRestore {
+function resolve(raw: unknown, ctx: Context): ResolvedRestore {
   const spec = validate(raw);
   const previous = record(ctx.xr, 'status') ?? {};
   const requested = str(previous, 'requested');
@@ -157,9 +157,8 @@ function status(r: ResolvedRestore): Summary {
 }
 
 export const databaseRestore: Blueprint<ResolvedRestore> = {
-  ...entry('databaserestore'),
-  specSchema: databaserestoreSpecSchema,
-  resolve: (raw, ctx) => resolve(raw, ctx as BlueprintInput<unknown>),
-  compose: (resolved) => compose(resolved),
-  status: (resolved) => status(resolved),
+  ...entry('databaserestore', databaserestoreSpecSchema),
+  resolve,
+  compose,
+  status,
 };

@@ -1,7 +1,10 @@
-// What both placements of a Database share: names, labels, the credentials
-// that are generated once, and the one connection Secret users read.
+// What a Database is to every blueprint that names one (the Database itself,
+// a DatabaseBackup, a DatabaseRestore), whatever its placement: its spec with
+// every default, its names and labels, the credentials that are generated
+// once, and the one connection Secret users read.
 import type { DatabaseSpec } from '../../generated/schemas.js';
-import { str, type Obj } from '../../kube.js';
+import type { SecretManifest } from '../../kinds/core.js';
+import { type ObjectMeta, str, type Obj } from '../../kube.js';
 import { boundedLabel, dnsLabel, shortHash } from '../../names.js';
 import type { BlueprintInput, Owner } from '../blueprint.js';
 import { databaseName, ENGINES, newestVersion } from './engine.js';
@@ -17,7 +20,7 @@ export type ResolvedSpec = DatabaseSpec & { version: string };
  * The version defaults to the newest only when the database is created: an
  * existing one keeps the version it runs, so a newer default never upgrades it.
  */
-export function resolve(spec: DatabaseSpec, running?: string): ResolvedSpec {
+export function resolveSpec(spec: DatabaseSpec, running?: string): ResolvedSpec {
   return { ...spec, version: spec.version ?? running ?? newestVersion(spec.engine) };
 }
 
@@ -75,7 +78,7 @@ export function labels(owner: Owner, spec: DatabaseSpec, extra: Record<string, s
   };
 }
 
-export function meta(owner: Owner, spec: DatabaseSpec, name: string, extra: Record<string, string> = {}): Obj {
+export function meta(owner: Owner, spec: DatabaseSpec, name: string, extra: Record<string, string> = {}): ObjectMeta {
   return { name, namespace: owner.namespace, labels: labels(owner, spec, extra) };
 }
 
@@ -98,7 +101,7 @@ export function secret(
   name: string,
   values: Record<string, string>,
   type = 'Opaque',
-): Obj {
+): SecretManifest {
   const data: Record<string, string> = {};
   for (const key of Object.keys(values).sort()) data[key] = Buffer.from(values[key]!, 'utf8').toString('base64');
   return { apiVersion: 'v1', kind: 'Secret', metadata: meta(owner, spec, name), type, data };
@@ -119,7 +122,7 @@ export interface Connection {
  * ro-host, ro-port and ro-uri for reads (the primary's when there are no
  * replicas, so applications can always read them).
  */
-export function connectionSecret(input: DatabaseInput, spec: ResolvedSpec, c: Connection): Obj {
+export function connectionSecret(input: DatabaseInput, spec: ResolvedSpec, c: Connection): SecretManifest {
   const engine = ENGINES[spec.engine];
   const ro = c.readOnly ?? { host: c.host, port: c.port };
   return secret(input.owner, spec, names.connection(input.owner), {

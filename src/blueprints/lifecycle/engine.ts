@@ -1,5 +1,5 @@
 // What differs between postgres and mysql: versions, images, ports, the
-// commands that prove the server accepts connections (dumps: ../backup/commands.ts).
+// commands that prove the server accepts connections (dumps: commands.ts).
 import type { V1EnvVar } from '@kubernetes/client-node';
 import type { DatabaseSpec } from '../../generated/schemas.js';
 
@@ -74,6 +74,18 @@ export const ENGINES: Record<Engine, EngineFacts> = {
     readyCommand: ['sh', '-c', 'MYSQL_PWD="$MYSQL_PASSWORD" exec mysql -h 127.0.0.1 -u "$MYSQL_USER" -e "SELECT 1"'],
   }),
 };
+
+/** The tag of an image reference: "postgres:17" → "17". */
+export function tagOf(image: string | undefined): string | undefined {
+  return image?.includes(':') ? image.slice(image.lastIndexOf(':') + 1) : undefined;
+}
+
+/** The versions every engine supports, in words: "postgres 14, 15, 16, 17; mysql 8.0, 8.4". */
+export function supportedVersions(): string {
+  return Object.entries(ENGINES)
+    .map(([engine, facts]) => `${engine} ${facts.versions.join(', ')}`)
+    .join('; ');
+}
 
 export function newestVersion(engine: Engine): string {
   const versions = ENGINES[engine].versions;

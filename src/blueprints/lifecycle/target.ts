@@ -1,6 +1,7 @@
-// What a DatabaseBackup backs up: the Database it names, read through
-// Crossplane's required resources, with its spec defaulted as the Database's
-// own blueprint defaults it, and the names its composed objects have.
+// The Database a DatabaseBackup or a DatabaseRestore names: read through
+// Crossplane's required resources, its spec defaulted as the Database's own
+// blueprint defaults it, its placement picked as the Database picks it, and
+// judged: can it be backed up (a backup needs somewhere to go).
 import type { ValidateFunction } from 'ajv';
 import { SpecError } from '../../errors.js';
 import type { DatabaseSpec } from '../../generated/schemas.js';
@@ -8,27 +9,14 @@ import * as validators from '../../generated/validators.js';
 import { str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
 import type { Owner, Requirement } from '../blueprint.js';
-import { resolve, type ResolvedSpec } from '../database/common.js';
+import { resolveSpec } from './database.js';
+import { placementOf } from './placements/index.js';
+import type { Target } from './placements/placement.js';
 
 const validateDatabase = specValidator<DatabaseSpec>(validators.database as ValidateFunction);
 
 /** The required resource that is the Database. */
 export const DATABASE = 'database';
-
-export type BackupMethod = 'dump' | 'cnpg' | 'rds-snapshot';
-
-export interface Target {
-  /** The Database as its own blueprint sees its owner (its names derive from it). */
-  owner: Owner;
-  spec: ResolvedSpec;
-  method: BackupMethod;
-  /**
-   * The instance that serves it now, as its status says (a restore may have
-   * moved it to a later generation): the CloudNativePG Cluster or RDS
-   * instance a backup is taken of.
-   */
-  instance?: string;
-}
 
 /** What the lookup of the Database found: not answered yet, nothing, a Database that cannot be backed up, or one. */
 export type Lookup =
@@ -39,11 +27,6 @@ export type Lookup =
 
 export function databaseRequirement(name: string, namespace: string): Requirement {
   return { apiVersion: 'example.com/v1', kind: 'Database', matchName: name, namespace };
-}
-
-export function methodFor(spec: DatabaseSpec): BackupMethod {
-  if (spec.placement === 'aws') return 'rds-snapshot';
-  return spec.highAvailability && spec.engine === 'postgres' ? 'cnpg' : 'dump';
 }
 
 /** The Database found for `name` in `namespace`, judged: can it be backed up, and how. */
@@ -59,10 +42,9 @@ export function lookUp(answer: Obj[] | undefined, name: string, namespace: strin
     throw err;
   }
   // The version it runs when it names none: the newest at its creation, which the Database keeps.
-  const spec = resolve(parsed);
-  const method = methodFor(spec);
-  // A dump and CloudNativePG's plugin both write to the Database's object store.
-  if (method !== 'rds-snapshot' && !spec.backup.objectStore) {
+  const spec = resolveSpec(parsed);
+  const placement = placementOf(spec);
+  if (placement.backup.needsObjectStore && !spec.backup.objectStore) {
     return {
       state: 'refused',
       why: spec.backup.enabled
@@ -74,5 +56,5 @@ export function lookUp(answer: Obj[] | undefined, name: string, namespace: strin
   // A claim (claims mode) or a namespaced composite: either way its workloads are named after it.
   const owner: Owner = { kind: 'Database', name, uid, namespace };
   const instance = str(db, 'status', 'instance');
-  return { state: 'found', target: { owner, spec, method, ...(instance ? { instance } : {}) } };
+  return { state: 'found', target: { owner, spec, placement, ...(instance ? { instance } : {}) } };
 }

@@ -1,13 +1,28 @@
 // A Database on AWS: an RDS instance, as provider-upjet-aws v2 namespaced
-// managed resources. Its backups are RDS's own automated backups (retention
-// and window from spec.backup, point-in-time restore), mirrored into status;
-// a DatabaseBackup adds a snapshot on demand. An S3 bucket that an earlier
-// version composed stays composed (it may hold objects) but is not named as a
-// backup location: nothing ever wrote backups to it.
-import { earliestRestorable, type ExternalFacts } from '../../facts.js';
-import { num, str, type Obj } from '../../kube.js';
-import { dnsLabel } from '../../names.js';
-import type { Desired, Owner, Plan } from '../blueprint.js';
+// managed resources, with read replicas and a subnet group when asked. Its
+// backups are RDS's own automated backups (retention and window from
+// spec.backup, point-in-time restore), mirrored into status; a DatabaseBackup
+// adds a snapshot on demand. Made from a snapshot or from the source instance
+// at a time; a DatabaseRestore makes the next generation's instance the same
+// way beside the live one, and the connection Secret's host switches to it.
+// RDS grows the storage itself up to spec.maxStorageGB and upgrades in its
+// maintenance window. An S3 bucket that an earlier version composed stays
+// composed (it may hold objects) but is not named as a backup location:
+// nothing ever wrote backups to it.
+import { earliestRestorable, type ExternalFacts } from '../../../facts.js';
+import {
+  type RdsInstance,
+  type RdsInstanceParameters,
+  rdsInstanceOf,
+  type RdsSubnetGroup,
+  rdsSnapshotOf,
+  type S3Resource,
+} from '../../../kinds/aws.js';
+import { judge, type Verdict } from '../../../kinds/index.js';
+import { str, type Obj } from '../../../kube.js';
+import { dnsLabel } from '../../../names.js';
+import type { Desired, Owner, Requirement, Summary } from '../../blueprint.js';
+import { backedUp, backupSummary, oneObject } from './backup-methods.js';
 import {
   APP_USER,
   baseName,
@@ -20,20 +35,28 @@ import {
   meta,
   type ResolvedSpec,
   secretValue,
-} from './common.js';
+} from '../database.js';
+import { backupWindow, databaseName, INSTANCE_CLASSES } from '../engine.js';
 import {
-  type CutoverPlan,
-  DBNAME_ANNOTATION,
-  type InstanceMeta,
-  instanceMeta,
-  metaFor,
-  type Target,
+  asMade,
+  byConnection,
+  CONNECTION_KEY,
   handOver,
-} from './cutover.js';
-import { backupWindow, INSTANCE_CLASSES } from './engine.js';
-import { instanceName, keyOf, liveInstance } from './instances.js';
-import { creationOf, type RdsRestore, type RestorePlan } from './restore.js';
-import { judge } from '../../kinds/index.js';
+  hasInstance,
+  instanceName,
+  keyOf,
+  madeFrom,
+  withInstanceMeta,
+} from '../instances.js';
+import type {
+  BackupMethod,
+  ComposeCall,
+  Composed,
+  DatabaseCall,
+  InstanceMeta,
+  Placement,
+  RestoreTarget,
+} from './placement.js';
 
 export const AWS_KEYS = {
   instance: 'rds-instance',
@@ -43,8 +66,23 @@ export const AWS_KEYS = {
   encryption: 'backup-bucket-encryption',
   publicAccessBlock: 'backup-bucket-public-access-block',
   lifecycle: 'backup-bucket-lifecycle',
-  connection: 'connection',
+  /** A DatabaseBackup's RDS Snapshot. */
+  snapshot: 'rds-snapshot',
 } as const;
+
+/** How an RDS instance is created from the source: its snapshot, or the source instance at a time. */
+export type RdsRestore =
+  | { snapshotIdentifier: string }
+  | {
+      restoreToPointInTime: {
+        sourceDbInstanceIdentifier: string;
+        restoreTime?: string;
+        useLatestRestorableTime?: boolean;
+      };
+    };
+
+/** The live generation: the instance whose address the connection Secret names. */
+const { liveGeneration, liveInstance, live } = byConnection(AWS_KEYS.instance, rdsInstanceOf, (seen) => seen.address);
 
 /** The provider's own connection Secret, read through Crossplane's required resources. */
 export const RDS_CONNECTION = 'rds-connection';
@@ -58,7 +96,7 @@ function managementPolicies(spec: ResolvedSpec, keep = false): string[] {
   return keep || spec.deletionPolicy === 'Retain' ? ['Observe', 'Create', 'Update', 'LateInitialize'] : ['*'];
 }
 
-function providerConfigRef(spec: ResolvedSpec): Obj {
+function providerConfigRef(spec: ResolvedSpec): { kind: string; name: string } {
   return { kind: 'ClusterProviderConfig', name: spec.aws?.providerConfigName ?? 'default' };
 }
 
@@ -72,7 +110,7 @@ const masterPasswordName = (input: DatabaseInput) => dnsLabel(baseName(input.own
  * keeps it unique when it has to be shortened. RDS allows 63 characters,
  * letters, digits and single hyphens, starting with a letter.
  */
-export function rdsIdentifier(input: DatabaseInput, generation = 0): string {
+export function rdsIdentifier(input: Pick<DatabaseInput, 'owner'>, generation = 0): string {
   const first = rdsIdentifierOf(input.owner);
   return generation === 0 ? first : dnsLabel(first, `r${generation}`).replace(/-+/g, '-');
 }
@@ -101,12 +139,12 @@ function instance(
   spec: ResolvedSpec,
   generation = 0,
   opts: { restore?: RdsRestore; keep?: boolean; meta?: InstanceMeta } = {},
-): Obj {
+): RdsInstance {
   const aws = spec.aws!;
   const retain = spec.deletionPolicy === 'Retain';
   const window = backupWindow(spec.backup.schedule);
   const identifier = rdsIdentifier(input, generation);
-  const forProvider: Obj = {
+  const forProvider: RdsInstanceParameters = {
     region: aws.region,
     identifier,
     engine: spec.engine,
@@ -148,8 +186,10 @@ function instance(
     tags: tags(input),
   };
   const restored = opts.meta ?? { labels: {}, annotations: {} };
-  const metadata = meta(input.owner, spec, instanceName(input.owner, generation), restored.labels);
-  if (Object.keys(restored.annotations).length > 0) metadata['annotations'] = restored.annotations;
+  const metadata = withInstanceMeta(
+    meta(input.owner, spec, instanceName(input.owner, generation), restored.labels),
+    restored,
+  );
   return {
     apiVersion: 'rds.aws.m.upbound.io/v1beta1',
     kind: 'Instance',
@@ -179,7 +219,7 @@ export const replicaKey = (i: number, generation = 0) => keyOf(`rds-replica-${i}
  * it (a replica may not set one). Being a copy, it is deleted with the
  * Database or when replicas are turned down.
  */
-function replica(input: DatabaseInput, spec: ResolvedSpec, live: number, i: number): Obj {
+function replica(input: DatabaseInput, spec: ResolvedSpec, live: number, i: number): RdsInstance {
   const aws = spec.aws!;
   const name = dnsLabel(instanceName(input.owner, live), `ro${i}`);
   return {
@@ -214,8 +254,7 @@ export function replicaAddress(
 ): { host: string; port: number } | undefined {
   for (let i = 1; i <= spec.replicas; i++) {
     const r = input.observed.get(replicaKey(i, generation));
-    const host = str(r, 'status', 'atProvider', 'address');
-    const port = num(r, 'status', 'atProvider', 'port');
+    const { address: host, port } = rdsInstanceOf(r) ?? {};
     if (host && port && judge(r).ready) return { host, port };
   }
   return undefined;
@@ -228,11 +267,8 @@ export function replicaAddress(
  * long the maintenance window makes it wait.
  */
 function upgrading(input: DatabaseInput, spec: ResolvedSpec, any = false): boolean {
-  const inst = liveInstance(input.observed, AWS_KEYS.instance);
-  const running = majorVersion(
-    spec.engine,
-    str(inst, 'status', 'atProvider', 'engineVersionActual') ?? str(inst, 'spec', 'forProvider', 'engineVersion'),
-  );
+  const inst = live(input.observed);
+  const running = majorVersion(spec.engine, inst?.engineVersionActual ?? inst?.engineVersion);
   if (running === undefined) return false;
   const cmp = compareVersions(spec.version, running);
   return any ? cmp !== 0 : cmp > 0;
@@ -245,7 +281,7 @@ function tags(input: DatabaseInput): Record<string, string> {
   };
 }
 
-function subnetGroup(input: DatabaseInput, spec: ResolvedSpec): Obj {
+function subnetGroup(input: DatabaseInput, spec: ResolvedSpec): RdsSubnetGroup {
   return {
     apiVersion: 'rds.aws.m.upbound.io/v1beta1',
     kind: 'SubnetGroup',
@@ -263,7 +299,7 @@ function subnetGroup(input: DatabaseInput, spec: ResolvedSpec): Obj {
   };
 }
 
-function s3(input: DatabaseInput, spec: ResolvedSpec, kind: string, name: string, forProvider: Obj): Obj {
+function s3(input: DatabaseInput, spec: ResolvedSpec, kind: string, name: string, forProvider: Obj): S3Resource {
   return {
     apiVersion: 's3.aws.m.upbound.io/v1beta1',
     kind,
@@ -286,7 +322,7 @@ function bucketResources(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
     tags: tags(input),
   });
   // The bucket's name in AWS is its object name, said outright so a default never changes it.
-  (bucketObj['metadata'] as Obj)['annotations'] = { 'crossplane.io/external-name': bucket };
+  bucketObj.metadata.annotations = { 'crossplane.io/external-name': bucket };
   return [
     { key: AWS_KEYS.bucket, object: bucketObj },
     {
@@ -334,13 +370,10 @@ function bucketResources(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
 
 /** Host and port of a generation's instance (the live one by default), from what the provider observed. */
 export function instanceAddress(input: DatabaseInput, generation?: number): { host: string; port: number } | undefined {
-  const inst =
-    generation === undefined
-      ? liveInstance(input.observed, AWS_KEYS.instance)
-      : input.observed.get(keyOf(AWS_KEYS.instance, generation));
-  const host = str(inst, 'status', 'atProvider', 'address');
-  const port = num(inst, 'status', 'atProvider', 'port');
-  return host && port ? { host, port } : undefined;
+  const inst = rdsInstanceOf(
+    generation === undefined ? liveInstance(input.observed) : input.observed.get(keyOf(AWS_KEYS.instance, generation)),
+  );
+  return inst?.address && inst.port ? { host: inst.address, port: inst.port } : undefined;
 }
 
 /** The connection a generation's instance offers, from the provider's Secret and what it observed; undefined until whole. */
@@ -358,42 +391,32 @@ function connectionOf(input: DatabaseInput, generation: number, fallback?: Obj) 
 const rdsConnection = (generation: number) => keyOf(RDS_CONNECTION, generation);
 
 /** Whether the restored generation can take the connection: its instance ready and its Secret whole. */
-export function rdsTargetReady(input: DatabaseInput, target: Target): boolean {
+function targetReady(input: DatabaseInput, target: RestoreTarget): boolean {
   return (
     judge(input.observed.get(keyOf(AWS_KEYS.instance, target.generation))).ready &&
     connectionOf(input, target.generation) !== undefined
   );
 }
 
-export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: RestorePlan, cutover: CutoverPlan): Plan {
-  const { live, target } = cutover;
+function compose(call: ComposeCall): Composed {
+  const { input, instances, target, serving } = call;
+  const { spec } = input;
+  const { live } = instances;
   const ns = input.owner.namespace;
-  // The database inside: the one an instance made from another Database's data came with.
-  const database =
-    instanceMeta(input.observed.get(keyOf(AWS_KEYS.instance, live))).annotations[DBNAME_ANNOTATION] ?? made.database;
-  // Each generation as it was made: its creation settings and what it carries, read back once it exists.
-  const rds = (g: number, keep: boolean, fresh?: { restore?: RdsRestore; target?: Target }) => {
-    const observed = input.observed.get(keyOf(AWS_KEYS.instance, g));
-    const restore = observed ? creationOf(observed).rds : fresh?.restore;
-    const meta = metaFor(observed, fresh?.target, {
-      ...(database ? { [DBNAME_ANNOTATION]: database } : {}),
-      ...(g === 0 ? made.annotations : {}),
-    });
-    return instance(input, spec, g, { keep, meta, ...(restore ? { restore } : {}) });
+  const database = call.restore.database;
+  // Each generation as it was made: its creation settings and what it carries.
+  const rds = (g: number, keep: boolean, fresh?: { made?: RdsRestore; target?: RestoreTarget }) => {
+    const { made, meta } = asMade(call, AWS_KEYS.instance, g, restoreOf, fresh);
+    return instance(input, spec, g, { keep, meta, ...(made ? { restore: made } : {}) });
   };
+  const made = call.restore.creation?.made as RdsRestore | undefined;
   const resources: Desired[] = [
-    {
-      key: keyOf(AWS_KEYS.instance, live),
-      object: rds(live, false, live === 0 && made.rds ? { restore: made.rds } : undefined),
-    },
+    { key: keyOf(AWS_KEYS.instance, live), object: rds(live, false, live === 0 && made ? { made } : undefined) },
   ];
   // Our connection Secret is built from the provider's, which holds the generated password.
-  const requirements: Plan['requirements'] = {
-    ...cutover.requirements,
+  const requirements: Record<string, Requirement> = {
     [rdsConnection(live)]: { apiVersion: 'v1', kind: 'Secret', matchName: rdsSecretName(input, live), namespace: ns },
   };
-  if (made.requirement) requirements[made.requirement.name] = made.requirement.requirement;
-  const releasing: Array<{ key: string; why: string }> = [];
   if (target) {
     const source = target.source;
     const restore: RdsRestore =
@@ -407,7 +430,7 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: Resto
           };
     resources.push({
       key: keyOf(AWS_KEYS.instance, target.generation),
-      object: rds(target.generation, false, { restore, target }),
+      object: rds(target.generation, false, { made: restore, target }),
       independent: true,
     });
     requirements[rdsConnection(target.generation)] = {
@@ -417,15 +440,10 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: Resto
       namespace: ns,
     };
   }
-  const handed = handOver(
-    input,
-    AWS_KEYS.instance,
-    cutover.release,
-    'replaced by a restore; the RDS instance is orphaned, not deleted',
-    (g) => [{ key: keyOf(AWS_KEYS.instance, g), object: rds(g, true), independent: true }],
-  );
+  const handed = handOver(input, AWS_KEYS.instance, call.release, rdsPlacement.handOverWhy, (g) => [
+    { key: keyOf(AWS_KEYS.instance, g), object: rds(g, true), independent: true },
+  ]);
   resources.push(...handed.resources);
-  releasing.push(...handed.releasing);
   // Read replicas of the live instance: they do not hold up the Database's readiness (the primary serves). A
   // restore's switch makes another instance live: its replicas are made anew, the old ones (copies) go.
   for (let i = 1; i <= spec.replicas; i++)
@@ -434,25 +452,22 @@ export function composeAws(input: DatabaseInput, spec: ResolvedSpec, made: Resto
   // An earlier version's bucket stays: whatever is in it is not ours to delete.
   if (input.observed.has(AWS_KEYS.bucket)) resources.push(...bucketResources(input, spec));
 
-  const observedOwn = input.observed.get(AWS_KEYS.connection);
-  const serving = target && rdsTargetReady(input, target) ? target.generation : live;
+  const observedOwn = input.observed.get(CONNECTION_KEY);
   const c = connectionOf(input, serving, serving === live ? observedOwn : undefined);
   // Reads go to the serving instance's own replicas, the primary until one is ready.
   const readOnly = serving === live ? replicaAddress(input, spec, live) : undefined;
-  if (c) {
-    resources.push({
-      key: AWS_KEYS.connection,
-      object: connectionSecret(input, spec, {
-        ...c,
-        dbname: database ?? dbname(input.owner),
-        ...(readOnly ? { readOnly } : {}),
-      }),
-    });
-  } else if (observedOwn) {
-    // Never drop it: keep what exists until the provider's Secret can be read again.
-    resources.push({ key: AWS_KEYS.connection, object: keepSecret(observedOwn) });
-  }
-  return { resources, requirements, releasing };
+  const connection: Desired | undefined = c
+    ? {
+        key: CONNECTION_KEY,
+        object: connectionSecret(input, spec, {
+          ...c,
+          dbname: database ?? dbname(input.owner),
+          ...(readOnly ? { readOnly } : {}),
+        }),
+      }
+    : // Never drop it: keep what exists until the provider's Secret can be read again.
+      observedOwn && { key: CONNECTION_KEY, object: keepSecret(observedOwn) };
+  return { resources, requirements, releasing: handed.releasing, ...(connection ? { connection } : {}) };
 }
 
 function portOf(text: string | undefined): number | undefined {
@@ -460,6 +475,7 @@ function portOf(text: string | undefined): number | undefined {
   return port > 0 && port < 65536 ? port : undefined;
 }
 
+/** The observed connection Secret composed again as it is (a copy, not built). */
 function keepSecret(observed: Obj): Obj {
   return {
     apiVersion: 'v1',
@@ -481,12 +497,12 @@ function keepSecret(observed: Obj): Obj {
  * instance's creation and the retention period back.
  */
 export function awsBackupStatus(input: DatabaseInput, spec: ResolvedSpec, facts?: ExternalFacts): Obj | undefined {
-  const inst = liveInstance(input.observed, AWS_KEYS.instance);
-  const latest = str(inst, 'status', 'atProvider', 'latestRestorableTime');
+  const inst = live(input.observed);
+  const latest = inst?.latestRestorableTime;
   if (!spec.backup.enabled && !latest) return undefined;
   if (!latest) return {};
-  const retention = num(inst, 'spec', 'forProvider', 'backupRetentionPeriod') ?? spec.backup.retentionDays;
-  const created = str(inst, 'metadata', 'creationTimestamp');
+  const retention = inst?.backupRetentionPeriod ?? spec.backup.retentionDays;
+  const created = inst?.creationTimestamp;
   const earliest =
     facts?.aws?.instance?.earliestRestorableTime ??
     earliestRestorable(created ? new Date(created) : undefined, retention, input.now).earliestRestorableTime;
@@ -494,6 +510,212 @@ export function awsBackupStatus(input: DatabaseInput, spec: ResolvedSpec, facts?
   return {
     latestRestorableTime: latest,
     ...(earliest ? { earliestRestorableTime: earliest } : {}),
-    location: `rds-automated-backups:${str(inst, 'spec', 'forProvider', 'identifier') ?? rdsIdentifier(input)}`,
+    location: `rds-automated-backups:${inst?.identifier ?? rdsIdentifier(input)}`,
   };
 }
+
+/** How an observed instance was made from a source, as it was composed: kept for as long as it exists. */
+function restoreOf(instance: Obj): RdsRestore | undefined {
+  const inst = rdsInstanceOf(instance);
+  if (inst?.snapshotIdentifier) return { snapshotIdentifier: inst.snapshotIdentifier };
+  const pitr = inst?.restoreToPointInTime;
+  if (!pitr?.sourceDbInstanceIdentifier) return undefined;
+  return {
+    restoreToPointInTime: {
+      sourceDbInstanceIdentifier: pitr.sourceDbInstanceIdentifier,
+      ...(pitr.restoreTime ? { restoreTime: pitr.restoreTime } : { useLatestRestorableTime: true }),
+    },
+  };
+}
+
+/** What the user reads while the live instance is not ready: AWS's own word for its state. */
+function instanceBlocker(input: DatabaseCall, verdicts: ReadonlyMap<string, Verdict>, live: number) {
+  const verdict = verdicts.get(keyOf(AWS_KEYS.instance, live));
+  if (!verdict || verdict.ready) return undefined;
+  const inst = rdsInstanceOf(input.observed.get(keyOf(AWS_KEYS.instance, live)));
+  if (!inst) return { message: `RDS instance ${rdsIdentifier(input, live)}: not created yet`, verdict };
+  const state = inst.status;
+  const created = inst.address !== undefined;
+  const said = inst.readyMessage;
+  const aws = state ? ` (AWS status: ${state})` : '';
+  return {
+    message: `RDS instance ${rdsIdentifier(input, live)}: ${created ? 'not ready' : 'being created'}${aws}${said ? `: ${said}` : ''}`,
+    verdict,
+  };
+}
+
+/** RDS snapshots on demand, beside RDS's automated backups. */
+const snapshots: BackupMethod = {
+  name: 'rds-snapshot',
+  restores: 'a Database on AWS restores an RDS snapshot',
+  needsObjectStore: false,
+  accepts: () => true,
+  // The snapshot's identifier is the object's name: unique in the namespace. Of the instance that served when it
+  // was taken; it holds the data, so it stays.
+  take: (call) =>
+    oneObject(call, AWS_KEYS.snapshot, 'rds.aws.m.upbound.io/v1beta1', 'Snapshot', {
+      forProvider: {
+        region: call.target.spec.aws!.region,
+        dbInstanceIdentifier: backedUp(
+          call,
+          AWS_KEYS.snapshot,
+          ['spec', 'forProvider', 'dbInstanceIdentifier'],
+          rdsIdentifierOf(call.target.owner),
+        ),
+      },
+      providerConfigRef: { kind: 'ClusterProviderConfig', name: call.target.spec.aws!.providerConfigName },
+    }),
+  read: ({ input, attempt }, base): Summary => {
+    const snapshot = rdsSnapshotOf(input.observed.get(AWS_KEYS.snapshot));
+    const fields = { ...base, attempts: attempt, restorable: false };
+    if (!snapshot) return backupSummary('Pending', 'creating the RDS snapshot', fields);
+    const { name, ready, status: aws } = snapshot;
+    const location = `rds-snapshot:${snapshot.externalName ?? name}`;
+    if (ready?.status === 'True' && (aws === undefined || aws === 'available')) {
+      const size = snapshot.allocatedStorage;
+      return backupSummary('Completed', `RDS snapshot ${name} is available`, {
+        ...fields,
+        location,
+        completedAt: ready.lastTransitionTime,
+        restorable: true,
+        ...(size !== undefined ? { sizeBytes: size * 2 ** 30 } : {}),
+      });
+    }
+    if (aws === 'failed' || (ready?.status === 'False' && ready.reason === 'ReconcileError')) {
+      const why = ready?.message ?? `AWS status ${aws}`;
+      return backupSummary('Failed', `RDS snapshot ${name} failed: ${why}`, { ...fields, failureReason: why }, [
+        { reason: 'BackupFailed', message: `RDS snapshot ${name} failed: ${why}` },
+      ]);
+    }
+    return backupSummary('Running', `RDS snapshot ${name}: ${aws ?? 'being created'}`, { ...fields, location });
+  },
+};
+
+export const rdsPlacement: Placement = {
+  words: 'on AWS',
+  asked: 'aws',
+  instanceKey: AWS_KEYS.instance,
+  instanceName: (input, generation) => rdsIdentifier(input, generation),
+  liveGeneration,
+  existsIn: (observed) => hasInstance(observed, AWS_KEYS.instance) || observed.has(AWS_KEYS.bucket),
+
+  refuses: (spec) => [
+    ...(!spec.aws?.region
+      ? [{ field: 'spec.aws.region', message: 'spec.aws.region is required with placement aws' }]
+      : []),
+    ...(spec.storageGB < 20
+      ? [
+          {
+            field: 'spec.storageGB',
+            message: `spec.storageGB is ${spec.storageGB}; spec.storageGB must be at least 20 with placement aws (the RDS minimum)`,
+          },
+        ]
+      : []),
+  ],
+  refusesUpgrade: () => undefined,
+  refusesBecoming: () => undefined,
+
+  composedVersion: (observed) => live(observed)?.engineVersion,
+  composedEngine: (observed) => live(observed)?.engine,
+  composedStorageGB: (observed) => {
+    const rds = live(observed);
+    // With storage autoscaling RDS grows the instance past what was asked: only what was asked is the floor.
+    const autoscaled = rds?.maxAllocatedStorage !== undefined;
+    return [rds?.allocatedStorage, autoscaled ? undefined : rds?.reportedAllocatedStorage].filter(
+      (n): n is number => n !== undefined,
+    );
+  },
+  runningVersion: (input, facts) => live(input.observed)?.engineVersionActual ?? facts?.aws?.instance?.engineVersion,
+  pendingVersion: (input, from, wanted) => {
+    const state = live(input.observed)?.status;
+    const window = input.spec.maintenance?.window ? ` ${input.spec.maintenance.window}` : '';
+    return state === 'upgrading'
+      ? `upgrading ${from} → ${wanted}`
+      : `version ${wanted} is pending: RDS applies it in the instance's maintenance window${window} (${from} runs)`;
+  },
+  upgradesInPlace: () => true,
+  storage: (input) => {
+    const capacityGB = live(input.observed)?.reportedAllocatedStorage;
+    return {
+      ...(capacityGB !== undefined ? { capacityGB } : {}),
+      ...(input.spec.maxStorageGB !== undefined ? { maxGB: input.spec.maxStorageGB } : {}),
+    };
+  },
+  autoscalesStorage: true,
+  endpoint: (input, generation) => instanceAddress(input, generation),
+  readEndpoint: (input, generation) => replicaAddress(input, input.spec, generation),
+  primary: () => undefined,
+
+  prerequisite: () => undefined,
+  instanceBlocker,
+  connectionPending: (input, live) =>
+    `waiting for provider-upjet-aws to write the connection Secret of RDS instance ${rdsIdentifier(input, live)}`,
+  kept: (input, generation, why) => [keptRds(rdsIdentifier(input, generation), why)],
+
+  backup: snapshots,
+  automatedBackups: {
+    health: (input) => {
+      const { spec } = input;
+      if (!spec.backup.enabled)
+        return {
+          ok: false,
+          reason: 'BackupsDisabled',
+          message: 'spec.backup.enabled is false: RDS keeps one day of automated backups',
+        };
+      const latest = live(input.observed)?.latestRestorableTime;
+      return latest
+        ? {
+            ok: true,
+            reason: 'AutomatedBackups',
+            message: `RDS automated backups, kept ${spec.backup.retentionDays} days; restorable to ${latest}`,
+          }
+        : { ok: false, reason: 'NoRestorableTime', message: 'RDS reports no restorable time yet' };
+    },
+  },
+  backupStatus: (input, _live, facts) => awsBackupStatus(input, input.spec, facts),
+  pointInTime: { kept: true, archiveMissing: () => undefined },
+  restore: {
+    by: 'creation',
+    // The source's snapshot, or the source instance at the point asked; the source's database comes with it.
+    creation: (input, source, sourceInstance) => {
+      const database = databaseName(source.database);
+      if (source.kind === 'backup')
+        return { database, made: { snapshotIdentifier: source.location.replace(/^rds-snapshot:/, '') } };
+      const sourceOwner = { kind: 'Database', name: source.database, uid: '', namespace: input.owner.namespace };
+      const made: RdsRestore = {
+        restoreToPointInTime: {
+          sourceDbInstanceIdentifier: sourceInstance ?? rdsIdentifierOf(sourceOwner),
+          ...(source.time ? { restoreTime: source.time } : { useLatestRestorableTime: true }),
+        },
+      };
+      return { database, made };
+    },
+    creationOf: (instance) => madeFrom(instance, restoreOf),
+  },
+  progress: (input, target) => {
+    const name = rdsIdentifier(input, target.generation);
+    if (targetReady(input, target)) return { state: 'ready', detail: `RDS instance ${name} is available` };
+    const obj = input.observed.get(keyOf(AWS_KEYS.instance, target.generation));
+    return { state: 'restoring', detail: `RDS instance ${name}: ${obj ? judge(obj).detail : 'being created'}` };
+  },
+  handOverWhy: 'replaced by a restore; the RDS instance is orphaned, not deleted',
+
+  // Whether AWS can make the instance at all, and what it says of it: asked about the identifier composed.
+  query: (input) => {
+    const spec = input.spec;
+    if (!spec.aws?.region) return undefined;
+    return {
+      cacheKey: input.owner.uid || `${input.owner.namespace}/${input.owner.name}`,
+      region: spec.aws.region,
+      beforeCreation: !input.observed.has(AWS_KEYS.instance),
+      identifier: rdsIdentifier(input),
+      engine: spec.engine,
+      version: spec.version,
+      instanceClass: spec.aws.instanceClass ?? INSTANCE_CLASSES[spec.size],
+      instanceClassField: spec.aws.instanceClass
+        ? 'spec.aws.instanceClass'
+        : `spec.size (${spec.size} is ${INSTANCE_CLASSES[spec.size]})`,
+    };
+  },
+  compose,
+};

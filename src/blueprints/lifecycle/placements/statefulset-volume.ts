@@ -8,13 +8,16 @@
 // owner, and deleting the Database would then take the data with it.
 // The resize is watched through the claim's status: its capacity, its
 // Resizing and FileSystemResizePending conditions and allocatedResourceStatuses.
-import { SpecError } from '../../errors.js';
-import { condition, str, type Obj } from '../../kube.js';
-import { dnsLabel } from '../../names.js';
-import { wholeGigabytes } from '../../quantity.js';
-import type { Desired, Requirement } from '../blueprint.js';
-import type { DatabaseInput, ResolvedSpec } from './common.js';
-import { meta } from './common.js';
+import { SpecError } from '../../../errors.js';
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { claimOf } from '../../../kinds/core.js';
+import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
+import type { Obj } from '../../../kube.js';
+import { dnsLabel } from '../../../names.js';
+import { wholeGigabytes } from '../../../quantity.js';
+import type { Desired } from '../../blueprint.js';
+import { type DatabaseInput, meta, type ResolvedSpec } from '../database.js';
+import type { GrowthPlan } from './placement.js';
 
 /** Required resources: the data volume's claim and its StorageClass; the composed resize Object's key. */
 export const DATA_CLAIM = 'data-claim';
@@ -25,27 +28,13 @@ export const RESTART_ANNOTATION = 'function-platform.dev/restarted-for-size';
 /** How long a file-system resize may stay pending before a restart is what finishes it. */
 const RESTART_AFTER_MS = 2 * 60_000;
 
-export interface GrowthPlan {
-  requirements: Record<string, Requirement>;
-  /** The resize Object, once there is one to compose. */
-  resource?: Desired;
-  /** The StorageResized condition, once the claim is known. */
-  condition?: { ok: boolean; reason: string; message: string };
-  /** What the user reads while the volume grows. */
-  updating?: string;
-  /** The pod template annotation that restarts the pod to finish a file-system resize, when allowed. */
-  restart?: string;
-  warnings: Array<{ reason: string; message: string }>;
-  /** The claim as observed (its capacity is status.storage.capacityGB). */
-  claim?: Obj;
-  /** The capacity the volumes have, when read from several claims. */
-  capacityGB?: number;
-}
+/** The data volume's growth, and the claim as observed (its capacity is status.storage.capacityGB). */
+export type VolumeGrowth = GrowthPlan & { claim?: Obj };
 
 /** The growth of the live StatefulSet's data volume, from the claim and its StorageClass as observed. */
-export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: string): GrowthPlan {
+export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: string): VolumeGrowth {
   const ns = input.owner.namespace;
-  const plan: GrowthPlan = {
+  const plan: VolumeGrowth = {
     requirements: {
       [DATA_CLAIM]: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', matchName: claimName, namespace: ns },
     },
@@ -53,23 +42,24 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
   };
   const claim = input.required.get(DATA_CLAIM)?.[0];
   // What the resize Object asked for last, as observed (it wraps the claim).
-  const asked = wholeGigabytes(str(input.observed.get(VOLUME_RESIZE), 'spec', 'resources', 'requests', 'storage'));
+  const asked = wholeGigabytes(claimOf(input.observed.get(VOLUME_RESIZE))?.requested);
   // Not read yet (the first call of a reconcile) or gone: a resize Object composed before stays as it was.
-  if (!claim || str(claim, 'metadata', 'name') !== claimName) {
+  const observed = claimOf(claim);
+  if (!claim || observed?.name !== claimName) {
     if (input.observed.has(VOLUME_RESIZE))
       plan.resource = resizeObject(input, spec, claimName, asked ?? spec.storageGB);
     return plan;
   }
   plan.claim = claim;
-  const requested = wholeGigabytes(str(claim, 'spec', 'resources', 'requests', 'storage'));
-  const capacity = wholeGigabytes(str(claim, 'status', 'capacity', 'storage'));
+  const requested = wholeGigabytes(observed?.requested);
+  const capacity = wholeGigabytes(observed?.capacity);
   const want = spec.storageGB;
   if (requested !== undefined && want < requested)
     throw new SpecError([
       `spec.storageGB is ${want} but volume ${claimName} has ${requested}Gi; spec.storageGB may grow but never shrink`,
     ]);
   const composed = input.observed.has(VOLUME_RESIZE);
-  const className = str(claim, 'spec', 'storageClassName');
+  const className = observed?.storageClassName;
   if (className)
     plan.requirements[STORAGE_CLASS] = { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', matchName: className };
   const grow = requested !== undefined && want > requested;
@@ -97,18 +87,14 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
     plan.condition = { ok: true, reason: 'Resized', message: `volume ${claimName} has ${capacity}Gi` };
     return plan;
   }
-  const fsPending = condition(claim, 'FileSystemResizePending')?.status === 'True';
+  const fsPending = observed?.fileSystemResizePending?.status === 'True';
   const state =
-    str(claim, 'status', 'allocatedResourceStatuses', 'storage') ??
-    (fsPending
-      ? 'FileSystemResizePending'
-      : condition(claim, 'Resizing')?.status === 'True'
-        ? 'Resizing'
-        : 'requested');
+    observed?.resizeStatus ??
+    (fsPending ? 'FileSystemResizePending' : observed?.resizing?.status === 'True' ? 'Resizing' : 'requested');
   let updating = `volume ${claimName}: ${capacity ?? requested}Gi → ${want}Gi (${state})`;
   // Drivers that grow file systems online set FileSystemResizePending only for a moment: a restart is for one
   // that stays pending.
-  const since = Date.parse(condition(claim, 'FileSystemResizePending')?.lastTransitionTime ?? '');
+  const since = Date.parse(observed?.fileSystemResizePending?.lastTransitionTime ?? '');
   const stuck = fsPending && !(input.now.getTime() - since < RESTART_AFTER_MS);
   if (stuck) {
     if (spec.maintenance?.allowRestart) {
@@ -141,48 +127,6 @@ function resizeObject(input: DatabaseInput, spec: ResolvedSpec, claimName: strin
           },
         },
       },
-    },
+    } satisfies KubernetesObject<V1PersistentVolumeClaim>,
   };
-}
-
-/** Required resource: the PersistentVolumeClaims of the live CloudNativePG Cluster, by the label the operator puts on them. */
-export const CNPG_CLAIMS = 'cnpg-claims';
-
-/**
- * A CloudNativePG Cluster's volumes as they grow: the operator resizes its
- * claims when spec.storage.size grows; this reads them back (their capacity,
- * and how many have it) for status and the StorageResized condition.
- */
-export function cnpgGrowth(input: DatabaseInput, spec: ResolvedSpec, cluster: string): GrowthPlan {
-  const plan: GrowthPlan = {
-    requirements: {
-      [CNPG_CLAIMS]: {
-        apiVersion: 'v1',
-        kind: 'PersistentVolumeClaim',
-        matchLabels: { 'cnpg.io/cluster': cluster },
-        namespace: input.owner.namespace,
-      },
-    },
-    warnings: [],
-  };
-  // Bound claims only: a new standby's claim has no size yet.
-  const sizes = (input.required.get(CNPG_CLAIMS) ?? [])
-    .map((c) => wholeGigabytes(str(c, 'status', 'capacity', 'storage')))
-    .filter((gb): gb is number => gb !== undefined);
-  if (sizes.length === 0) return plan;
-  const capacity = Math.min(...sizes);
-  plan.capacityGB = capacity;
-  const want = spec.storageGB;
-  if (capacity >= want) {
-    plan.condition = {
-      ok: true,
-      reason: 'Resized',
-      message: `the ${sizes.length} volumes of Cluster ${cluster} have ${capacity}Gi or more`,
-    };
-    return plan;
-  }
-  const grown = sizes.filter((gb) => gb >= want).length;
-  plan.updating = `volumes of Cluster ${cluster}: ${capacity}Gi → ${want}Gi (${grown} of ${sizes.length} grown)`;
-  plan.condition = { ok: false, reason: 'Resizing', message: plan.updating };
-  return plan;
 }

@@ -140,3 +140,10 @@ export function backupKey(
 ): string {
   return `${databaseFolder(prefix, database)}${backup}.${engine === 'postgres' ? 'dump' : 'sql'}`;
 }
+
+type ObjectStore = NonNullable<DatabaseSpec['backup']['objectStore']>;
+
+/** Where a Database's backups go in its object store: every dump key and CloudNativePG's files are below it. */
+export function storePath(store: ObjectStore, database: string): string {
+  return `s3://${store.bucket}/${databaseFolder(store.prefix, database)}`;
+}

@@ -1,13 +1,17 @@
-// The Job that dumps an in-cluster Database and ships the dump to object
-// storage (the commands are in commands.ts), and what its Pod says of it.
+// The Jobs of a Database whose server runs in a pod of ours: the one that
+// dumps it and ships the dump to object storage, the one that restores a dump
+// into an empty server, and retention's removal of a stored dump (the
+// commands are in commands.ts); and what a dump's Pod says of it.
 import type { V1EnvVar, V1Job, V1PodSpec } from '@kubernetes/client-node';
 import { list, record, str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import type { Owner } from '../blueprint.js';
-import { baseName, dbname, names } from '../database/common.js';
-import { ENGINES } from '../database/engine.js';
 import { backupKey, downloadScript, dumpScript, removeScript, restoreScript, uploadScript } from './commands.js';
-import type { Target } from './target.js';
+import { baseName, dbname, names, type ResolvedSpec } from './database.js';
+import { ENGINES } from './engine.js';
+
+/** The Database a Job backs up or restores into: its owner (its names derive from it) and its spec. */
+type Target = { owner: Owner; spec: ResolvedSpec };
 
 /** The S3 client of the upload step: the official image, pinned. */
 export const AWS_CLI_IMAGE = 'amazon/aws-cli:2.22.35';

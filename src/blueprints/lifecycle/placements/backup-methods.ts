@@ -1,0 +1,180 @@
+// The placements' backup methods, and how a DatabaseBackup's outcome is said
+// whatever took it; and the dump: the backup method of a Database whose server
+// runs in a pod of ours (a StatefulSet), a Job per attempt that dumps the Database and ships the dump
+// to its object store (jobs.ts), retried with twice the memory when killed
+// for it, three times at most. A finished dump's outcome is kept in the
+// DatabaseBackup's status: the Job goes once it is recorded.
+import { jobOf } from '../../../kinds/batch.js';
+import { num, str, type Obj } from '../../../kube.js';
+import type { BlueprintInput, Summary } from '../../blueprint.js';
+import type { DatabaseBackupSpec } from '../../../generated/schemas.js';
+import {
+  attemptKey,
+  describeFailure,
+  dumpJob,
+  dumpLocation,
+  JOB_NAME_LABEL,
+  jobName,
+  MAX_ATTEMPTS,
+  memoryFor,
+  podLabels,
+  podOutcome,
+} from '../jobs.js';
+import type { BackupCall, BackupMethod } from './placement.js';
+
+export type BackupPhase = 'Pending' | 'Running' | 'Completed' | 'Failed';
+
+/** The phases after which a backup's outcome is its record. */
+export const TERMINAL = new Set(['Completed', 'Failed']);
+
+/**
+ * The required resource that is the pods of a backup's Jobs: every
+ * attempt's, by labels that do not change between attempts. Crossplane asks
+ * again within one reconcile while the requirements change, so they must not
+ * depend on what their own answer decides (the attempt).
+ */
+export const POD = 'pod';
+
+/** A DatabaseBackup's answer: ready once Completed. */
+export function backupSummary(
+  phase: BackupPhase,
+  message: string,
+  fields: Obj,
+  warnings: Summary['warnings'] = [],
+): Summary {
+  const ready = phase === 'Completed';
+  return {
+    ready,
+    message,
+    reason: phase === 'Failed' ? 'BackupFailed' : phase,
+    status: { phase, ...fields },
+    warnings,
+  };
+}
+
+/**
+ * What a DatabaseBackup composes when its backup is one object (a
+ * CloudNativePG Backup, an RDS Snapshot): named as the DatabaseBackup, in its
+ * namespace, under `key`.
+ */
+export function oneObject(
+  { input }: BackupCall,
+  key: string,
+  apiVersion: string,
+  kind: string,
+  spec: Obj,
+): ReturnType<BackupMethod['take']> {
+  const object = { apiVersion, kind, metadata: { name: input.owner.name, namespace: input.owner.namespace }, spec };
+  return { resources: [{ key, object }], requirements: {} };
+}
+
+/**
+ * The instance a backup is taken of: as it was composed at `path` of the
+ * object under `key` (it stays so, whichever instance serves the Database
+ * later), else the one that serves now, else `first`.
+ */
+export function backedUp({ input, target }: BackupCall, key: string, path: string[], first: string): string {
+  return str(input.observed.get(key), ...path) ?? target.instance ?? first;
+}
+
+/** The pod of one attempt's Job, among the backup's pods. */
+function podOf(input: BlueprintInput<DatabaseBackupSpec>, attempt: number): Obj | undefined {
+  const job = jobName(input.owner, attempt);
+  return input.required.get(POD)?.find((p) => str(p, 'metadata', 'labels', JOB_NAME_LABEL) === job);
+}
+
+/** The dump attempt now: the newest one composed, the next after one killed for memory. */
+export function currentAttempt(input: BlueprintInput<DatabaseBackupSpec>, previous: Obj): number {
+  let attempt = Math.max(1, num(previous, 'attempts') ?? 1);
+  while (input.observed.has(attemptKey(attempt + 1))) attempt++;
+  const job = jobOf(input.observed.get(attemptKey(attempt)));
+  if (job?.failed && attempt < MAX_ATTEMPTS) {
+    const failed = podOutcome(podOf(input, attempt)).failed;
+    if (failed?.reason === 'OOMKilled') return attempt + 1;
+  }
+  return attempt;
+}
+
+function take({ input, target, previous, attempt }: BackupCall): ReturnType<BackupMethod['take']> {
+  const owner = input.owner;
+  // Recorded as finished: the Job has done its part.
+  if (TERMINAL.has(str(previous, 'phase') ?? '')) return { resources: [], requirements: {} };
+  return {
+    resources: [{ key: attemptKey(attempt), object: dumpJob(owner, target, attempt) }],
+    requirements: {
+      [POD]: { apiVersion: 'v1', kind: 'Pod', matchLabels: podLabels(owner), namespace: owner.namespace },
+    },
+  };
+}
+
+function read({ input, target, previous, attempt }: BackupCall, base: Obj): Summary {
+  const phase = str(previous, 'phase');
+  if (phase && TERMINAL.has(phase)) {
+    // What was recorded stays: the composite's own status is the record.
+    const { ready: _ready, message, ...kept } = previous;
+    return backupSummary(phase as BackupPhase, typeof message === 'string' ? message : phase, { ...kept, ...base });
+  }
+  const job = jobOf(input.observed.get(attemptKey(attempt)));
+  const location = dumpLocation(input.owner, target).url;
+  const fields = { ...base, attempts: attempt, location, restorable: false };
+  if (!job)
+    return backupSummary(
+      'Pending',
+      `starting the dump of Database ${input.spec.databaseRef.name} (attempt ${attempt} of ${MAX_ATTEMPTS}, ${memoryFor(attempt)})`,
+      fields,
+    );
+  const startedAt = job.startTime;
+  const outcome = podOutcome(podOf(input, attempt));
+  if (job.complete) {
+    const size = outcome.report?.sizeBytes;
+    return backupSummary(
+      'Completed',
+      `dumped Database ${input.spec.databaseRef.name} to ${location}${size !== undefined ? ` (${size} bytes)` : ''}`,
+      {
+        ...fields,
+        ...(startedAt ? { startedAt } : {}),
+        completedAt: job.completionTime ?? job.complete.lastTransitionTime ?? startedAt,
+        ...(size !== undefined ? { sizeBytes: size } : {}),
+        restorable: true,
+      },
+    );
+  }
+  if (job.failed) {
+    const why = outcome.failed
+      ? describeFailure(outcome.failed, memoryFor(attempt))
+      : `the Job failed: ${job.failed.message ?? job.failed.reason ?? 'no reason given'}`;
+    const message = `attempt ${attempt} of ${MAX_ATTEMPTS}: ${why}`;
+    return backupSummary(
+      'Failed',
+      message,
+      {
+        ...fields,
+        ...(startedAt ? { startedAt } : {}),
+        completedAt: job.failed.lastTransitionTime ?? startedAt,
+        failureReason: why,
+      },
+      [{ reason: 'BackupFailed', message }],
+    );
+  }
+  const retry =
+    attempt > 1
+      ? ` (attempt ${attempt} of ${MAX_ATTEMPTS}, with ${memoryFor(attempt)} after the last was killed for memory)`
+      : '';
+  return backupSummary('Running', `dumping Database ${input.spec.databaseRef.name} to ${location}${retry}`, {
+    ...fields,
+    ...(startedAt ? { startedAt } : {}),
+  });
+}
+
+/**
+ * The dump: a Job per attempt to the Database's object store, restored by a
+ * Job that loads it into an empty server; `restores` says so for a refusal.
+ */
+export const dumpBackups = (restores: string): BackupMethod => ({
+  name: 'dump',
+  restores,
+  accepts: (location) => location.startsWith('s3://'),
+  needsObjectStore: true,
+  take,
+  read,
+});

@@ -1,0 +1,448 @@
+// A highly available PostgreSQL in the cluster: a CloudNativePG Cluster (a
+// primary and its standbys, reads through its -ro Service), composed through a
+// provider-kubernetes Object so that Retain can orphan it, with the Barman
+// Cloud plugin's ObjectStore when backups have one. Backed up by CloudNativePG
+// Backups through the plugin, with WAL archived: restorable to a point in
+// time. Made from a source by recovery from the source's archive; a
+// DatabaseRestore recovers the next generation beside the live one and the
+// connection Secret's host switches to its -rw Service. The operator grows
+// the volumes and upgrades in place. Needs the operator: says so when it is
+// not installed.
+import {
+  type CnpgCluster,
+  type CnpgObjectStore,
+  cnpgBackupOf,
+  cnpgClusterOf,
+  firstRecoverabilityPoint,
+} from '../../../kinds/cnpg.js';
+import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
+import { claimOf } from '../../../kinds/core.js';
+import { judge } from '../../../kinds/index.js';
+import type { Obj } from '../../../kube.js';
+import { dnsLabel } from '../../../names.js';
+import { gigabytes, wholeGigabytes } from '../../../quantity.js';
+import type { Desired, Requirement, Summary } from '../../blueprint.js';
+import { backedUp, backupSummary, oneObject } from './backup-methods.js';
+import { storePath } from '../commands.js';
+import { APP_USER, appName, baseName, type DatabaseInput, dbname, labels, meta, names } from '../database.js';
+import { databaseName, ENGINES, tagOf } from '../engine.js';
+import {
+  asMade,
+  byConnection,
+  DBNAME_ANNOTATION,
+  handOver,
+  hasInstance,
+  instanceName,
+  keyOf,
+  madeFrom,
+} from '../instances.js';
+import { pointOf } from '../source.js';
+import { gi, inClusterIdentity, inClusterSecrets, lasting, podResources } from './in-cluster.js';
+import type {
+  BackupMethod,
+  ComposeCall,
+  Composed,
+  DatabaseCall,
+  GrowthPlan,
+  InstanceMeta,
+  Placement,
+  RestoreTarget,
+} from './placement.js';
+
+export const CNPG_KEYS = {
+  cluster: 'cnpg-cluster',
+  /** The dump volume of an earlier version's highly available Database: kept while it exists, never made. */
+  backupVolume: 'backup-volume',
+  objectStore: 'cnpg-object-store',
+  /** A DatabaseBackup's CloudNativePG Backup. */
+  backup: 'cnpg-backup',
+} as const;
+
+/** The required resource that tells whether CloudNativePG is installed. */
+export const CNPG_CRD = 'cnpg-crd';
+const CNPG_CRD_NAME = 'clusters.postgresql.cnpg.io';
+/** Required resource: the PersistentVolumeClaims of the live Cluster, by the label the operator puts on them. */
+export const CNPG_CLAIMS = 'cnpg-claims';
+
+/** The Barman Cloud plugin: where CloudNativePG archives WAL and writes base backups. */
+export const CNPG_PLUGIN = 'barman-cloud.cloudnative-pg.io';
+const RECOVERY_SOURCE = 'origin';
+
+/** Where a Cluster recovers from: another cluster's archive in an ObjectStore, up to a time (or its end). */
+export interface Recovery {
+  store: string;
+  /** The cluster whose base backups and WAL are read (its server name in the store). */
+  server: string;
+  targetTime?: string;
+}
+
+export type OperatorState = 'installed' | 'missing' | 'unknown';
+
+/** Is the CloudNativePG operator installed? Read from the CRD Crossplane fetched for us. */
+function operator(input: DatabaseInput): OperatorState {
+  if (hasInstance(input.observed, CNPG_KEYS.cluster)) return 'installed';
+  const answer = input.required.get(CNPG_CRD);
+  if (answer === undefined) return 'unknown';
+  return answer.length > 0 ? 'installed' : 'missing';
+}
+
+/** The live generation: the Cluster whose -rw Service the connection Secret names. */
+const { liveGeneration, live: liveCluster } = byConnection(CNPG_KEYS.cluster, cnpgClusterOf, ({ name, namespace }) =>
+  name && namespace ? `${name}-rw.${namespace}.svc.cluster.local` : undefined,
+);
+
+/** Where writes go: a generation's -rw Service. */
+const rwHost = (input: DatabaseInput, generation: number) =>
+  `${instanceName(input.owner, generation)}-rw.${input.owner.namespace}.svc.cluster.local`;
+
+/** Where CloudNativePG sends read-only connections: the -ro Service, its replicas. */
+const roHost = (input: DatabaseInput, generation: number) =>
+  `${instanceName(input.owner, generation)}-ro.${input.owner.namespace}.svc.cluster.local`;
+
+export function objectStoreName(input: Pick<DatabaseInput, 'owner'>): string {
+  return dnsLabel(baseName(input.owner), 'store');
+}
+
+/** initdb for a new cluster; recovery (then the app's owner and password set again) for a restored one. */
+function bootstrap(input: DatabaseInput, recovery: Recovery | undefined, database: string): Obj {
+  const account = { database, owner: APP_USER, secret: { name: names.credentials(input.owner) } };
+  if (!recovery) return { bootstrap: { initdb: account } };
+  return {
+    bootstrap: {
+      recovery: {
+        source: RECOVERY_SOURCE,
+        ...account,
+        ...(recovery.targetTime ? { recoveryTarget: { targetTime: recovery.targetTime } } : {}),
+      },
+    },
+    externalClusters: [
+      {
+        name: RECOVERY_SOURCE,
+        plugin: { name: CNPG_PLUGIN, parameters: { barmanObjectName: recovery.store, serverName: recovery.server } },
+      },
+    ],
+  };
+}
+
+function cluster(
+  input: DatabaseCall,
+  generation: number,
+  opts: { keep?: boolean; recovery?: Recovery; meta: InstanceMeta },
+): KubernetesObject<CnpgCluster> {
+  const { owner, spec } = input;
+  const name = instanceName(owner, generation);
+  const restored = opts.meta;
+  const annotations = Object.keys(restored.annotations).length > 0 ? { annotations: restored.annotations } : {};
+  const database = restored.annotations[DBNAME_ANNOTATION] ?? dbname(owner);
+  const { bootstrap: boot, externalClusters } = bootstrap(input, opts.recovery, database) as Obj;
+  return lasting(
+    input,
+    name,
+    {
+      apiVersion: 'postgresql.cnpg.io/v1',
+      kind: 'Cluster',
+      metadata: { name, namespace: owner.namespace, labels: labels(owner, spec, restored.labels), ...annotations },
+      spec: {
+        // The primary and its standbys: at least one for high availability, one per read replica asked for.
+        instances: 1 + Math.max(1, spec.replicas),
+        imageName: `ghcr.io/cloudnative-pg/postgresql:${spec.version}`,
+        primaryUpdateStrategy: 'unsupervised',
+        storage: { size: gi(spec.storageGB) },
+        resources: podResources(spec),
+        affinity: { enablePodAntiAffinity: true, topologyKey: 'kubernetes.io/hostname' },
+        bootstrap: boot,
+        ...(externalClusters ? { externalClusters } : {}),
+        ...(spec.backup.objectStore
+          ? {
+              plugins: [
+                { name: CNPG_PLUGIN, isWALArchiver: true, parameters: { barmanObjectName: objectStoreName(input) } },
+              ],
+            }
+          : {}),
+      },
+    },
+    opts.keep,
+  );
+}
+
+function backupVolume(input: DatabaseCall): Obj {
+  const name = dnsLabel(baseName(input.owner), 'backup');
+  return lasting(input, name, {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace: input.owner.namespace, labels: labels(input.owner, input.spec) },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: gi(input.spec.storageGB) } } },
+  });
+}
+
+/** The Barman Cloud plugin's ObjectStore: where the Cluster archives WAL and writes base backups. */
+function objectStore(input: DatabaseCall): CnpgObjectStore {
+  const { spec } = input;
+  const store = spec.backup.objectStore!;
+  const secret = store.credentialsSecretRef.name;
+  return {
+    apiVersion: 'barmancloud.cnpg.io/v1',
+    kind: 'ObjectStore',
+    metadata: meta(input.owner, spec, objectStoreName(input)),
+    spec: {
+      // The plugin prunes base backups and WAL by the same retention the Database states.
+      retentionPolicy: `${spec.backup.retentionDays}d`,
+      configuration: {
+        destinationPath: storePath(store, appName(input.owner)),
+        ...(store.endpoint ? { endpointURL: store.endpoint } : {}),
+        s3Credentials: {
+          accessKeyId: { name: secret, key: 'AWS_ACCESS_KEY_ID' },
+          secretAccessKey: { name: secret, key: 'AWS_SECRET_ACCESS_KEY' },
+        },
+        wal: { compression: 'gzip' },
+        data: { compression: 'gzip' },
+      },
+    },
+  };
+}
+
+/** How an observed Cluster was recovered, as it was composed: kept for as long as it exists. */
+function recoveryOf(instance: Obj): Recovery | undefined {
+  const { store, server, targetTime } = cnpgClusterOf(instance)?.recovery ?? {};
+  return store && server ? { store, server, ...(targetTime ? { targetTime } : {}) } : undefined;
+}
+
+/**
+ * A CloudNativePG Cluster's volumes as they grow: the operator resizes its
+ * claims when spec.storage.size grows; this reads them back (their capacity,
+ * and how many have it) for status and the StorageResized condition.
+ */
+function growth(input: DatabaseCall, clusterName: string): GrowthPlan {
+  const plan: GrowthPlan = {
+    requirements: {
+      [CNPG_CLAIMS]: {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        matchLabels: { 'cnpg.io/cluster': clusterName },
+        namespace: input.owner.namespace,
+      },
+    },
+    warnings: [],
+  };
+  // Bound claims only: a new standby's claim has no size yet.
+  const sizes = (input.required.get(CNPG_CLAIMS) ?? [])
+    .map((c) => wholeGigabytes(claimOf(c)?.capacity))
+    .filter((gb): gb is number => gb !== undefined);
+  if (sizes.length === 0) return plan;
+  const capacity = Math.min(...sizes);
+  plan.capacityGB = capacity;
+  const want = input.spec.storageGB;
+  if (capacity >= want) {
+    plan.condition = {
+      ok: true,
+      reason: 'Resized',
+      message: `the ${sizes.length} volumes of Cluster ${clusterName} have ${capacity}Gi or more`,
+    };
+    return plan;
+  }
+  const grown = sizes.filter((gb) => gb >= want).length;
+  plan.updating = `volumes of Cluster ${clusterName}: ${capacity}Gi → ${want}Gi (${grown} of ${sizes.length} grown)`;
+  plan.condition = { ok: false, reason: 'Resizing', message: plan.updating };
+  return plan;
+}
+
+function compose(call: ComposeCall): Composed {
+  const { input, instances, target, serving } = call;
+  const { owner, spec } = input;
+  const { live } = instances;
+  const _database = call.restore.database;
+  const resources: Desired[] = [];
+  const requirements: Record<string, Requirement> = {
+    [CNPG_CRD]: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', matchName: CNPG_CRD_NAME },
+  };
+  let releasing: Composed['releasing'] = [];
+  const installed = operator(input) === 'installed';
+  // Without the operator its Cluster kind does not exist: composing one would only fail to apply.
+  if (installed) {
+    // Each generation as it was made: its recovery and what it carries.
+    const generation = (g: number, keep: boolean, fresh?: { made?: Recovery; target?: RestoreTarget }) => {
+      const { made, meta } = asMade(call, CNPG_KEYS.cluster, g, recoveryOf, fresh);
+      return cluster(input, g, { keep, meta, ...(made ? { recovery: made } : {}) });
+    };
+    const made = call.restore.creation?.made as Recovery | undefined;
+    resources.push({
+      key: keyOf(CNPG_KEYS.cluster, live),
+      object: generation(live, false, live === 0 && made ? { made } : undefined),
+    });
+    if (target) {
+      const point = pointOf(target.source);
+      const recovery: Recovery = {
+        store: objectStoreName(input),
+        server: instanceName(owner, live),
+        ...(point ? { targetTime: point } : {}),
+      };
+      resources.push({
+        key: keyOf(CNPG_KEYS.cluster, target.generation),
+        object: generation(target.generation, false, { made: recovery, target }),
+        independent: true,
+      });
+    }
+    const handed = handOver(input, CNPG_KEYS.cluster, call.release, cnpgPlacement.handOverWhy, (g) => [
+      { key: keyOf(CNPG_KEYS.cluster, g), object: generation(g, true), independent: true },
+    ]);
+    resources.push(...handed.resources);
+    releasing = handed.releasing;
+  }
+  Object.assign(requirements, call.growth?.requirements);
+  if (input.observed.has(CNPG_KEYS.backupVolume))
+    resources.push({ key: CNPG_KEYS.backupVolume, object: backupVolume(input) });
+  if (spec.backup.objectStore && installed) resources.push({ key: CNPG_KEYS.objectStore, object: objectStore(input) });
+  const port = ENGINES[spec.engine].port;
+  const secrets = inClusterSecrets(
+    call,
+    { host: rwHost(input, serving), port },
+    spec.replicas > 0 ? { host: roHost(input, serving), port } : undefined,
+  );
+  resources.push(...secrets.resources);
+  return {
+    resources,
+    requirements: { ...requirements, ...secrets.requirements },
+    releasing,
+    ...(secrets.connection ? { connection: secrets.connection } : {}),
+  };
+}
+
+/** CloudNativePG Backups through the plugin, with WAL archived: restorable to a point in time. */
+const backups: BackupMethod = {
+  name: 'cnpg',
+  restores: 'a highly available Database (CloudNativePG) restores a CloudNativePG backup',
+  accepts: () => true,
+  needsObjectStore: true,
+  // Of the Cluster that served when it was taken.
+  take: (call) =>
+    oneObject(call, CNPG_KEYS.backup, 'postgresql.cnpg.io/v1', 'Backup', {
+      cluster: { name: backedUp(call, CNPG_KEYS.backup, ['spec', 'cluster', 'name'], baseName(call.target.owner)) },
+      method: 'plugin',
+      pluginConfiguration: { name: CNPG_PLUGIN },
+    }),
+  read: ({ input }, base): Summary => {
+    const backup = cnpgBackupOf(input.observed.get(CNPG_KEYS.backup));
+    const { name, phase } = backup ?? {};
+    const fields = {
+      ...base,
+      attempts: 1,
+      restorable: false,
+      ...(backup?.startedAt ? { startedAt: backup.startedAt } : {}),
+    };
+    const location = backup?.destinationPath;
+    if (phase === 'completed') {
+      return backupSummary('Completed', `CloudNativePG backup ${name} completed`, {
+        ...fields,
+        completedAt: backup?.stoppedAt,
+        restorable: true,
+        ...(location ? { location } : {}),
+      });
+    }
+    if (phase === 'failed') {
+      const why = backup?.error ?? 'no reason given';
+      return backupSummary('Failed', `CloudNativePG backup ${name} failed: ${why}`, { ...fields, failureReason: why }, [
+        { reason: 'BackupFailed', message: `CloudNativePG backup ${name} failed: ${why}` },
+      ]);
+    }
+    if (!backup) return backupSummary('Pending', 'creating the CloudNativePG Backup', fields);
+    return backupSummary(
+      phase ? 'Running' : 'Pending',
+      `CloudNativePG backup ${name}: ${phase ?? 'waiting for the operator'}`,
+      fields,
+    );
+  },
+};
+
+export const cnpgPlacement: Placement = {
+  words: 'CloudNativePG',
+  ...inClusterIdentity(CNPG_KEYS.cluster),
+  liveGeneration,
+
+  refuses: () => [],
+  refusesUpgrade: () => undefined,
+  refusesBecoming: () =>
+    'spec.highAvailability cannot be turned off for an existing CloudNativePG database: it would delete the Cluster and its volumes; move the data to a new Database instead',
+
+  composedVersion: (observed) => tagOf(liveCluster(observed)?.imageName),
+  composedEngine: () => undefined,
+  composedStorageGB: (observed) =>
+    [
+      gigabytes(liveCluster(observed)?.storageSize),
+      gigabytes(claimOf(observed.get(CNPG_KEYS.backupVolume))?.requested),
+    ].filter((gb): gb is number => gb !== undefined),
+  runningVersion: (input) => tagOf(liveCluster(input.observed)?.image),
+  pendingVersion: (_input, from, wanted) => `upgrading ${from} → ${wanted}`,
+  upgradesInPlace: () => true,
+  storage: (_input, g) => (g?.capacityGB !== undefined ? { capacityGB: g.capacityGB } : {}),
+  autoscalesStorage: false,
+  endpoint: (input, generation) => ({ host: rwHost(input, generation), port: ENGINES[input.spec.engine].port }),
+  readEndpoint: (input, generation) =>
+    input.spec.replicas > 0 ? { host: roHost(input, generation), port: ENGINES[input.spec.engine].port } : undefined,
+  primary: (observed) => {
+    const live = liveCluster(observed);
+    if (!live) return undefined;
+    const { currentPrimary: name, currentPrimaryTimestamp: since } = live;
+    return { ...(name ? { name } : {}), ...(since ? { since } : {}) };
+  },
+
+  prerequisite: (input) => {
+    const state = operator(input);
+    if (state === 'missing')
+      return {
+        blocker:
+          'CloudNativePG is not installed in this cluster: highAvailability needs its operator (clusters.postgresql.cnpg.io); install it, or set highAvailability: false',
+        reason: 'OperatorMissing',
+      };
+    if (state === 'unknown') return { blocker: 'checking whether the CloudNativePG operator is installed' };
+    return undefined;
+  },
+  instanceBlocker: () => undefined,
+  connectionPending: () => undefined,
+  kept: (input, generation, why) => {
+    const name = instanceName(input.owner, generation);
+    return [
+      `CloudNativePG Cluster ${name} (${why}) keeps running with its volumes; delete it when it is no longer needed: kubectl delete clusters.postgresql.cnpg.io ${name} -n ${input.owner.namespace}`,
+    ];
+  },
+
+  backup: backups,
+  // The ObjectStore's first recoverability point of the live cluster, to now.
+  backupStatus: (input, live) => {
+    const first = firstRecoverabilityPoint(input.observed.get(CNPG_KEYS.objectStore), instanceName(input.owner, live));
+    return first ? { earliestRestorableTime: first } : {};
+  },
+  pointInTime: {
+    kept: true,
+    archiveMissing: (spec, name) =>
+      spec.backup.objectStore
+        ? undefined
+        : `Database ${name} has no spec.backup.objectStore, so CloudNativePG keeps no archive to recover from`,
+  },
+  restoreReadsStore: 'CloudNativePG recovers from',
+  restore: {
+    by: 'creation',
+    // The source's archive, to the backup's end or the point asked; the source's database comes with it.
+    creation: (input, source, sourceInstance) => {
+      const sourceOwner = { kind: 'Database', name: source.database, uid: '', namespace: input.owner.namespace };
+      const targetTime = source.kind === 'backup' ? source.completedAt : source.time;
+      const made: Recovery = {
+        store: objectStoreName({ owner: sourceOwner }),
+        server: sourceInstance ?? baseName(sourceOwner),
+        ...(targetTime ? { targetTime } : {}),
+      };
+      return { database: databaseName(source.database), made };
+    },
+    creationOf: (instance) => madeFrom(instance, recoveryOf),
+  },
+  progress: (input, target) => {
+    const name = instanceName(input.owner, target.generation);
+    const verdict = judge(input.observed.get(keyOf(CNPG_KEYS.cluster, target.generation)));
+    return verdict.ready
+      ? { state: 'ready', detail: `CloudNativePG Cluster ${name} recovered and healthy` }
+      : { state: 'restoring', detail: `CloudNativePG Cluster ${name} recovering: ${verdict.detail}` };
+  },
+  handOverWhy: 'replaced by a restore; kept with its data',
+
+  growth: (input, instances) => growth(input, instances.name(instances.live)),
+  compose,
+};

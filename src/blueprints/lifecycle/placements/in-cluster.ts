@@ -1,0 +1,144 @@
+// What the two in-cluster placements (a StatefulSet, a CloudNativePG Cluster)
+// share: their pods' resources, the credentials Secret the server reads its
+// account from (its password generated once, and kept with the data under
+// Retain), and the connection Secret built from it.
+import { claimOf } from '../../../kinds/core.js';
+import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
+import type { Obj } from '../../../kube.js';
+import type { Desired, Requirement } from '../../blueprint.js';
+import {
+  APP_USER,
+  connectionSecret,
+  dbname,
+  meta,
+  names,
+  type ResolvedSpec,
+  secret,
+  secretValue,
+  stablePassword,
+} from '../database.js';
+import { POD_RESOURCES } from '../engine.js';
+import { CONNECTION_KEY, hasInstance, instanceName } from '../instances.js';
+import type { ComposeCall, DatabaseCall, Placement } from './placement.js';
+
+/** The credentials Secret's key: the server's account, and the password the connection Secret repeats. */
+export const CREDENTIALS_KEY = 'credentials';
+
+/**
+ * Under Retain, the credentials Secret outlives the Database with the volume
+ * whose data it opens: besides Crossplane's controller reference to the
+ * Database it carries an owner reference to the StatefulSet's data claim, and
+ * the garbage collector deletes an object only when all its owners are gone.
+ * A Database created again on that volume reads the kept Secret back instead
+ * of generating a password the data does not know.
+ */
+export const KEPT_CREDENTIALS = 'kept-credentials';
+
+export const gi = (gb: number) => `${gb}Gi`;
+
+/**
+ * A plain Kubernetes object that must outlive the Database under Retain goes
+ * through a provider-kubernetes Object: the Object's management policies (no
+ * Delete) orphan it, where a directly composed object would be garbage
+ * collected with its owner. Delete lets the Object take it along.
+ */
+export function lasting<M>(input: DatabaseCall, name: string, manifest: M, keep = false): KubernetesObject<M> {
+  return {
+    apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+    kind: 'Object',
+    metadata: meta(input.owner, input.spec, name),
+    spec: {
+      managementPolicies:
+        keep || input.spec.deletionPolicy === 'Retain' ? ['Observe', 'Create', 'Update', 'LateInitialize'] : ['*'],
+      forProvider: { manifest },
+    },
+  };
+}
+
+/**
+ * What an in-cluster placement is known by: spec.placement cluster asks for
+ * it, its instances are named after the Database, and it exists once its
+ * instance or the credentials Secret does.
+ */
+export function inClusterIdentity(
+  instanceKey: string,
+): Pick<Placement, 'asked' | 'instanceKey' | 'instanceName' | 'existsIn'> {
+  return {
+    asked: 'cluster',
+    instanceKey,
+    instanceName: (input, generation) => instanceName(input.owner, generation),
+    existsIn: (observed) => hasInstance(observed, instanceKey) || observed.has(CREDENTIALS_KEY),
+  };
+}
+
+/** Pod resources: requests, with memory also the limit. */
+export function podResources(spec: ResolvedSpec): Obj {
+  const r = POD_RESOURCES[spec.size];
+  return { requests: { cpu: r.cpu, memory: r.memory }, limits: { memory: r.memory } };
+}
+
+/**
+ * The credentials Secret (asking for a kept one first) and the connection
+ * Secret of an in-cluster Database serving at `endpoint`. `dataClaim` is the
+ * required resource of the claim whose data the password opens, when the
+ * Secret is to be kept with it; `claimName` the name it must have.
+ */
+export function inClusterSecrets(
+  call: ComposeCall,
+  endpoint: { host: string; port: number },
+  readOnly: { host: string; port: number } | undefined,
+  keepWith?: { requirement: string; claimName: string },
+): { resources: Desired[]; requirements: Record<string, Requirement>; connection?: Desired } {
+  const { input } = call;
+  const { owner, spec } = input;
+  const requirements: Record<string, Requirement> = {};
+  // A new Database may open a volume a deleted one of its name left under Retain: it reads that one's password.
+  if (!input.observed.has(CREDENTIALS_KEY)) {
+    requirements[KEPT_CREDENTIALS] = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      matchName: names.credentials(owner),
+      namespace: owner.namespace,
+    };
+  }
+  const keptSecret = input.required.get(KEPT_CREDENTIALS)?.[0];
+  const password =
+    stablePassword(input, CREDENTIALS_KEY, CONNECTION_KEY) ??
+    secretValue(keptSecret, 'password') ??
+    input.newPassword();
+  // basic-auth, the type CloudNativePG's initdb wants; the StatefulSet reads the same keys.
+  const credentials = secret(
+    owner,
+    spec,
+    names.credentials(owner),
+    { username: APP_USER, password },
+    'kubernetes.io/basic-auth',
+  );
+  const claim = keepWith ? input.required.get(keepWith.requirement)?.[0] : undefined;
+  const { uid: claimUid, name: claimName } = claimOf(claim) ?? {};
+  if (keepWith && claimUid && claimName === keepWith.claimName) {
+    credentials.metadata.ownerReferences = [
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: keepWith.claimName, uid: claimUid },
+    ];
+  }
+  // In claims mode the Secret travels in an Object, which would delete it with the claim: kept with the data, the
+  // Object may not delete (it orphans the Secret, and the owner reference above lets it go with its data).
+  const resources: Desired[] = [
+    {
+      key: CREDENTIALS_KEY,
+      object: owner.claim && keepWith ? lasting(input, names.credentials(owner), credentials) : credentials,
+    },
+  ];
+  if (!call.restore.connect) return { resources, requirements };
+  const connection = {
+    key: CONNECTION_KEY,
+    object: connectionSecret(input, spec, {
+      ...endpoint,
+      username: APP_USER,
+      password,
+      dbname: call.restore.database ?? dbname(owner),
+      ...(readOnly ? { readOnly } : {}),
+    }),
+  };
+  return { resources, requirements, connection };
+}

@@ -1,0 +1,81 @@
+// The benchmark, smoke-run: `npm run bench` in its quick mode (BENCH_QUICK=1,
+// bench/config.ts) over every implementation and case, a handful of calls at
+// two levels, every answer decoded and checked. It proves the bench still runs
+// and that every server answers every case as function-platform does in
+// process; it judges no figure (speed is the bench's to print, not a test's).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { repoRoot } from '../../dev/infra/paths.js';
+import { IMPL_IDS } from '../../bench/servers.js';
+import { inCI } from '../support/tools.js';
+
+const OUT = join('.cache', 'bench', 'smoke');
+const CASES = ['widget-seed', 'widget-cutover', 'database-aws', 'database-aws-live', 'database-cluster'];
+/** The peer composes Widgets only. */
+const WIDGET_ONLY = new Set(['peer']);
+
+interface Run {
+  code: number | null;
+  output: string;
+}
+
+function bench(): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot, 'dist', 'bench', 'run.js')], {
+      cwd: repoRoot,
+      env: { ...process.env, BENCH_QUICK: '1', BENCH_OUT: OUT },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (b: Buffer) => {
+      output += b.toString();
+    });
+    child.stderr.on('data', (b: Buffer) => {
+      output += b.toString();
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, output }));
+  });
+}
+
+describe('npm run bench, quick', () => {
+  test('every implementation answers every case, checked', { timeout: 20 * 60_000 }, async () => {
+    rmSync(join(repoRoot, OUT), { recursive: true, force: true });
+    const run = await bench();
+    assert.equal(run.code, 0, `the bench failed:\n${run.output.slice(-6000)}`);
+    const file = join(repoRoot, OUT, 'latest.json');
+    assert.ok(existsSync(file), `no ${OUT}/latest.json:\n${run.output.slice(-3000)}`);
+    const json = JSON.parse(readFileSync(file, 'utf8')) as {
+      config: { impls: string[]; checkEvery: number };
+      results: Array<{ case: string; impl: string; levels: Array<{ concurrency: number; calls: number }> }>;
+      sizes: unknown[];
+    };
+    assert.equal(json.config.checkEvery, 1, 'every answer is checked');
+    const impls = json.config.impls;
+    const cases = [...new Set(json.results.map((r) => r.case))];
+    // Outside CI a missing Go, Python or moto skips its part loudly (the bench says so); CI runs them all.
+    const missingImpls = IMPL_IDS.filter((i) => !impls.includes(i));
+    const missingCases = CASES.filter((c) => !cases.includes(c));
+    if (missingImpls.length > 0 || missingCases.length > 0) {
+      const what = `not run: ${[...missingImpls, ...missingCases].join(', ')}`;
+      if (inCI()) assert.fail(`${what} (CI must run every implementation and case)\n${run.output.slice(-3000)}`);
+      console.warn(`\n!!! bench smoke: ${what} (in CI this is an error) !!!\n`);
+    }
+    for (const impl of impls)
+      for (const c of cases) {
+        if (WIDGET_ONLY.has(impl) && !c.startsWith('widget')) continue;
+        const r = json.results.find((x) => x.case === c && x.impl === impl);
+        assert.ok(r, `${impl} did not run ${c}`);
+        assert.deepEqual(
+          r.levels.map((l) => l.concurrency),
+          [1, 4],
+          `${impl} ${c}: both levels`,
+        );
+        for (const l of r.levels) assert.ok(l.calls > 0, `${impl} ${c} at ${l.concurrency}: no calls`);
+      }
+    assert.ok(json.sizes.length > 0, 'the size sweep ran');
+  });
+});
