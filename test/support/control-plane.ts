@@ -749,12 +749,20 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         `provider-kubernetes.${CROSSPLANE_NAMESPACE}`,
         'localhost',
       ]);
-      start(
-        'provider-kubernetes',
-        toolPath('provider-kubernetes'),
-        ['--debug', '--enable-management-policies', '--poll=5s'],
-        { ...kubeEnv, TLS_SERVER_CERTS_DIR: providerCerts },
-      );
+      // It listens on fixed ports (metrics :8080, webhooks :9443): with a real node it runs in the node's
+      // network namespace, where they are its own, so control planes can run side by side.
+      const providerArgs = ['--debug', '--enable-management-policies', '--poll=5s'];
+      const providerEnv = { ...kubeEnv, TLS_SERVER_CERTS_DIR: providerCerts };
+      if (node) {
+        const p = start(
+          'provider-kubernetes',
+          'nsenter',
+          ['-t', String(node.holder.pid), '-n', '--', toolPath('provider-kubernetes'), ...providerArgs],
+          providerEnv,
+        );
+        // nsenter execs it in place: the PID runs provider-kubernetes.
+        p.bin = toolPath('provider-kubernetes');
+      } else start('provider-kubernetes', toolPath('provider-kubernetes'), providerArgs, providerEnv);
       lap('provider-kubernetes started');
     }
     timings['total'] = Date.now() - t0;

@@ -235,12 +235,12 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 
 /** containerd's registry hosts: every registry the product's images name is served by the local one (host:port). */
 function registryHosts(state: RealNodeState, registry: string): void {
-  for (const [registry, upstream] of [
+  for (const [named, upstream] of [
     ['docker.io', 'https://registry-1.docker.io'],
     ['registry.k8s.io', 'https://registry.k8s.io'],
     ['ghcr.io', 'https://ghcr.io'],
   ]) {
-    const hostsDir = join(state.dir, 'containerd', 'certs.d', registry!);
+    const hostsDir = join(state.dir, 'containerd', 'certs.d', named!);
     mkdirSync(hostsDir, { recursive: true });
     writeFileSync(
       join(hostsDir, 'hosts.toml'),
