@@ -125,13 +125,15 @@ function newGrpcServer(log: Log, aws: AwsFactsSource, metrics: Metrics | undefin
       const raw: unknown = call.request.observed?.composite?.resource?.['metadata']?.['uid'];
       const uid = typeof raw === 'string' ? raw : undefined;
       if (!metrics) {
-        void runFunctionLive(call.request, aws, log).then((rsp) => callback(null, events.filter(uid, rsp)));
+        void runFunctionLive(call.request, aws, log).then((rsp) =>
+          callback(null, events.filter(uid, rsp, call.request)),
+        );
         return;
       }
       const start = performance.now();
       void runFunctionLive(call.request, aws, log).then((rsp) => {
         countCall(metrics, call.request, rsp, (performance.now() - start) / 1000);
-        callback(null, events.filter(uid, rsp));
+        callback(null, events.filter(uid, rsp, call.request));
       });
     },
   });
