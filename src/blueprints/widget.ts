@@ -300,8 +300,11 @@ function compose({ input, release: r }: ResolvedWidget): Plan {
     });
   }
   resources.push({ key: KEYS.service, object: service(owner, spec, r.serve) });
-  // Budgets and the autoscaler follow the color that serves.
-  const serving = r.draining ?? r.wanted;
+  // Budgets and the autoscaler follow the color that serves, and move with the Service in the same apply: moved
+  // a call later, the budget's new selector was not yet observed by the disruption controller on the very call
+  // that saw the switch, and the Widget went READY False again just after it went True (seen under real
+  // Crossplane), spending watch events and status writes a cutover does not need.
+  const serving = r.serve;
   if (spec.size >= 2) resources.push({ key: KEYS.pdb, object: pdb(owner, serving) });
   if (spec.autoscale) resources.push({ key: KEYS.hpa, object: hpa(owner, spec, serving) });
   if (spec.host) resources.push({ key: KEYS.ingress, object: ingress(owner, spec.host) });

@@ -172,6 +172,46 @@ describe('Widget blueprint', () => {
     assert.equal(loop.status()['availableReplicas'], 42);
   });
 
+  // Issue 26: the budget moved to the new color a call after the switch, so the Widget went READY True, then
+  // False while the disruption controller caught up with the new selector, then True again.
+  test('after the switch READY stays True: the budget moves with the Service, even with the disruption controller a call behind', () => {
+    const loop = new Loop(seed);
+    loop.apply(loop.call());
+    loop.rollOut('deployment-blue');
+    loop.settle();
+    loop.apply(loop.call());
+    loop.xr = { ...loop.xr, spec: { color: 'green', size: 42 } };
+    loop.apply(loop.call());
+    loop.rollOut('deployment-green');
+    const ready: boolean[] = [];
+    // The disruption controller sees each budget one call after it was applied.
+    let pending: Obj | undefined;
+    for (let i = 0; i < 5; i++) {
+      const rsp = loop.call();
+      if (selectorColor(loop.desired('service')) === 'green')
+        assert.equal(
+          (((loop.desired('pdb')!['spec'] as Obj)['selector'] as Obj)['matchLabels'] as Obj)[
+            'function-platform.dev/color'
+          ],
+          'green',
+          'the budget follows the Service in the same answer',
+        );
+      ready.push(loop.status()['ready'] === true);
+      loop.apply(rsp);
+      const pdb = loop.observed.get('pdb')!;
+      if (pending) pdb['status'] = { observedGeneration: pending['generation'] };
+      pending = { generation: (pdb['metadata'] as Obj)['generation'] };
+    }
+    const first = ready.indexOf(true);
+    assert.ok(first >= 0, `ready on green at last: ${ready.join(', ')}`);
+    assert.deepEqual(
+      ready.slice(first),
+      ready.slice(first).map(() => true),
+      `READY went back: ${ready.join(', ')}`,
+    );
+    assert.equal(loop.status()['activeColor'], 'green');
+  });
+
   test('changing color and image together leaves the live pods untouched', () => {
     const loop = new Loop(widget({ color: 'blue', size: 2, image: 'shop:1' }));
     loop.apply(loop.call());
