@@ -107,6 +107,12 @@ describe('Widget blueprint', () => {
     loop.apply(loop.call());
     loop.rollOut('deployment-blue');
     loop.settle();
+    // Issue 26: status.ready turns first; READY and the condition on the next call, once the XR shows it.
+    const turning = loop.call();
+    assert.equal(loop.status()['ready'], true);
+    assert.equal(turning.desired!.composite!.ready, Ready.READY_FALSE, 'READY as the XR shows it, for one call');
+    assert.deepEqual(turning.conditions, [], 'conditions stay as they are on the call that turns status.ready');
+    loop.apply(turning);
     const rsp = loop.call();
     assert.equal(loop.status()['ready'], true);
     assert.equal(loop.status()['activeColor'], 'blue');
@@ -125,6 +131,8 @@ describe('Widget blueprint', () => {
     assert.equal(loop.last!.results.length, 0, 'same reason as observed: no new event');
     loop.rollOut('deployment-blue');
     loop.settle();
+    loop.apply(loop.call());
+    assert.equal(loop.last!.results.length, 0, 'status.ready turned: the event comes with the condition');
     loop.apply(loop.call());
     assert.deepEqual(
       loop.last!.results.map((r) => r.reason),
@@ -165,6 +173,15 @@ describe('Widget blueprint', () => {
 
     // The switch is observed: blue leaves desired state, and the Widget is ready on green.
     loop.settle();
+    // Issue 26: status first, then READY; blue goes once the Widget shows both on green (one call each).
+    loop.apply(loop.call());
+    assert.equal(loop.status()['activeColor'], 'green');
+    assert.equal(loop.status()['ready'], true);
+    assert.equal(loop.last!.desired!.composite!.ready, Ready.READY_FALSE, 'READY follows a call later');
+    assert.ok(loop.desiredKeys().includes('deployment-blue'), 'blue stays until the Widget shows READY on green');
+    assert.equal(loop.last!.desired!.resources['deployment-blue']!.ready, Ready.READY_TRUE, 'and holds nothing up');
+    loop.apply(loop.call());
+    assert.equal(loop.last!.desired!.composite!.ready, Ready.READY_TRUE);
     loop.apply(loop.call());
     assert.deepEqual(loop.desiredKeys(), ['deployment-green', 'pdb', 'service']);
     assert.equal(loop.status()['activeColor'], 'green');
