@@ -110,6 +110,8 @@ export interface ControlPlaneState {
   kubeconfig: string;
   claims: boolean;
   functionPort: number;
+  /** Crossplane core's metrics port (http://127.0.0.1:PORT/metrics). */
+  crossplaneMetricsPort?: number;
   registry: string;
   processes: ProcessRecord[];
   timings: Record<string, number>;
@@ -125,6 +127,8 @@ export interface ControlPlane {
   /** The name of the Configuration installed (platform, or platform-claims in claims mode). */
   configuration: string;
   functionPort: number;
+  /** Crossplane core's metrics port (http://127.0.0.1:PORT/metrics). */
+  crossplaneMetricsPort: number;
   timings: Record<string, number>;
   /** Runs the machine's kubectl against this control plane (its cache kept in the run's dir). */
   kubectl(
@@ -293,6 +297,8 @@ export interface CrossplaneCore {
   caSecret: Record<string, Buffer>;
   /** Its readiness endpoint: http://127.0.0.1:PORT/readyz. */
   healthPort: number;
+  /** Its Prometheus metrics (the watch circuit breaker's among them): http://127.0.0.1:PORT/metrics. */
+  metricsPort: number;
 }
 
 /**
@@ -359,7 +365,7 @@ export async function startCrossplane(
     fileOf(logs, 'crossplane.log'),
     { detached: opts.detached ?? false, env },
   );
-  return { proc, caSecret, healthPort };
+  return { proc, caSecret, healthPort, metricsPort };
 }
 
 /** Builds the package at `root` with crank (no examples) into the run's `dir`, and pushes it to `ref`. */
@@ -663,6 +669,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       kubeconfig,
       claims,
       functionPort,
+      crossplaneMetricsPort: xp.metricsPort,
       registry,
       processes: [...api.processes, ...processes, fn!].map(({ name, pid, bin, log }) => ({ name, pid, bin, log })),
       timings,
@@ -678,6 +685,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       registry,
       configuration: configurationName,
       functionPort,
+      crossplaneMetricsPort: xp.metricsPort,
       timings,
       kubectl: async (args, o = {}) => {
         const r = await run('kubectl', args, { env: kubectlEnv, ...(o.input !== undefined ? { input: o.input } : {}) });
