@@ -9,7 +9,7 @@
 // The resize is watched through the claim's status: its capacity, its
 // Resizing and FileSystemResizePending conditions and allocatedResourceStatuses.
 import { SpecError } from '../../errors.js';
-import { condition, str, type Obj } from '../../kube.js';
+import { condition, num, str, type Obj } from '../../kube.js';
 import { dnsLabel } from '../../names.js';
 import { wholeGigabytes } from '../../quantity.js';
 import type { Desired, Requirement } from '../blueprint.js';
@@ -94,7 +94,9 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
   // Not bound yet: there is no size to report.
   if (capacity === undefined) return plan;
   if (capacity >= want) {
-    plan.condition = { ok: true, reason: 'Resized', message: `volume ${claimName} has ${capacity}Gi` };
+    // Said only of a volume that was grown (a resize Object composed, or said before): a new one was not resized.
+    if (grow || composed || resizedBefore(input))
+      plan.condition = { ok: true, reason: 'Resized', message: `volume ${claimName} has ${capacity}Gi` };
     return plan;
   }
   const fsPending = condition(claim, 'FileSystemResizePending')?.status === 'True';
@@ -120,6 +122,11 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
   plan.updating = updating;
   plan.condition = { ok: false, reason: 'Resizing', message: updating };
   return plan;
+}
+
+/** Whether the Database already said how a resize went (its StorageResized condition). */
+function resizedBefore(input: DatabaseInput): boolean {
+  return condition(input.xr, 'StorageResized') !== undefined;
 }
 
 /** The Object that grows the claim: its identity and storage request, observed and updated, never created or deleted. */
@@ -174,6 +181,9 @@ export function cnpgGrowth(input: DatabaseInput, spec: ResolvedSpec, cluster: st
   plan.capacityGB = capacity;
   const want = spec.storageGB;
   if (capacity >= want) {
+    // Said only once the volumes grew: since the size last reported, or a resize said before.
+    const before = num(input.xr, 'status', 'storage', 'capacityGB');
+    if (!resizedBefore(input) && !(before !== undefined && before < capacity)) return plan;
     plan.condition = {
       ok: true,
       reason: 'Resized',
