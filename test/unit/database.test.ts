@@ -19,6 +19,7 @@ import {
   type Required,
   secretData,
   statusOf,
+  storeCredentials,
   withObjectStore,
   earlierVersionBackupVolume,
   earlierVersionBucket,
@@ -593,7 +594,7 @@ describe('Database in the cluster: Retain keeps the volumes', () => {
 
 /** A Loop whose calls answer the function's requirements, as Crossplane does within one reconcile. */
 class DbLoop extends Loop {
-  available: Obj[] = [];
+  available: Obj[] = [storeCredentials()];
   override call(): RunFunctionResponse {
     const rsp = runWithRequirements(
       (r) => runFunction(r),

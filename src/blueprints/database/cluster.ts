@@ -626,5 +626,6 @@ export function composeCluster(
       }),
     });
   resources.push(...backups.resources);
+  Object.assign(requirements, backups.requirements);
   return { resources, requirements, retiring: backups.retiring, releasing };
 }

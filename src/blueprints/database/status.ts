@@ -212,7 +212,14 @@ export function databaseStatus(
     blocker = first?.message;
     blocking = first?.verdict;
   }
-  if (blocker === undefined && backups?.blocker) blocker = backups.blocker;
+  // Only backups hold it back: the database itself serves (its workload ready, its Secret there). Said so, and
+  // Degraded, not Provisioning: a two-line Database with nowhere to put backups read as still being created.
+  let servesWithoutBackups = false;
+  if (blocker === undefined && backups?.blocker) {
+    blocker = `${backups.blocker}; ${spec.engine} ${String(versionStatus(input, spec, facts, resolved.gate.requested)['running'] ?? spec.version)} accepts connections at ${String(status['endpoint'])} meanwhile`;
+    reason = backups.health.reason;
+    servesWithoutBackups = true;
+  }
   if (blocker === undefined && spec.placement === 'aws' && !status['connectionSecret']) {
     blocker = `waiting for provider-upjet-aws to write the connection Secret of RDS instance ${rdsIdentifier(input, instances.live)}`;
   }
@@ -253,7 +260,9 @@ export function databaseStatus(
       ? 'Restoring'
       : resizing
         ? 'Updating'
-        : phaseOf(ready, input.xr, blocking);
+        : servesWithoutBackups
+          ? 'Degraded'
+          : phaseOf(ready, input.xr, blocking);
   status['phase'] = phase;
   const conditions = [
     { type: 'BackupHealthy', ...backupHealth(input, spec, backups) },
