@@ -144,13 +144,28 @@ describe('Widgets under real Crossplane', { skip }, () => {
 
   test('kubectl get widgets shows the printer columns with their values, and get composite -A lists it', async () => {
     const rows = table((await cp.kubectl(['get', 'widgets', '-n', NS])).stdout);
-    assert.deepEqual(rows[0], ['NAME', 'COLOR', 'SIZE', 'AVAILABLE', 'URL', 'SYNCED', 'READY', 'COMPOSITION', 'AGE']);
-    assert.deepEqual(rows[1]!.slice(0, 8), [
+    // Issue 26: COLOR (asked for) and LIVE (served), and Crossplane's Responsive where users look.
+    assert.deepEqual(rows[0], [
+      'NAME',
+      'COLOR',
+      'LIVE',
+      'SIZE',
+      'AVAILABLE',
+      'URL',
+      'RESPONSIVE',
+      'SYNCED',
+      'READY',
+      'COMPOSITION',
+      'AGE',
+    ]);
+    assert.deepEqual(rows[1]!.slice(0, 10), [
       'my-widget',
+      'blue',
       'blue',
       '42',
       '42',
       'http://my-widget.team-a.svc.cluster.local:8080',
+      'True',
       'True',
       'True',
       'widgets.example.com',
