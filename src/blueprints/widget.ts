@@ -339,7 +339,13 @@ function compose({ input, release: r }: ResolvedWidget): Plan {
   // that saw the switch, and the Widget went READY False again just after it went True (seen under real
   // Crossplane), spending watch events and status writes a cutover does not need.
   const serving = r.serve;
-  if (spec.size >= 2) resources.push({ key: KEYS.pdb, object: pdb(owner, serving) });
+  // The budget comes once the serving color is available at full size, and then stays. Made with the first
+  // Deployment, it was rewritten by the disruption controller for every pod that came up (41 status writes for
+  // the seed's 42 replicas, seen under real Crossplane), each a watch event the circuit breaker counts: most of
+  // a new Widget's budget. Before the first rollout is done there is nothing to keep from disruption.
+  const servingUp = judge(observed.get(KEYS.deployment(serving))).ready;
+  if (spec.size >= 2 && (observed.has(KEYS.pdb) || servingUp))
+    resources.push({ key: KEYS.pdb, object: pdb(owner, serving) });
   if (spec.autoscale) resources.push({ key: KEYS.hpa, object: hpa(owner, spec, serving) });
   if (spec.host) resources.push({ key: KEYS.ingress, object: ingress(owner, spec.host) });
   return { resources };
