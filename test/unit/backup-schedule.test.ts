@@ -243,6 +243,11 @@ describe('Database: what is true when only backups hold it back', () => {
       /^backups have nowhere to go: set spec\.backup\.objectStore .*; postgres 17 accepts connections at payments-db\.team-a\.svc\.cluster\.local:5432 meanwhile$/,
     );
     assert.equal(condition(served, 'DatabaseReady')?.reason, 'NoObjectStore');
+    assert.match(
+      warnings(served, 'NoObjectStore')[0]?.message ?? '',
+      /^backups have nowhere to go/,
+      'a warning says how to fix it',
+    );
   });
 
   test('the store credentials: a placeholder, a key missing or no Secret is said, naming the Secret and keys, never a value', () => {

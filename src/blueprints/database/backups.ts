@@ -227,6 +227,7 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
     out.blocker =
       'backups have nowhere to go: set spec.backup.objectStore (bucket, region, credentialsSecretRef) to an S3 or S3-compatible store off this cluster, or set spec.backup.enabled: false';
     out.health = { ok: false, reason: 'NoObjectStore', message: out.blocker };
+    out.warnings.push({ reason: 'NoObjectStore', message: out.blocker });
     return out;
   }
   const next = nextFiring(spec.backup.schedule, now);
