@@ -7,6 +7,7 @@ import { join, relative } from 'node:path';
 import { type ControlPlaneState, startControlPlane, stopRecorded } from './control-plane.js';
 import { repoRoot } from '../../dev/infra/paths.js';
 import { runs } from '../../dev/infra/processes.js';
+import { motoServerPath } from '../../dev/infra/moto.js';
 
 const dir = join(repoRoot, '.cache', 'cluster');
 const stateFile = join(dir, 'state.json');
@@ -19,15 +20,27 @@ function recorded(): ControlPlaneState | undefined {
 function tryIt(state: ControlPlaneState): void {
   const kubecache = join(state.dir, 'kubectl-cache');
   say();
-  say('The control plane is up. In your shell:');
+  say('The control plane is up. In your shell (the crossplane CLI is .cache/cli/crossplane):');
   say();
-  say(`  export KUBECONFIG=${state.kubeconfig} KUBECACHEDIR=${kubecache}`);
+  say(
+    `  export PATH=${join(repoRoot, '.cache', 'cli')}:$PATH KUBECONFIG=${state.kubeconfig} KUBECACHEDIR=${kubecache}`,
+  );
   say();
   say('Then try:');
   say();
   say('  kubectl create namespace team-a && kubectl apply -n team-a -f examples/widget/seed.yaml');
   say('  kubectl get widgets -n team-a -w');
   say('  kubectl get composite -A');
+  say('  crossplane beta trace widget my-widget -n team-a');
+  if (state.objectStore) {
+    say();
+    say(
+      `Backups can go to the object store at ${state.objectStore.endpoint} (moto's S3 server, bucket ${state.objectStore.bucket}):`,
+    );
+    say(
+      `its keys are the Secret in ${relative(repoRoot, state.objectStore.secretFile)}, its endpoint in ${relative(repoRoot, state.objectStore.endpointFile)}.`,
+    );
+  }
   say();
   say(`Logs: ${relative(repoRoot, join(state.dir, 'logs'))}/. Stop it with: npm run cluster:down`);
 }
@@ -47,10 +60,14 @@ async function up(claims: boolean): Promise<void> {
   say(
     `bringing up the local control plane${claims ? ' with the claims Configuration and provider-kubernetes' : ''} in ${relative(repoRoot, dir)}`,
   );
+  // An object store for backups when moto is installed (scripts/install-moto.sh); without it, none.
+  const objectStore = motoServerPath() !== undefined;
+  if (!objectStore) say('  (no object store for backups: bash scripts/install-moto.sh, then npm run cluster again)');
   const cp = await startControlPlane({
     dir,
     detached: true,
     claims,
+    objectStore,
     say: (l) => say(`  ${l}`),
     keepOnFailure: process.env['CLUSTER_KEEP_ON_FAILURE'] === '1',
   });

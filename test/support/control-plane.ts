@@ -30,6 +30,7 @@ import {
   tail,
   waitFor,
 } from '../../dev/infra/processes.js';
+import { motoServerPath } from '../../dev/infra/moto.js';
 import { providerDependencies, writeStandInProvider } from './stand-in-packages.js';
 import { toolPath, toolsSkipReason } from './tools.js';
 
@@ -102,7 +103,27 @@ export interface ControlPlaneOptions {
   keepOnFailure?: boolean;
   /** A built Function package to install (e.g. with its runtime image embedded) instead of one built here without. */
   functionPackage?: string;
+  /**
+   * An S3-compatible object store for backups: moto's S3 server (scripts/install-moto.sh) on loopback, with
+   * the bucket of the examples made; its endpoint and a Secret with its keys are written into the run's dir.
+   */
+  objectStore?: boolean;
 }
+
+/** The object store of a run: where it listens, the bucket made, and the files that hand it to a user. */
+export interface ObjectStore {
+  endpoint: string;
+  bucket: string;
+  /** A Secret `backup-store` in namespace team-a with the store's keys, as examples/database/cluster.yaml names it. */
+  secretFile: string;
+  /** The endpoint alone, for `kubectl patch` in the README. */
+  endpointFile: string;
+}
+
+/** The bucket the examples name (examples/database/cluster.yaml). */
+export const EXAMPLE_BUCKET = 'team-a-backups';
+/** Keys of the local store: moto takes any; these only have to be keys, not placeholders. */
+const STORE_KEYS = { AWS_ACCESS_KEY_ID: 'AKIALOCALSTORE00001', AWS_SECRET_ACCESS_KEY: 'local-store-key-of-this-run' };
 
 /** What state.json records, so that `cluster:down` can stop exactly what `cluster` started. */
 export interface ControlPlaneState {
@@ -112,6 +133,8 @@ export interface ControlPlaneState {
   functionPort: number;
   /** Crossplane core's metrics port (http://127.0.0.1:PORT/metrics). */
   crossplaneMetricsPort?: number;
+  /** The object store for backups, when one was started. */
+  objectStore?: ObjectStore;
   registry: string;
   processes: ProcessRecord[];
   timings: Record<string, number>;
@@ -129,6 +152,8 @@ export interface ControlPlane {
   functionPort: number;
   /** Crossplane core's metrics port (http://127.0.0.1:PORT/metrics). */
   crossplaneMetricsPort: number;
+  /** The object store for backups, when asked for. */
+  objectStore?: ObjectStore;
   timings: Record<string, number>;
   /** Runs the machine's kubectl against this control plane (its cache kept in the run's dir). */
   kubectl(
@@ -562,6 +587,44 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     }
     lap('function started, packages pushed');
 
+    // 6b. The object store for backups: moto's S3 server, the examples' bucket, a Secret with its keys.
+    let objectStore: ObjectStore | undefined;
+    if (opts.objectStore) {
+      const moto = motoServerPath();
+      if (!moto) throw new Error('no object store: moto is not installed (bash scripts/install-moto.sh)');
+      const port = await freePort();
+      const endpoint = `http://127.0.0.1:${port}`;
+      const store = start('object-store', moto, ['-H', '127.0.0.1', '-p', String(port)]);
+      await waitFor(
+        'the object store (moto_server)',
+        store,
+        30_000,
+        async () =>
+          ((await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(1000) }).catch(() => undefined))
+            ?.status ?? 500) < 500,
+      );
+      // moto takes requests without a signature: the bucket is made as any S3 client would ask for it.
+      const made = await fetch(`${endpoint}/${EXAMPLE_BUCKET}`, { method: 'PUT' });
+      if (made.status >= 300) throw new Error(`the object store refused bucket ${EXAMPLE_BUCKET}: ${made.status}`);
+      const secretFile = fileOf(dir, 'object-store.yaml');
+      writeFileSync(
+        secretFile,
+        `# The keys of the local object store (moto's S3 server at ${endpoint}), for examples/database/cluster.yaml.\n${stringify(
+          {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: 'backup-store', namespace: 'team-a' },
+            type: 'Opaque',
+            stringData: STORE_KEYS,
+          },
+        )}`,
+      );
+      const endpointFile = fileOf(dir, 'object-store-endpoint');
+      writeFileSync(endpointFile, endpoint);
+      objectStore = { endpoint, bucket: EXAMPLE_BUCKET, secretFile, endpointFile };
+      lap('object store started');
+    }
+
     // 7. The stand-ins: the external package runtime and the volume provisioner.
     const standIns = start('stand-ins', process.execPath, [
       join(repoRoot, 'dist', 'test', 'support', 'stand-ins.js'),
@@ -670,6 +733,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       claims,
       functionPort,
       crossplaneMetricsPort: xp.metricsPort,
+      ...(objectStore ? { objectStore } : {}),
       registry,
       processes: [...api.processes, ...processes, fn!].map(({ name, pid, bin, log }) => ({ name, pid, bin, log })),
       timings,
@@ -686,6 +750,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       configuration: configurationName,
       functionPort,
       crossplaneMetricsPort: xp.metricsPort,
+      ...(objectStore ? { objectStore } : {}),
       timings,
       kubectl: async (args, o = {}) => {
         const r = await run('kubectl', args, { env: kubectlEnv, ...(o.input !== undefined ? { input: o.input } : {}) });
