@@ -420,6 +420,11 @@ describe('the DatabaseRestore blueprint', () => {
     assert.equal(fatalOf(switched), undefined, fatal(switched));
     assert.equal(statusOf(switched)['phase'], 'Switched');
     assert.equal(statusOf(switched)['ready'], true);
+    assert.equal(
+      statusOf(switched)['message'],
+      'switched Database orders to orders-db-r1; orders-db is kept for you to delete (status.kept)',
+      'a sentence, also when the Database keeps it only in its history',
+    );
     assert.deepEqual(statusOf(switched)['kept'], [kept]);
   });
 

@@ -181,7 +181,12 @@ function status(r: ResolvedRestore): Summary {
   const fields: Obj = { ...base, phase };
   for (const k of ['instance', 'previousInstance', 'restorePoint', 'switchedAt'])
     if (str(said, k)) fields[k] = str(said, k);
-  const message = str(said, 'message') ?? phase;
+  // A switch the Database records only in its history (status.restores) has no sentence of its own: made here.
+  const message =
+    str(said, 'message') ??
+    (phase === 'Switched'
+      ? `switched Database ${db} to ${String(fields['instance'] ?? 'the restored instance')}${fields['restorePoint'] ? ` (data from ${String(fields['restorePoint'])})` : ''}${fields['previousInstance'] ? `; ${String(fields['previousInstance'])} is kept for you to delete (status.kept)` : ''}`
+      : phase);
   if (phase === 'Switched') {
     const kept = list(r.database, 'status', 'kept').filter(
       (k): k is string =>
