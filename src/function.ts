@@ -32,6 +32,14 @@ export interface Log {
 /** Seconds a response may be cached: short while something is still moving. */
 const TTL_SETTLED = 60;
 const TTL_MOVING = 15;
+/**
+ * After an answer that turned status.ready: the next call turns READY, and
+ * is normally started at once by the status write's watch event, which
+ * Crossplane's circuit breaker drops while it is open; the short TTL brings
+ * that call anyway (seen in claims mode, where provider-kubernetes' Objects
+ * open the breaker as a Widget is created: READY waited a minute).
+ */
+const TTL_TURNING = 2;
 
 /** A call after phase one: the blueprint, what the request said, and the resolved spec. */
 export interface Prepared {
@@ -136,6 +144,7 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
   for (const w of summary.warnings) rsp.results.push(warning(w.reason, w.message));
   for (const n of summary.notices ?? []) rsp.results.push(normal(n.reason, n.message));
   if (!summary.ready) rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: TTL_MOVING, nanos: 0 } };
+  if (turning) rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: TTL_TURNING, nanos: 0 } };
   log?.debug(
     { xr: `${owner.kind}/${owner.name}`, blueprint: blueprint.name, ready: summary.ready, reason: summary.reason },
     'composed',

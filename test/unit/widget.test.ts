@@ -130,6 +130,11 @@ describe('Widget blueprint', () => {
     assert.equal(loop.status()['ready'], true);
     assert.equal(turning.desired!.composite!.ready, Ready.READY_FALSE, 'READY as the XR shows it, for one call');
     assert.deepEqual(turning.conditions, [], 'conditions stay as they are on the call that turns status.ready');
+    assert.equal(
+      turning.meta?.ttl?.seconds,
+      2,
+      'and the call that turns them comes soon, even if its event is dropped',
+    );
     loop.apply(turning);
     const rsp = loop.call();
     assert.equal(loop.status()['ready'], true);
