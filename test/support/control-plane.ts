@@ -717,12 +717,17 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         `provider-kubernetes.${CROSSPLANE_NAMESPACE}`,
         'localhost',
       ]);
-      start(
+      const provider = start(
         'provider-kubernetes',
         toolPath('provider-kubernetes'),
         ['--debug', '--enable-management-policies', '--poll=5s'],
         { ...kubeEnv, TLS_SERVER_CERTS_DIR: providerCerts },
       );
+      // It serves metrics on :8080, which it has no flag to move: a second one on the machine exits at once,
+      // and the Objects then wait forever. Said here instead.
+      await sleep(3000);
+      if (provider.exited() !== undefined)
+        throw new Error(`provider-kubernetes exited (${provider.exited()}):\n${tail(provider.log, 10)}`);
       lap('provider-kubernetes started');
     }
     timings['total'] = Date.now() - t0;
