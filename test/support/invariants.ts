@@ -194,10 +194,10 @@ export function answerProblems(req: RunFunctionRequest, rsp: RunFunctionResponse
   // A call that turns status.ready leaves READY and the conditions as the XR shows them (src/function.ts).
   const shown = record(req.observed?.composite?.resource, 'status')?.['ready'];
   const turning = typeof shown === 'boolean' && shown !== ready;
+  const shownConditions = record(req.observed?.composite?.resource, 'status')?.['conditions'];
   const readyShown =
-    (((record(req.observed?.composite?.resource, 'status')?.['conditions'] ?? []) as Obj[]).find(
-      (c) => isObj(c) && c['type'] === 'Ready',
-    )?.['status'] ?? '') === 'True';
+    Array.isArray(shownConditions) &&
+    shownConditions.some((c) => isObj(c) && c['type'] === 'Ready' && c['status'] === 'True');
   if ((composite?.ready === Ready.READY_TRUE) !== (turning ? readyShown : ready))
     problems.push(
       `the composite's ready (${composite?.ready}) disagrees with ${turning ? 'the Ready the XR shows' : `status.ready (${ready})`}`,
