@@ -483,7 +483,7 @@ spec: {databaseRef: {name: shop}, fromBackup: {name: shop-before-sale}}
     const db = await get('Database', 'shop');
     assert.equal(db?.['status']?.['instance'], 'shop-db-r1');
     assert.deepEqual(
-      (db?.['status']?.['restores'] as Json[]).map((r) => r['name']),
+      ((db?.['status']?.['restores'] ?? []) as Json[]).map((r) => r['name']),
       ['shop-undo-sale'],
     );
   });
