@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Crossplane side of the tests into .cache/bin, from one wrapper
 # module (scripts/go/crossplane) so that they share compiled packages:
-#   crank        the Crossplane CLI v2.2.1 (render, validate, xpkg build/push/install, beta trace)
+#   crank        the Crossplane CLI v2.2.1 (render, validate, xpkg build/push/install, beta trace),
+#                also .cache/cli/crossplane, the name the README uses
 #   crossplane   Crossplane core v2.2.1 (core init, core start) for the local control plane
 #   crane        go-containerregistry's image tool, and the in-memory OCI
 #                registry of the local control plane (crane registry serve)
@@ -32,6 +33,12 @@ build_go_family crossplane \
   "-s -w -X $MODULE/internal/version.version=$VERSION"
 expect_version crank "Client Version: $VERSION" version --client
 expect_version crossplane "$VERSION" --version
+
+# The CLI under the name the README and Crossplane's docs use: .cache/cli/crossplane
+# (on PATH: export PATH=$PWD/.cache/cli:$PATH). .cache/bin/crossplane is Crossplane
+# core, which the local control plane runs; the two binaries share a name upstream.
+mkdir -p "$ROOT/.cache/cli"
+ln -sfn ../bin/crank "$ROOT/.cache/cli/crossplane"
 
 # Crossplane's own CRDs, for `crossplane core init` in the local control plane:
 # the cluster/crds folder of the very module the binaries were built from.

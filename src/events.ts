@@ -13,7 +13,16 @@
 // message, is not said again within the memory's time. It is a filter on
 // events alone; nothing composed depends on it, and a restarted function
 // forgets, at worst saying a thing once more.
-import { type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk-typescript';
+//
+// Only the last answer of a reconcile counts. A function that asks for
+// required resources is called again with the answers, and Crossplane turns
+// into events only the results of the call whose requirements it has
+// answered; the earlier calls' results are dropped. Remembering those as said
+// silenced every event of a Database (which always asks for its backups and
+// restores): call one said it, Crossplane dropped it, call two was filtered.
+// So an answer that asks for something the request did not answer is not
+// the last: its events are left out and nothing is remembered.
+import { type RunFunctionRequest, type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk-typescript';
 import { LRUCache } from 'lru-cache';
 
 export interface EventMemoryOptions {
@@ -36,9 +45,18 @@ export class EventMemory {
     this.warned = new LRUCache({ max, ttl });
   }
 
-  /** Drops from `rsp` the Normal and Warning results already said for composite `uid`; Fatal results always pass. */
-  filter(uid: string | undefined, rsp: RunFunctionResponse): RunFunctionResponse {
-    if (!uid || rsp.results.length === 0) return rsp;
+  /**
+   * Drops from `rsp` the Normal and Warning results already said for composite
+   * `uid`, and all of them from an answer Crossplane will not act on (it asks
+   * for what `req` did not answer); Fatal results always pass.
+   */
+  filter(uid: string | undefined, rsp: RunFunctionResponse, req?: RunFunctionRequest): RunFunctionResponse {
+    if (rsp.results.length === 0) return rsp;
+    if (req && !lastOfReconcile(req, rsp)) {
+      rsp.results = rsp.results.filter((r) => r.severity === Severity.SEVERITY_FATAL);
+      return rsp;
+    }
+    if (!uid) return rsp;
     rsp.results = rsp.results.filter((r) => {
       const reason = r.reason ?? '';
       if (r.severity === Severity.SEVERITY_NORMAL) {
@@ -55,4 +73,15 @@ export class EventMemory {
     });
     return rsp;
   }
+}
+
+/**
+ * Whether Crossplane acts on this answer: every resource it requires was
+ * answered in the request (Crossplane v2 answers in required_resources, v1 in
+ * extra_resources), so it will not call again for this reconcile.
+ */
+export function lastOfReconcile(req: RunFunctionRequest, rsp: RunFunctionResponse): boolean {
+  const asked = { ...(rsp.requirements?.extraResources ?? {}), ...(rsp.requirements?.resources ?? {}) };
+  const answered = { ...(req.extraResources ?? {}), ...(req.requiredResources ?? {}) };
+  return Object.keys(asked).every((name) => name in answered);
 }

@@ -33,6 +33,14 @@ export interface Log {
 /** Seconds a response may be cached: short while something is still moving. */
 const TTL_SETTLED = 60;
 const TTL_MOVING = 15;
+/**
+ * After an answer that turned status.ready: the next call turns READY, and
+ * is normally started at once by the status write's watch event, which
+ * Crossplane's circuit breaker drops while it is open; the short TTL brings
+ * that call anyway (seen in claims mode, where provider-kubernetes' Objects
+ * open the breaker as a Widget is created: READY waited a minute).
+ */
+const TTL_TURNING = 2;
 
 /** A call after phase one: the blueprint, what the request said, and the resolved spec. */
 export interface Prepared {
@@ -126,23 +134,34 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
   const status = { ...summary.status, ready: summary.ready, message: summary.message };
   const composite = rsp.desired!.composite;
   const previous = isObj(composite?.resource) ? composite.resource : {};
+  // Readiness turns in two reconciles: first status.ready (and the sentence), then, once the XR shows it, the
+  // conditions (READY, the blueprint's own) and the event. Crossplane v2.2 writes a reconcile's status and its
+  // conditions in two writes, and a reconcile that starts before its cache has the second writes the conditions
+  // it read back over them (crossplane/crossplane#7062): READY flapped after every cutover, each flap a write the
+  // watch circuit breaker counts, until the breaker opened. A reconcile that changes status.ready here leaves the
+  // conditions as they are, so the one after it, started by that write and reading it, changes only conditions.
+  const shown = record(xr, 'status')?.['ready'];
+  const turning = typeof shown === 'boolean' && shown !== summary.ready;
   rsp.desired!.composite = {
     resource: { ...previous, status: { ...(record(previous, 'status') ?? {}), ...status } },
     connectionDetails: composite?.connectionDetails ?? {},
-    ready: toReady(summary.ready),
+    ready: toReady(turning ? condition(xr, 'Ready')?.status === 'True' : summary.ready),
   };
-  rsp.conditions.push(conditionOf(blueprint.conditionType, summary.ready, summary.reason, summary.message));
-  for (const c of summary.conditions ?? []) rsp.conditions.push(conditionOf(c.type, c.ok, c.reason, c.message));
+  if (!turning) {
+    rsp.conditions.push(conditionOf(blueprint.conditionType, summary.ready, summary.reason, summary.message));
+    for (const c of summary.conditions ?? []) rsp.conditions.push(conditionOf(c.type, c.ok, c.reason, c.message));
+  }
 
   // Events: one when the reason changes (the observed condition is the
   // memory; the server also remembers, src/events.ts), and the warnings.
-  if (condition(xr, blueprint.conditionType)?.reason !== summary.reason)
+  if (!turning && condition(xr, blueprint.conditionType)?.reason !== summary.reason)
     rsp.results.push(normal(summary.reason, summary.message));
   for (const message of unknownFields(blueprint.specSchema, xr['spec']))
     rsp.results.push(warning('UnknownField', message));
   for (const w of summary.warnings) rsp.results.push(warning(w.reason, w.message));
   for (const n of summary.notices ?? []) rsp.results.push(normal(n.reason, n.message));
   if (!summary.ready) rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: TTL_MOVING, nanos: 0 } };
+  if (turning) rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: TTL_TURNING, nanos: 0 } };
   log?.debug(
     { xr: `${owner.kind}/${owner.name}`, blueprint: blueprint.name, ready: summary.ready, reason: summary.reason },
     'composed',

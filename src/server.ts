@@ -117,13 +117,15 @@ function newGrpcServer(log: Log, aws: AwsFactsSource, metrics: Metrics | undefin
       const raw: unknown = call.request.observed?.composite?.resource?.['metadata']?.['uid'];
       const uid = typeof raw === 'string' ? raw : undefined;
       if (!metrics) {
-        void answerLive(call.request, aws, log).then(({ rsp }) => callback(null, events.filter(uid, rsp)));
+        void answerLive(call.request, aws, log).then(({ rsp }) =>
+          callback(null, events.filter(uid, rsp, call.request)),
+        );
         return;
       }
       const start = performance.now();
       void answerLive(call.request, aws, log).then(({ rsp, blueprint }) => {
         countCall(metrics, blueprint ?? 'none', rsp, (performance.now() - start) / 1000);
-        callback(null, events.filter(uid, rsp));
+        callback(null, events.filter(uid, rsp, call.request));
       });
     },
   });

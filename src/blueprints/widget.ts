@@ -13,7 +13,7 @@ import type {
   V2HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
 import { type WidgetSpec, widgetSpecSchema } from '../generated/schemas.js';
-import { field, num, record, str, type Obj } from '../kube.js';
+import { condition, field, num, record, str, type Obj } from '../kube.js';
 import { dnsLabel } from '../names.js';
 import { judge, type Verdict } from '../kinds/index.js';
 import type { ValidateFunction } from 'ajv';
@@ -266,9 +266,28 @@ export interface Release {
   /** The wanted color's Deployment: available replicas and whether it is at full size. */
   wantedAvailable: number;
   wantedAtFullSize: boolean;
+  /**
+   * Another color's Deployment still there once the Service serves the wanted
+   * one: it goes only after the Widget shows READY on the wanted color.
+   */
+  retiring: string | undefined;
 }
 
-export function release(spec: WidgetSpec, observed: ReadonlyMap<string, Obj>): Release {
+/**
+ * Whether the Widget, as observed, shows the release on `color` settled: its
+ * status names that color, and Crossplane's READY agrees with status.ready
+ * (the conditions have caught up with the status, see src/function.ts).
+ */
+function settledOn(xr: Obj | undefined, color: string): boolean {
+  const ready = record(xr, 'status')?.['ready'];
+  return (
+    str(xr, 'status', 'activeColor') === color &&
+    typeof ready === 'boolean' &&
+    (condition(xr, 'Ready')?.status === 'True') === ready
+  );
+}
+
+export function release(spec: WidgetSpec, observed: ReadonlyMap<string, Obj>, xr?: Obj): Release {
   const wanted = spec.color;
   const live = selectedColor(observed.get(KEYS.service));
   const wantedDeployment = observed.get(KEYS.deployment(wanted));
@@ -277,7 +296,15 @@ export function release(spec: WidgetSpec, observed: ReadonlyMap<string, Obj>): R
   // A cutover exists only while the live color still has pods to serve from.
   const draining = live !== undefined && live !== wanted && observed.has(KEYS.deployment(live)) ? live : undefined;
   const serve = draining === undefined || wantedAtFullSize ? wanted : draining;
-  return { live, wanted, draining, serve, wantedAvailable, wantedAtFullSize };
+  // After the switch, the other color is deleted only once the Widget shows it settled on the wanted one:
+  // deleting it sets off a burst of changes (its pods, its ReplicaSet, its own status), each starting a
+  // reconcile; coming while READY turned, they had Crossplane write back the READY it had read a moment before
+  // (crossplane/crossplane#7062). Afterwards they find nothing of the Widget's to change.
+  const others = [...observed.keys()]
+    .filter((k) => k.startsWith('deployment-') && k !== KEYS.deployment(wanted))
+    .map((k) => k.slice('deployment-'.length));
+  const retiring = draining === undefined && live === wanted && !settledOn(xr, wanted) ? others[0] : undefined;
+  return { live, wanted, draining, serve, wantedAvailable, wantedAtFullSize, retiring };
 }
 
 /** A Widget's call after phase one: the validated spec and where its release stands. */
@@ -299,10 +326,26 @@ function compose({ input, release: r }: ResolvedWidget): Plan {
       object: keepAsObserved(observed.get(KEYS.deployment(r.draining))!),
     });
   }
+  // Kept as it is until the Widget shows READY on the wanted color; it serves no traffic, so it holds nothing up.
+  if (r.retiring !== undefined)
+    resources.push({
+      key: KEYS.deployment(r.retiring),
+      object: keepAsObserved(observed.get(KEYS.deployment(r.retiring))!),
+      independent: true,
+    });
   resources.push({ key: KEYS.service, object: service(owner, spec, r.serve) });
-  // Budgets and the autoscaler follow the color that serves.
-  const serving = r.draining ?? r.wanted;
-  if (spec.size >= 2) resources.push({ key: KEYS.pdb, object: pdb(owner, serving) });
+  // Budgets and the autoscaler follow the color that serves, and move with the Service in the same apply: moved
+  // a call later, the budget's new selector was not yet observed by the disruption controller on the very call
+  // that saw the switch, and the Widget went READY False again just after it went True (seen under real
+  // Crossplane), spending watch events and status writes a cutover does not need.
+  const serving = r.serve;
+  // The budget comes once the serving color is available at full size, and then stays. Made with the first
+  // Deployment, it was rewritten by the disruption controller for every pod that came up (41 status writes for
+  // the seed's 42 replicas, seen under real Crossplane), each a watch event the circuit breaker counts: most of
+  // a new Widget's budget. Before the first rollout is done there is nothing to keep from disruption.
+  const servingUp = judge(observed.get(KEYS.deployment(serving))).ready;
+  if (spec.size >= 2 && (observed.has(KEYS.pdb) || servingUp))
+    resources.push({ key: KEYS.pdb, object: pdb(owner, serving) });
   if (spec.autoscale) resources.push({ key: KEYS.hpa, object: hpa(owner, spec, serving) });
   if (spec.host) resources.push({ key: KEYS.ingress, object: ingress(owner, spec.host) });
   return { resources };
@@ -372,7 +415,7 @@ export const widget: Blueprint<ResolvedWidget> = {
   ...entry('widget', widgetSpecSchema),
   resolve(raw, ctx) {
     const spec = validate(raw);
-    return { input: { ...ctx, spec }, release: release(spec, ctx.observed) };
+    return { input: { ...ctx, spec }, release: release(spec, ctx.observed, ctx.xr) };
   },
   compose: (resolved) => compose(resolved),
   status: (resolved, _facts, plan, verdicts) => status(resolved, plan, verdicts),

@@ -573,6 +573,13 @@ export const databaseStatusSchema = {
         "message": {
           "type": "string",
           "description": "What is happening."
+        },
+        "waiting": {
+          "type": "array",
+          "description": "DatabaseRestores waiting behind this one, in the order they will run (a refused one waits for nothing and holds nothing up).",
+          "items": {
+            "type": "string"
+          }
         }
       }
     },
@@ -859,6 +866,8 @@ export type DatabaseStatus = {
     "switchedAt"?: string;
     /** What is happening. */
     "message"?: string;
+    /** DatabaseRestores waiting behind this one, in the order they will run (a refused one waits for nothing and holds nothing up). */
+    "waiting"?: Array<string>;
   };
   /** DatabaseRestores this Database has switched to, oldest first (the last ten). */
   "restores"?: Array<{
@@ -1181,12 +1190,13 @@ export const databaserestoreStatusSchema = {
     },
     "phase": {
       "type": "string",
-      "description": "Pending, Restoring, Switched or Failed.",
+      "description": "Pending, Restoring, Switched, Failed, or Refused (it cannot be done as asked, for the reason the message gives; judged again until it starts).",
       "enum": [
         "Pending",
         "Restoring",
         "Switched",
-        "Failed"
+        "Failed",
+        "Refused"
       ]
     },
     "requested": {
@@ -1241,8 +1251,8 @@ export type DatabaserestoreStatus = {
   "ready"?: boolean;
   /** What is happening, or why the restore failed. */
   "message"?: string;
-  /** Pending, Restoring, Switched or Failed. */
-  "phase"?: "Pending" | "Restoring" | "Switched" | "Failed";
+  /** Pending, Restoring, Switched, Failed, or Refused (it cannot be done as asked, for the reason the message gives; judged again until it starts). */
+  "phase"?: "Pending" | "Restoring" | "Switched" | "Failed" | "Refused";
   /** What was asked for (fromBackup <name> or pointInTime <time>), to hold the spec to it. */
   "requested"?: string;
   /** The instance that holds the restored data. */

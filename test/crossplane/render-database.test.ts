@@ -210,6 +210,8 @@ const cases: RenderCase[] = [
     name: 'cluster, ready observed: Ready, endpoint, last backup; the password is read back, not regenerated',
     xr: `${DIR}/cluster.yaml`,
     observed: observed('cluster-ready'),
+    // The store's Secret as the cluster holds it (without it, BackupCredentials says it does not exist).
+    required: required('backup-store'),
     check(r) {
       const s = inPhase(r, 'Ready');
       assert.equal(s['endpoint'], 'orders-db.team-a.svc.cluster.local:5432');

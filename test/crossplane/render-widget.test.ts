@@ -48,7 +48,7 @@ const seedTooBig = (() => {
 
 const cases: RenderCase[] = [
   {
-    name: 'seed, first reconcile (no observed state): blue Deployment, Service and PDB, not ready',
+    name: 'seed, first reconcile (no observed state): blue Deployment and Service, no PDB before blue is available, not ready',
     xr: `${DIR}/seed.yaml`,
     check(r) {
       const xr = xrOf(r);
@@ -59,7 +59,8 @@ const cases: RenderCase[] = [
       const svc = service(r);
       assert.equal(svc['metadata']['name'], 'my-widget');
       assert.equal(svc['spec']['selector'][COLOR_LABEL], 'blue');
-      assert.ok(findComposed(r, 'PodDisruptionBudget'), 'no PodDisruptionBudget rendered');
+      // Issue 26: the budget comes once blue is available (see the observed-ready case).
+      assert.equal(findComposed(r, 'PodDisruptionBudget'), undefined);
     },
   },
   {
@@ -71,6 +72,7 @@ const cases: RenderCase[] = [
       assert.equal(status['activeColor'], 'blue');
       assert.equal(status['availableReplicas'], 42);
       assert.equal(conditionOf(xrOf(r), 'WidgetReady')?.['status'], 'True');
+      assert.ok(findComposed(r, 'PodDisruptionBudget'), 'the PodDisruptionBudget, blue being available');
     },
   },
   {
@@ -106,8 +108,22 @@ const cases: RenderCase[] = [
     },
   },
   {
-    name: 'color change, switch observed: blue removed, ready on green',
+    // Issue 26: blue goes once the Widget shows the switch settled (color-change-settled.yaml), not on the very
+    // call that sees it: its deletion's burst of changes then finds nothing to change in the Widget.
+    name: 'color change, switch observed: ready on green, blue kept until the Widget shows it',
     xr: `${DIR}/color-change.yaml`,
+    observed: observed('cutover-switched'),
+    check(r) {
+      assert.ok(findComposed(r, 'Deployment', 'my-widget-blue'), 'blue stays one more step');
+      deployment(r, 'my-widget-green');
+      assert.equal(service(r)['spec']['selector'][COLOR_LABEL], 'green');
+      const status = readyIs(r, true);
+      assert.equal(status['activeColor'], 'green');
+    },
+  },
+  {
+    name: 'color change, switch shown in the Widget: blue removed, ready on green',
+    xr: `${DIR}/color-change-settled.yaml`,
     observed: observed('cutover-switched'),
     check(r) {
       assert.equal(

@@ -101,9 +101,9 @@ describe('npm run cluster -- --real-nodes, then cluster:down', { skip }, () => {
     const started = Date.now();
     const up = run(['up', '--real-nodes']);
     const upMs = Date.now() - started;
-    assert.match(up, /export KUBECONFIG=\S+\/apiserver\/kubeconfig KUBECACHEDIR=/);
+    assert.match(up, /export PATH=\S+\/\.cache\/cli:\$PATH KUBECONFIG=\S+\/apiserver\/kubeconfig KUBECACHEDIR=/);
     assert.match(up, /object-store-secret\.yaml/);
-    const kubeconfig = /export KUBECONFIG=(\S+)/.exec(up)![1]!;
+    const kubeconfig = / KUBECONFIG=(\S+)/.exec(up)![1]!;
     const nodes = execFileSync('kubectl', ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'name'], {
       env: { ...process.env, KUBECACHEDIR: join(dir, 'kubectl-cache') },
       stdio: ['ignore', 'pipe', 'ignore'],

@@ -73,15 +73,17 @@ describe('claims under real Crossplane, with provider-kubernetes', { skip }, () 
     assert.equal(c['status']['url'], 'http://my-widget.team-a.svc.cluster.local:8080');
     assert.equal(conditionOf(c, 'WidgetReady')?.['status'], 'True', 'the custom condition reaches the claim');
     const rows = table((await cp.kubectl(['get', 'widgets', '-n', NS])).stdout);
+    // COLOR (asked for) and LIVE (served) since issue 26; a claim has no Responsive condition, its column is blank.
     assert.deepEqual(rows[1]!.slice(0, 7), [
       'my-widget',
+      'blue',
       'blue',
       '42',
       '42',
       'http://my-widget.team-a.svc.cluster.local:8080',
       'True',
-      'True',
     ]);
+    assert.equal(rows[1]![7], 'True');
   });
 
   test('a Database claim in the cluster: StatefulSet and Secrets in the claim’s namespace, Ready on the claim', async () => {
@@ -152,7 +154,13 @@ describe('claims under real Crossplane, with provider-kubernetes', { skip }, () 
       90_000,
     );
     t.diagnostic(`patch to Ready at 40 GB: ${Date.now() - started} ms`);
-    assert.equal(conditionOf(grown, 'StorageResized')?.['status'], 'True');
+    // The claim syncer copies status fields and conditions as Crossplane writes them, in two writes.
+    const resized = await eventually('StorageResized on the claim', async () => {
+      const c = await claim('Database', 'orders');
+      return conditionOf(c, 'StorageResized')?.['status'] === 'True' ? c : undefined;
+    });
+    assert.equal(conditionOf(resized, 'StorageResized')?.['status'], 'True');
+    assert.equal(grown['status']['storage']['capacityGB'], 40);
     const after = await sts();
     assert.deepEqual(
       after?.['spec']['volumeClaimTemplates'],

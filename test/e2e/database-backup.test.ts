@@ -17,6 +17,7 @@ import type { Json } from '../support/apiserver.js';
 import { type ControlPlane, controlPlaneSkipReason } from '../support/control-plane.js';
 import { conditionOf, controlPlaneForSuite, ensureNamespace, eventually, table } from '../support/e2e.js';
 import { repoRoot } from '../../dev/infra/paths.js';
+import { finishJobPod } from '../support/kwok-kubelet.js';
 
 const skip = controlPlaneSkipReason('e2e: backups under real Crossplane');
 const NS = 'team-a';
@@ -108,7 +109,14 @@ describe('backups under real Crossplane', { skip }, () => {
     setClock(new Date());
     cp = await controlPlaneForSuite({ functionEnv: { FUNCTION_PLATFORM_CLOCK_FILE: clockFile } });
     await ensureNamespace(cp, NS);
-    await cp.kubectl(['apply', '-f', join(repoRoot, 'examples', 'database', 'object-store-secret.yaml')]);
+    // The store's keys (the example's placeholders are refused with a warning since issue 26; nothing runs here).
+    await cp.kubectl(['apply', '-f', '-'], {
+      input: `apiVersion: v1
+kind: Secret
+metadata: {name: backup-store, namespace: ${NS}}
+stringData: {AWS_ACCESS_KEY_ID: AKIAE2ESTORE0000001, AWS_SECRET_ACCESS_KEY: e2e-store-key-0123456789}
+`,
+    });
   });
   after(async () => {
     await cp?.stop();
@@ -378,6 +386,106 @@ spec:
       { allowFail: true },
     );
     assert.match(changed.stderr, /spec cannot be changed; make another DatabaseRestore/);
+  });
+
+  // Issue 26: with undo-tuesday.yaml and from-backup.yaml applied (both refused for the example Database), a
+  // valid DatabaseRestore stayed Pending for minutes, the Database naming the refused one as Failed; only
+  // deleting both let it start.
+  test('the restore queue with refused requests in front: they hold nothing up, their reason is a column, the valid one switches', async (t) => {
+    const yaml = (doc: string) => cp.kubectl(['apply', '-f', '-'], { input: doc });
+    await yaml(`apiVersion: example.com/v1
+kind: Database
+metadata: {name: shop, namespace: ${NS}}
+spec:
+  engine: postgres
+  storageGB: 20
+  backup: {schedule: "0 3 1 1 *", objectStore: {bucket: team-a-backups, region: eu-west-1, prefix: databases, credentialsSecretRef: {name: backup-store}}}
+`);
+    await eventually('Database shop Ready', async () => {
+      const d = await get('Database', 'shop');
+      return d?.['status']?.['phase'] === 'Ready' ? d : undefined;
+    });
+    await yaml(`apiVersion: example.com/v1
+kind: DatabaseBackup
+metadata: {name: shop-before-sale, namespace: ${NS}}
+spec: {databaseRef: {name: shop}}
+`);
+    await finishJobPod(cp.client, NS, 'shop-before-sale-a1', { sizeBytes: 73_000 });
+    await backupIn('shop-before-sale', 'Completed');
+
+    const started = Date.now();
+    // In front: a point in time of a StatefulSet, and a backup that never existed.
+    await yaml(`apiVersion: example.com/v1
+kind: DatabaseRestore
+metadata: {name: shop-undo-tuesday, namespace: ${NS}}
+spec: {databaseRef: {name: shop}, pointInTime: "2026-12-01T09:30:00Z"}
+---
+apiVersion: example.com/v1
+kind: DatabaseRestore
+metadata: {name: shop-back-to-0300, namespace: ${NS}}
+spec: {databaseRef: {name: shop}, fromBackup: {name: shop-db-202612020300}}
+`);
+    await eventually('both refused', async () => {
+      const a = await get('DatabaseRestore', 'shop-undo-tuesday');
+      const b = await get('DatabaseRestore', 'shop-back-to-0300');
+      return a?.['status']?.['phase'] === 'Refused' && b?.['status']?.['phase'] === 'Refused' ? true : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    await yaml(`apiVersion: example.com/v1
+kind: DatabaseRestore
+metadata: {name: shop-undo-sale, namespace: ${NS}}
+spec: {databaseRef: {name: shop}, fromBackup: {name: shop-before-sale}}
+`);
+    await nudge('shop');
+    const listed = async () => (await cp.kubectl(['get', 'databaserestores', '-n', NS])).stdout;
+    const restoring = await eventually('the valid one restoring, the refused ones still there', async () => {
+      const d = await get('Database', 'shop');
+      return d?.['status']?.['restore']?.['name'] === 'shop-undo-sale' &&
+        d['status']['restore']['phase'] === 'Restoring'
+        ? d
+        : undefined;
+    });
+    t.diagnostic(`refused in front, the valid one started: ${Date.now() - started} ms\n${await listed()}`);
+    assert.match(String(restoring['status']['message']), /^restoring shop from DatabaseBackup shop-before-sale/);
+    const rows = table(await listed());
+    const header = rows[0]!;
+    assert.deepEqual(header.slice(0, 6), ['NAME', 'DATABASE', 'PHASE', 'INSTANCE', 'RESTORE-POINT', 'MESSAGE']);
+    const row = (name: string) => rows.find((r) => r[0] === name)!;
+    assert.equal(row('shop-undo-tuesday')[2], 'Refused');
+    assert.match(
+      row('shop-undo-tuesday').join(' '),
+      /refused: spec\.pointInTime: a Database in a StatefulSet restores from dumps/,
+      'the reason is a column',
+    );
+    assert.equal(row('shop-back-to-0300')[2], 'Refused');
+    assert.match(row('shop-back-to-0300').join(' '), /DatabaseBackup shop-db-202612020300, which does not exist/);
+
+    await finishJobPod(cp.client, NS, 'shop-db-r1-restore');
+    await eventually(
+      'shop-undo-sale Switched',
+      async () => {
+        await cp.kubectl([
+          'annotate',
+          'databaserestore',
+          'shop-undo-sale',
+          '-n',
+          NS,
+          `test.function-platform.dev/nudge=${Date.now()}`,
+          '--overwrite',
+        ]);
+        const r = await get('DatabaseRestore', 'shop-undo-sale');
+        return r?.['status']?.['phase'] === 'Switched' ? r : undefined;
+      },
+      180_000,
+      2_000,
+    );
+    t.diagnostic(`refused in front, the valid one switched: ${Date.now() - started} ms\n${await listed()}`);
+    const db = await get('Database', 'shop');
+    assert.equal(db?.['status']?.['instance'], 'shop-db-r1');
+    assert.deepEqual(
+      ((db?.['status']?.['restores'] ?? []) as Json[]).map((r) => r['name']),
+      ['shop-undo-sale'],
+    );
   });
 
   test('no function call refused a connection or failed', () => {

@@ -12,6 +12,7 @@ import {
   conditionOf,
   controlPlaneForSuite,
   ensureNamespace,
+  eventsOf,
   eventually,
   readyAndSynced,
   table,
@@ -94,6 +95,41 @@ describe('in-cluster Databases under real Crossplane', { skip }, () => {
       'True',
       'True',
     ]);
+  });
+
+  // Issue 26: Databases got none of the function's events (the server's event memory took the first call of a
+  // reconcile, which Crossplane drops, for said); and a two-line one read Provisioning while it served.
+  test('the function’s events reach Databases; a two-line one that serves is Degraded, saying why', async (t) => {
+    const ours = (events: Json[]) => events.filter((e) => String(e['message']).startsWith('Pipeline step "compose"'));
+    const ordersEvents = await eventually('the function’s events on Database orders', async () => {
+      const events = ours(await eventsOf(cp, NS, 'Database', 'orders'));
+      return events.some((e) => e['reason'] === 'Available') && events.some((e) => e['reason'] === 'BackupCredentials')
+        ? events
+        : undefined;
+    });
+    t.diagnostic(ordersEvents.map((e) => `${e['type']} ${e['reason']}: ${e['message']}`).join('\n'));
+    // Its store's Secret does not exist here: said, naming it, and the Database serves.
+    assert.match(
+      String(ordersEvents.find((e) => e['reason'] === 'BackupCredentials')!['message']),
+      /Secret backup-store \(spec\.backup\.objectStore\.credentialsSecretRef\) does not exist in namespace team-a/,
+    );
+    await cp.kubectl(['apply', '-f', '-'], {
+      input: `apiVersion: example.com/v1\nkind: Database\nmetadata: {name: payments, namespace: ${NS}}\nspec: {engine: postgres, storageGB: 5}\n`,
+    });
+    const payments = await eventually('Database payments Degraded', async () => {
+      const d = await database('payments');
+      return d?.['status']?.['phase'] === 'Degraded' ? d : undefined;
+    });
+    assert.match(
+      String(payments['status']['message']),
+      /^backups have nowhere to go: .*; postgres 17 accepts connections at payments-db\.team-a\.svc\.cluster\.local:5432 meanwhile$/,
+    );
+    assert.equal(conditionOf(payments, 'StorageResized'), undefined, 'a new volume was not resized');
+    const said = await eventually('the NoObjectStore warning on Database payments', async () => {
+      const events = ours(await eventsOf(cp, NS, 'Database', 'payments'));
+      return events.find((e) => e['type'] === 'Warning' && e['reason'] === 'NoObjectStore');
+    });
+    assert.match(String(said['message']), /backups have nowhere to go/);
   });
 
   test('crossplane beta trace prints the Database’s tree', () => {

@@ -94,10 +94,12 @@ describe('package metadata and APIs', () => {
 
   test('XRDs are namespaced v2 with printer columns, short names, the composite category and a description on every field', () => {
     const columns: Record<string, string[]> = {
-      Widget: ['COLOR', 'SIZE', 'AVAILABLE', 'URL'],
-      Database: ['ENGINE', 'PLACEMENT', 'PHASE', 'ENDPOINT'],
+      // Issue 26: COLOR is the color asked for (shown from the apply on), LIVE the one served; RESPONSIVE is
+      // Crossplane's watch circuit breaker; a DatabaseRestore's MESSAGE says why it waits or is refused.
+      Widget: ['COLOR', 'LIVE', 'SIZE', 'AVAILABLE', 'URL', 'RESPONSIVE'],
+      Database: ['ENGINE', 'PLACEMENT', 'PHASE', 'ENDPOINT', 'RESPONSIVE'],
       DatabaseBackup: ['DATABASE', 'PHASE', 'METHOD', 'COMPLETED', 'SIZE'],
-      DatabaseRestore: ['DATABASE', 'PHASE', 'INSTANCE', 'RESTORE-POINT'],
+      DatabaseRestore: ['DATABASE', 'PHASE', 'INSTANCE', 'RESTORE-POINT', 'MESSAGE'],
     };
     for (const file of XRDS) {
       const xrd = yamlOf(file);

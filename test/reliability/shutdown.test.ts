@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { Severity, type RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
 import { field, type Obj } from '../../src/kube.js';
+import { runFunction } from '../../src/function.js';
 import { buildRequest, readYamlObjects } from '../../src/render.js';
 import { type FakeAws, startFakeAws } from '../support/fake-aws.js';
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
@@ -43,7 +44,17 @@ function awsDatabase(i: number, endpoint: string): RunFunctionRequest {
       },
     },
   ];
-  return buildRequest(xr, [], credentials as Obj[]);
+  // The last call of a reconcile, as Crossplane makes it: every resource the function requires answered (empty),
+  // so that its events, the AWS warning among them, are what the server says (src/events.ts).
+  let req = buildRequest(xr, [], credentials as Obj[]);
+  for (let n = 0; n < 5; n++) {
+    const asked = Object.keys(runFunction(req).requirements?.resources ?? {});
+    const answered = { ...(req.requiredResources ?? {}) };
+    if (asked.every((name) => name in answered)) break;
+    for (const name of asked) answered[name] ??= { items: [] };
+    req = { ...req, requiredResources: answered };
+  }
+  return req;
 }
 
 function largeWidget(i: number): RunFunctionRequest {

@@ -10,6 +10,7 @@ import { join, relative } from 'node:path';
 import { type ControlPlaneState, startControlPlane, stopRecorded } from './control-plane.js';
 import { repoRoot } from '../../dev/infra/paths.js';
 import { runs } from '../../dev/infra/processes.js';
+import { motoServerPath } from '../../dev/infra/moto.js';
 
 // FUNCTION_PLATFORM_CLUSTER_DIR: elsewhere than .cache/cluster (the test of this command uses its own).
 const dir = process.env['FUNCTION_PLATFORM_CLUSTER_DIR'] ?? join(repoRoot, '.cache', 'cluster');
@@ -23,15 +24,20 @@ function recorded(): ControlPlaneState | undefined {
 function tryIt(state: ControlPlaneState): void {
   const kubecache = join(state.dir, 'kubectl-cache');
   say();
-  say(`The control plane is up${state.realNode ? ', with a real node' : ''}. In your shell:`);
+  say(
+    `The control plane is up${state.realNode ? ', with a real node' : ''}. In your shell (the crossplane CLI is .cache/cli/crossplane):`,
+  );
   say();
-  say(`  export KUBECONFIG=${state.kubeconfig} KUBECACHEDIR=${kubecache}`);
+  say(
+    `  export PATH=${join(repoRoot, '.cache', 'cli')}:$PATH KUBECONFIG=${state.kubeconfig} KUBECACHEDIR=${kubecache}`,
+  );
   say();
   say('Then try:');
   say();
   say('  kubectl create namespace team-a && kubectl apply -n team-a -f examples/widget/seed.yaml');
   say('  kubectl get widgets -n team-a -w');
   say('  kubectl get composite -A');
+  say('  crossplane beta trace widget my-widget -n team-a');
   if (state.realNode) {
     const at = (f: string) => relative(repoRoot, join(state.dir, f));
     say();
@@ -42,6 +48,14 @@ function tryIt(state: ControlPlaneState): void {
     say(`  kubectl apply -n team-a -f ${at('object-store-secret.yaml')}`);
     say(`  kubectl apply -f ${at('examples/orders.yaml')}`);
     say('  kubectl get databases -n team-a -w');
+  } else if (state.objectStore) {
+    say();
+    say(
+      `Backups can go to the object store at ${state.objectStore.endpoint} (moto's S3 server, bucket ${state.objectStore.bucket}):`,
+    );
+    say(
+      `its keys are the Secret in ${relative(repoRoot, state.objectStore.secretFile)}, its endpoint in ${relative(repoRoot, state.objectStore.endpointFile)}.`,
+    );
   }
   say();
   say(`Logs: ${relative(repoRoot, join(state.dir, 'logs'))}/. Stop it with: npm run cluster:down`);
@@ -62,11 +76,17 @@ async function up(claims: boolean, realNodes: boolean): Promise<void> {
   say(
     `bringing up the local control plane${claims ? ' with the claims Configuration and provider-kubernetes' : ''}${realNodes ? ' on a real node' : ''} in ${relative(repoRoot, dir)}`,
   );
+  // An object store for backups when moto is installed (scripts/install-moto.sh); without it, none (a real node
+  // always has one, and needs moto).
+  const objectStore = motoServerPath() !== undefined;
+  if (!objectStore && !realNodes)
+    say('  (no object store for backups: bash scripts/install-moto.sh, then npm run cluster again)');
   const cp = await startControlPlane({
     dir,
     detached: true,
     claims,
     realNodes,
+    objectStore,
     say: (l) => say(`  ${l}`),
     keepOnFailure: process.env['CLUSTER_KEEP_ON_FAILURE'] === '1',
   });

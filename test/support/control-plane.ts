@@ -3,8 +3,9 @@
 // kube-controller-manager, kube-scheduler, kwok with fake nodes, Crossplane
 // core with the External package runtime, an OCI registry holding the
 // function's package, the function itself as a local process on the
-// certificates Crossplane generated, and the stand-ins (stand-ins.ts) that
-// play the external package runtime and a volume provisioner. Every binary is
+// certificates Crossplane generated, the stand-ins (stand-ins.ts) that
+// play the external package runtime and a volume provisioner, and with
+// `objectStore` moto's S3 server as the object store backups go to. Every binary is
 // built from Go modules by scripts/install-kube.sh and install-crossplane.sh
 // (and install-provider-kubernetes.sh for claims mode).
 //
@@ -138,6 +139,12 @@ export interface ControlPlaneOptions {
   functionPackage?: string;
   /** A real node instead of kwok's fake ones (real-node.ts), and an object store pods reach. */
   realNodes?: boolean;
+  /**
+   * An S3-compatible object store for backups: moto's S3 server (scripts/install-moto.sh), with the bucket of
+   * the examples made; its endpoint and a Secret with its keys are written into the run's dir. On loopback; a
+   * control plane with real nodes always has one, on the host's end of the node's link, where pods reach it.
+   */
+  objectStore?: boolean;
 }
 
 /** The Secret of the object store's keys, as the backup Jobs read them (no namespace: apply it with -n). */
@@ -151,14 +158,24 @@ export function objectStoreSecret(store: ObjectStore): Json {
   };
 }
 
-/** What a Database needs to back up to the object store of a control plane with real nodes (object-store.json). */
+/**
+ * The object store of a run: what a Database needs to back up to it (object-store.json), and the files that
+ * hand it to a user.
+ */
 export interface ObjectStore {
   endpoint: string;
   region: string;
   bucket: string;
   accessKeyId: string;
   secretAccessKey: string;
+  /** A Secret `backup-store` in namespace team-a with the store's keys, as examples/database/cluster.yaml names it. */
+  secretFile: string;
+  /** The endpoint alone, for `kubectl patch` in the README. */
+  endpointFile: string;
 }
+
+/** The bucket the examples name (examples/database/cluster.yaml). */
+export const EXAMPLE_BUCKET = 'team-a-backups';
 
 /** What state.json records, so that `cluster:down` can stop exactly what `cluster` started. */
 export interface ControlPlaneState {
@@ -168,6 +185,10 @@ export interface ControlPlaneState {
   /** The real node, when there is one: what its teardown needs. */
   realNode?: RealNodeState;
   functionPort: number;
+  /** Crossplane core's metrics port (http://127.0.0.1:PORT/metrics). */
+  crossplaneMetricsPort?: number;
+  /** The object store for backups, when one was started. */
+  objectStore?: ObjectStore;
   registry: string;
   processes: ProcessRecord[];
   timings: Record<string, number>;
@@ -184,9 +205,11 @@ export interface ControlPlane {
   configuration: string;
   /** The real node, with realNodes. */
   realNode?: RealNodeState;
-  /** The object store pods reach, with realNodes. */
+  /** The object store for backups: with objectStore, and always with realNodes (where pods reach it). */
   objectStore?: ObjectStore;
   functionPort: number;
+  /** Crossplane core's metrics port (http://127.0.0.1:PORT/metrics). */
+  crossplaneMetricsPort: number;
   timings: Record<string, number>;
   /** Runs the machine's kubectl against this control plane (its cache kept in the run's dir). */
   kubectl(
@@ -355,6 +378,8 @@ export interface CrossplaneCore {
   caSecret: Record<string, Buffer>;
   /** Its readiness endpoint: http://127.0.0.1:PORT/readyz. */
   healthPort: number;
+  /** Its Prometheus metrics (the watch circuit breaker's among them): http://127.0.0.1:PORT/metrics. */
+  metricsPort: number;
 }
 
 /**
@@ -421,7 +446,7 @@ export async function startCrossplane(
     fileOf(logs, 'crossplane.log'),
     { detached: opts.detached ?? false, env },
   );
-  return { proc, caSecret, healthPort };
+  return { proc, caSecret, healthPort, metricsPort };
 }
 
 /** Builds the package at `root` with crank (no examples) into the run's `dir`, and pushes it to `ref`. */
@@ -561,7 +586,6 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       10_000,
       async () => (await fetch(`http://${registry}/v2/`).catch(() => undefined))?.status === 200,
     );
-    let objectStore: ObjectStore | undefined;
     if (node) {
       const pushed = await pushNodeImages(registry);
       lap(`${pushed} node images pushed`);
@@ -571,8 +595,6 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       for (const obj of clusterDnsObjects(coredns)) await applyManifest(client, obj);
       await deploymentAvailable(client, 'kube-system', 'coredns', 120_000);
       lap('CoreDNS serving');
-      objectStore = await startObjectStore(node.hostIp, dir, detached, (p) => processes.push(p));
-      lap(`object store at ${objectStore.endpoint}`);
     } else {
       start('kwok', toolPath('kwok'), [
         `--kubeconfig=${kubeconfig}`,
@@ -600,6 +622,13 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         },
       );
       lap('controllers, scheduler, kwok nodes Ready');
+    }
+    // The object store for backups: moto's S3 server, the examples' bucket, a Secret with its keys. With a real
+    // node it listens on the host's end of the node's link, where pods reach it.
+    let objectStore: ObjectStore | undefined;
+    if (node || opts.objectStore) {
+      objectStore = await startObjectStore(node?.hostIp ?? '127.0.0.1', dir, detached, (p) => processes.push(p));
+      lap(`object store at ${objectStore.endpoint}`);
     }
 
     // 3. Crossplane: what the Helm chart's init container does, then the core.
@@ -750,25 +779,35 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         'localhost',
       ]);
       // It listens on fixed ports (metrics :8080, webhooks :9443): with a real node it runs in the node's
-      // network namespace, where they are its own, so control planes can run side by side.
+      // network namespace, where they are its own, so control planes can run side by side. On kwok nodes it
+      // runs on the host, where a second one on the machine exits at once and the Objects would wait forever:
+      // said here instead.
       const providerArgs = ['--debug', '--enable-management-policies', '--poll=5s'];
       const providerEnv = { ...kubeEnv, TLS_SERVER_CERTS_DIR: providerCerts };
+      let provider: Proc;
       if (node) {
-        const p = start(
+        provider = start(
           'provider-kubernetes',
           'nsenter',
           ['-t', String(node.holder.pid), '-n', '--', toolPath('provider-kubernetes'), ...providerArgs],
           providerEnv,
         );
         // nsenter execs it in place: the PID runs provider-kubernetes.
-        p.bin = toolPath('provider-kubernetes');
-      } else start('provider-kubernetes', toolPath('provider-kubernetes'), providerArgs, providerEnv);
+        provider.bin = toolPath('provider-kubernetes');
+      } else provider = start('provider-kubernetes', toolPath('provider-kubernetes'), providerArgs, providerEnv);
+      await sleep(3000);
+      if (provider.exited() !== undefined)
+        throw new Error(`provider-kubernetes exited (${provider.exited()}):\n${tail(provider.log, 10)}`);
       lap('provider-kubernetes started');
     }
     timings['total'] = Date.now() - t0;
 
     if (objectStore) {
-      writeFileSync(fileOf(dir, 'object-store.json'), `${JSON.stringify(objectStore, null, 2)}\n`);
+      const { endpoint, region, bucket, accessKeyId, secretAccessKey } = objectStore;
+      writeFileSync(
+        fileOf(dir, 'object-store.json'),
+        `${JSON.stringify({ endpoint, region, bucket, accessKeyId, secretAccessKey }, null, 2)}\n`,
+      );
       // What a namespace needs to use it: the Secret spec.backup.objectStore.credentialsSecretRef names;
       // and the example Database, pointed at it.
       writeFileSync(fileOf(dir, 'object-store-secret.yaml'), manifest([objectStoreSecret(objectStore)]));
@@ -789,6 +828,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       claims,
       ...(node ? { realNode: node } : {}),
       functionPort,
+      crossplaneMetricsPort: xp.metricsPort,
+      ...(objectStore ? { objectStore } : {}),
       registry,
       processes: [...api.processes, ...processes, fn!].map(({ name, pid, bin, log }) => ({ name, pid, bin, log })),
       timings,
@@ -806,6 +847,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       ...(node ? { realNode: node } : {}),
       ...(objectStore ? { objectStore } : {}),
       functionPort,
+      crossplaneMetricsPort: xp.metricsPort,
       timings,
       kubectl: async (args, o = {}) => {
         const r = await run('kubectl', args, { env: kubectlEnv, ...(o.input !== undefined ? { input: o.input } : {}) });
@@ -896,9 +938,12 @@ async function pushNodeImages(registry: string): Promise<number> {
 }
 
 /**
- * The object store pods back up to: moto's S3 API on the host's end of the
- * node's link (pods reach it there), with a bucket for backups. Any access
- * key works with moto; these name themselves as local.
+ * The object store backups go to: moto's S3 API on `host` (loopback, or the
+ * host's end of a real node's link, where pods reach it), with the bucket the
+ * examples name; the Secret with its keys (namespace team-a, as
+ * examples/database/cluster.yaml names it) and its endpoint are written into
+ * the run's dir for a user. Any access key works with moto; these name
+ * themselves as local (keys, not the placeholders a Database warns about).
  */
 async function startObjectStore(
   host: string,
@@ -907,25 +952,38 @@ async function startObjectStore(
   keep: (p: Proc) => void,
 ): Promise<ObjectStore> {
   const bin = motoServerPath();
-  if (!bin) throw new Error('moto is not installed: run scripts/install-moto.sh');
+  if (!bin) throw new Error('no object store: moto is not installed (bash scripts/install-moto.sh)');
   const moto = await startMotoServer(bin, { host, logDir: fileOf(dir, 'logs'), detached });
   keep(moto.proc);
-  const store: ObjectStore = {
+  const keys = {
     endpoint: moto.endpoint,
     region: 'us-east-1',
-    bucket: 'database-backups',
+    bucket: EXAMPLE_BUCKET,
     accessKeyId: 'local-object-store',
     secretAccessKey: 'local-object-store-secret',
   };
   const { S3Client, CreateBucketCommand } = await import('@aws-sdk/client-s3');
   const s3 = new S3Client({
-    endpoint: store.endpoint,
-    region: store.region,
+    endpoint: keys.endpoint,
+    region: keys.region,
     forcePathStyle: true,
-    credentials: { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey },
+    credentials: { accessKeyId: keys.accessKeyId, secretAccessKey: keys.secretAccessKey },
   });
-  await s3.send(new CreateBucketCommand({ Bucket: store.bucket }));
+  await s3.send(new CreateBucketCommand({ Bucket: keys.bucket }));
   s3.destroy();
+  const store: ObjectStore = {
+    ...keys,
+    secretFile: fileOf(dir, 'object-store.yaml'),
+    endpointFile: fileOf(dir, 'object-store-endpoint'),
+  };
+  const secret = objectStoreSecret(store);
+  writeFileSync(
+    store.secretFile,
+    `# The keys of the local object store (moto's S3 server at ${store.endpoint}), for examples/database/cluster.yaml.\n${stringify(
+      { ...secret, metadata: { ...secret['metadata'], namespace: 'team-a' } },
+    )}`,
+  );
+  writeFileSync(store.endpointFile, store.endpoint);
   return store;
 }
 

@@ -33,6 +33,21 @@ export const OBJECT_STORE = {
   credentialsSecretRef: { name: 'backup-store' },
 };
 
+/** OBJECT_STORE's credentials Secret as the cluster holds it (keys of the store, not placeholders). */
+export function storeCredentials(values: Record<string, string> = {}): Obj {
+  const data = {
+    AWS_ACCESS_KEY_ID: 'AKIAEXAMPLESTORE01',
+    AWS_SECRET_ACCESS_KEY: 'k3y-of-the-store-0123456789',
+    ...values,
+  };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: OBJECT_STORE.credentialsSecretRef.name, namespace: NAMESPACE },
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+  };
+}
+
 /**
  * An in-cluster spec with backups gets OBJECT_STORE unless it names one (an
  * in-cluster Database without one is not Ready: its backups have nowhere to go).

@@ -191,10 +191,21 @@ export function answerProblems(req: RunFunctionRequest, rsp: RunFunctionResponse
   if (typeof status['ready'] !== 'boolean') problems.push(`status.ready is ${JSON.stringify(status['ready'])}`);
   if (typeof status['message'] !== 'string' || !status['message'].trim()) problems.push('status.message is empty');
   const ready = status['ready'] === true;
-  if ((composite?.ready === Ready.READY_TRUE) !== ready)
-    problems.push(`the composite's ready (${composite?.ready}) disagrees with status.ready (${ready})`);
+  // A call that turns status.ready leaves READY and the conditions as the XR shows them (src/function.ts).
+  const shown = record(req.observed?.composite?.resource, 'status')?.['ready'];
+  const turning = typeof shown === 'boolean' && shown !== ready;
+  const shownConditions = record(req.observed?.composite?.resource, 'status')?.['conditions'];
+  const readyShown =
+    Array.isArray(shownConditions) &&
+    shownConditions.some((c) => isObj(c) && c['type'] === 'Ready' && c['status'] === 'True');
+  if ((composite?.ready === Ready.READY_TRUE) !== (turning ? readyShown : ready))
+    problems.push(
+      `the composite's ready (${composite?.ready}) disagrees with ${turning ? 'the Ready the XR shows' : `status.ready (${ready})`}`,
+    );
   const ours = rsp.conditions.filter((c) => c.type === 'WidgetReady' || c.type === 'DatabaseReady');
-  if (ours.length !== 1) problems.push(`${ours.length} WidgetReady/DatabaseReady conditions`);
+  if (turning) {
+    if (rsp.conditions.length > 0) problems.push('conditions returned on a call that turns status.ready');
+  } else if (ours.length !== 1) problems.push(`${ours.length} WidgetReady/DatabaseReady conditions`);
   else {
     if (!ours[0]!.reason) problems.push('the condition has no reason');
     if ((ours[0]!.status === Status.STATUS_CONDITION_TRUE) !== ready)

@@ -70,14 +70,26 @@ export class Loop {
       if (obj['kind'] === 'Service') obj['spec'] = { clusterIP: '10.0.0.1', ...(obj['spec'] as Obj) };
       this.observed.set(key, obj);
     }
+    // As Crossplane writes it: the status the function returned, the conditions it returned merged by type over
+    // the ones the XR had (one not returned stays), and Ready from the composite's readiness.
     const status = (rsp.desired?.composite?.resource as Obj | undefined)?.['status'] as Obj | undefined;
-    const conditions = rsp.conditions.map((c) => ({
-      type: c.type,
-      status: c.status === 2 ? 'True' : 'False',
-      reason: c.reason,
-      message: c.message,
-    }));
-    if (status) this.xr = { ...this.xr, status: { ...status, conditions } };
+    const had = ((this.xr['status'] as Obj | undefined)?.['conditions'] ?? []) as Obj[];
+    const byType = new Map<string, Obj>(had.map((c) => [String(c['type']), c]));
+    for (const c of rsp.conditions)
+      byType.set(c.type, {
+        type: c.type,
+        status: c.status === 2 ? 'True' : 'False',
+        reason: c.reason,
+        message: c.message,
+      });
+    const ready = rsp.desired?.composite?.ready;
+    if (ready === 1 || ready === 2)
+      byType.set('Ready', {
+        type: 'Ready',
+        status: ready === 1 ? 'True' : 'False',
+        reason: ready === 1 ? 'Available' : 'Creating',
+      });
+    if (status) this.xr = { ...this.xr, status: { ...status, conditions: [...byType.values()] } };
   }
 
   /** A Deployment's controller has brought `available` replicas up for its current spec. */

@@ -22,6 +22,10 @@
 //   volume's and the claim's capacity. (XFS, not ext4: growing a mounted
 //   ext4 needs CAP_SYS_RESOURCE, which this machine does not give.)
 //
+// All of it runs in passes woken by watches of the revisions, the claims and
+// the StorageClasses (a claim asking for more wakes the resizer), with a pass
+// at least every 30 s, as a controller's resync.
+//
 //   node dist/test/support/stand-ins.js --kubeconfig=F --function-endpoint=HOST:PORT --function-certs=DIR
 //                                       [--volumes=DIR --node=NAME]
 import { execFileSync } from 'node:child_process';
@@ -31,6 +35,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, type Json, KubeClient } from './apiserver.js';
 import { CROSSPLANE_NAMESPACE, STAND_IN_PROVISIONER } from './control-plane.js';
+import { watchPath } from './watch.js';
 
 const FIELD_MANAGER = 'function-platform-stand-ins';
 
@@ -224,7 +229,8 @@ async function provisioner(client: KubeClient, real: Options['real']): Promise<v
 }
 
 /**
- * The resizer of real volumes: a bound claim of ours asking for more than its
+ * The resizer of real volumes, run in every pass (a claim asking for more is a
+ * change of the claims watched): a bound claim of ours asking for more than its
  * volume has gets it, the file system grown online, and then the volume and
  * the claim say the new capacity (what the external resizer and the kubelet's
  * node expansion write).
@@ -258,6 +264,16 @@ async function resizer(client: KubeClient, real: NonNullable<Options['real']>): 
   }
 }
 
+/** The collections whose changes call for a pass. */
+const WATCHED = [
+  '/apis/pkg.crossplane.io/v1/functionrevisions',
+  '/apis/pkg.crossplane.io/v1/providerrevisions',
+  '/api/v1/persistentvolumeclaims',
+  '/apis/storage.k8s.io/v1/storageclasses',
+];
+/** A pass runs at least this often, whatever the watches say (a missed event costs at most this). */
+const SAFETY_PASS_MS = 30_000;
+
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   const kc = new KubeConfig();
@@ -267,22 +283,52 @@ async function main(): Promise<void> {
     ['tls.crt', 'tls.key', 'ca.crt'].map((f) => [f, readFileSync(join(o.functionCerts, f)).toString('base64')]),
   );
   say('started', { endpoint: o.functionEndpoint });
+  // Woken by watches, as a controller is: a poll every 300 ms was most of the API server's requests at rest
+  // (about 18 a second), load a real package runtime or provisioner does not put on a cluster.
+  let dirty = true;
+  let wake: (() => void) | undefined;
+  const poke = () => {
+    dirty = true;
+    wake?.();
+  };
+  const watches = WATCHED.map((path) =>
+    watchPath(kc, path, poke, { onError: (e) => say('watch ended; starting again', { path, error: String(e) }) }),
+  );
   let stopping = false;
   process.on('SIGTERM', () => {
     stopping = true;
+    poke();
   });
   while (!stopping) {
-    const passes = [() => packageRuntime(client, o, certs), () => provisioner(client, o.real)];
-    if (o.real) passes.push(() => resizer(client, o.real!));
-    for (const pass of passes) {
-      try {
-        await pass();
-      } catch (e) {
-        say('pass failed; retrying', { error: (e as Error).message });
+    if (dirty) {
+      dirty = false;
+      const passes = [() => packageRuntime(client, o, certs), () => provisioner(client, o.real)];
+      if (o.real) passes.push(() => resizer(client, o.real!));
+      for (const pass of passes) {
+        try {
+          await pass();
+        } catch (e) {
+          say('pass failed; retrying', { error: (e as Error).message });
+          dirty = true;
+        }
       }
+      // Changes close together are taken in one pass.
+      await sleep(100);
+      continue;
     }
-    await sleep(300);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        dirty = true;
+        resolve();
+      }, SAFETY_PASS_MS);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    wake = undefined;
   }
+  for (const w of watches) w.stop();
   say('stopped');
 }
 

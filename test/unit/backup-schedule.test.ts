@@ -12,7 +12,17 @@ import type { Obj } from '../../src/kube.js';
 import { guardNothingLost } from '../../src/safety.js';
 import { firedAtOrBefore, nextFiring } from '../../src/spec/cron.js';
 import { healthyStatus } from '../support/observed-state.js';
-import { asObserved, call, databaseXr, desiredOf, fatalOf, OBJECT_STORE, statusOf } from '../support/database.js';
+import {
+  answered,
+  asObserved,
+  call,
+  databaseXr,
+  desiredOf,
+  fatalOf,
+  OBJECT_STORE,
+  statusOf,
+  storeCredentials,
+} from '../support/database.js';
 
 let clock = new Date('2026-12-02T03:05:00Z');
 const restore = setClock(() => clock);
@@ -214,6 +224,80 @@ describe('Database: a DatabaseBackup per due slot', () => {
     const off = call(databaseXr({ backup: { enabled: false } }, { bare: true }), observe(rsp));
     assert.equal(statusOf(off)['ready'], true, String(statusOf(off)['message']));
     assert.equal(condition(off, 'BackupHealthy')?.reason, 'BackupsDisabled');
+  });
+});
+
+// Issue 26: a two-line Database read as still being created (phase Provisioning) while it served, and
+// placeholder credentials for the object store were taken without a word.
+describe('Database: what is true when only backups hold it back', () => {
+  test('a two-line Database that serves is Degraded, saying it accepts connections and why backups cannot run', () => {
+    clock = new Date('2026-12-02T03:05:00Z');
+    const xr = databaseXr({ engine: 'postgres', storageGB: 5 }, { bare: true, name: 'payments' });
+    const first = call(xr);
+    assert.equal(statusOf(first)['phase'], 'Provisioning', 'not serving yet');
+    const served = call(xr, observe(first));
+    assert.equal(statusOf(served)['ready'], false, 'readiness is not changed here');
+    assert.equal(statusOf(served)['phase'], 'Degraded');
+    assert.match(
+      String(statusOf(served)['message']),
+      /^backups have nowhere to go: set spec\.backup\.objectStore .*; postgres 17 accepts connections at payments-db\.team-a\.svc\.cluster\.local:5432 meanwhile$/,
+    );
+    assert.equal(condition(served, 'DatabaseReady')?.reason, 'NoObjectStore');
+    assert.match(
+      warnings(served, 'NoObjectStore')[0]?.message ?? '',
+      /^backups have nowhere to go/,
+      'a warning says how to fix it',
+    );
+  });
+
+  test('the store credentials: a placeholder, a key missing or no Secret is said, naming the Secret and keys, never a value', () => {
+    const xr = servingXr();
+    const observed = observe(call(xr));
+    const withSecret = (secret: Obj | undefined) =>
+      call(xr, observed, answered({ 'backup-store-credentials': secret ? [secret] : [] }));
+    const cases: Array<[string, Obj | undefined, RegExp]> = [
+      [
+        'placeholders',
+        storeCredentials({ AWS_ACCESS_KEY_ID: 'replace-me', AWS_SECRET_ACCESS_KEY: 'replace-me' }),
+        /^Secret backup-store \(spec\.backup\.objectStore\.credentialsSecretRef\) holds a placeholder, not a credential, in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/,
+      ],
+      [
+        'one placeholder',
+        storeCredentials({ AWS_SECRET_ACCESS_KEY: 'changeme' }),
+        /holds a placeholder, not a credential, in AWS_SECRET_ACCESS_KEY:/,
+      ],
+      [
+        'a key missing',
+        (() => {
+          const s = storeCredentials();
+          delete (s['data'] as Obj)['AWS_SECRET_ACCESS_KEY'];
+          return s;
+        })(),
+        /^Secret backup-store \(spec\.backup\.objectStore\.credentialsSecretRef\) has no AWS_SECRET_ACCESS_KEY/,
+      ],
+      [
+        'no Secret',
+        undefined,
+        /^Secret backup-store \(spec\.backup\.objectStore\.credentialsSecretRef\) does not exist in namespace team-a/,
+      ],
+    ];
+    for (const [what, secret, message] of cases) {
+      const rsp = withSecret(secret);
+      assert.equal(fatalOf(rsp), undefined, what);
+      assert.match(warnings(rsp, 'BackupCredentials')[0]?.message ?? '', message, what);
+      assert.equal(condition(rsp, 'BackupHealthy')?.reason, 'BackupCredentials', what);
+      assert.match(condition(rsp, 'BackupHealthy')?.message ?? '', message, what);
+      assert.equal(statusOf(rsp)['ready'], true, `${what}: the database still serves`);
+      const said = JSON.stringify([rsp.results, rsp.conditions, statusOf(rsp)]);
+      assert.doesNotMatch(said, /replace-me|changeme|AKIAEXAMPLESTORE01|k3y-of-the-store/, `${what}: no value echoed`);
+    }
+    const good = withSecret(storeCredentials());
+    assert.deepEqual(warnings(good, 'BackupCredentials'), []);
+    assert.notEqual(condition(good, 'BackupHealthy')?.reason, 'BackupCredentials');
+    assert.doesNotMatch(
+      JSON.stringify([good.results, good.conditions, statusOf(good)]),
+      /AKIAEXAMPLESTORE01|k3y-of-the-store/,
+    );
   });
 });
 

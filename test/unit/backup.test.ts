@@ -136,6 +136,20 @@ describe('a DatabaseBackup of an in-cluster Database: a dump Job to object stora
     );
     assert.equal(statusOf(running)['phase'], 'Running');
     assert.equal(statusOf(running)['startedAt'], '2026-12-02T03:00:05Z');
+    // Issue 26: a backup that runs names the Job and its pod to look at.
+    const runningPod = { ...pod('orders-before-migration-a1', {}), status: { phase: 'Running' } };
+    const named = call(
+      backupXr(statusOf(first)),
+      asObserved(first, () => jobStatus(undefined)),
+      {
+        ...db,
+        ...answered({ pod: [runningPod] }),
+      },
+    );
+    assert.equal(
+      statusOf(named)['message'],
+      'dumping Database orders to s3://team-a-backups/prod/orders/orders-before-migration.dump; Job orders-before-migration-a1 runs it (pod orders-before-migration-a1-x1: Running), its logs: kubectl logs -n team-a job/orders-before-migration-a1 --all-containers',
+    );
     const report = {
       reason: 'Completed',
       exitCode: 0,

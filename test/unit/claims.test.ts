@@ -63,16 +63,33 @@ describe('claims mode', () => {
     const kinds = out.resources
       .map((o) => String((((o['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj)['kind']))
       .sort();
-    assert.deepEqual(kinds, ['Deployment', 'PodDisruptionBudget', 'Service']);
+    // The budget comes once the Deployment is available (issue 26), wrapped the same way.
+    assert.deepEqual(kinds, ['Deployment', 'Service']);
+    const loop = new Loop(xr);
+    loop.apply(loop.call());
+    loop.rollOut('deployment-blue');
+    loop.call();
+    assert.deepEqual(loop.desiredKeys(), ['deployment-blue', 'pdb', 'service']);
+    const budget = loop.last!.desired!.resources['pdb']!.resource as Obj;
+    assert.equal(budget['kind'], 'Object');
+    assert.equal(
+      ((((budget['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj)['metadata'] as Obj)['namespace'],
+      'team-b',
+    );
   });
 
   test('Object names cannot collide between namespaces, nor between kinds of the same name', () => {
-    const names = (ns: string) =>
-      render(inMode('claims', 'Widget', 'web', ns, { size: 2 })).resources.map((o) =>
-        String((o['metadata'] as Obj)['name']),
-      );
+    // With the budget, which shares the Service's name (it comes once the Deployment is available).
+    const names = (ns: string) => {
+      const loop = new Loop(inMode('claims', 'Widget', 'web', ns, { size: 2 }));
+      loop.apply(loop.call());
+      loop.rollOut('deployment-blue');
+      const rsp = loop.call();
+      return Object.values(rsp.desired!.resources).map((r) => String(((r.resource as Obj)['metadata'] as Obj)['name']));
+    };
     const a = names('team-a');
     const b = names('team-b');
+    assert.equal(a.length, 3, `Deployment, Service and budget: ${a.join(', ')}`);
     assert.equal(new Set(a).size, a.length, `unique within one claim: ${a.join(', ')}`);
     assert.deepEqual(
       a.filter((n) => b.includes(n)),
@@ -107,6 +124,8 @@ describe('claims mode', () => {
     assert.equal(loop.status()['ready'], false, 'every Object reports Ready, but the Deployment has 1/3');
     assert.equal(loop.status()['message'], 'Deployment web-blue: 1/3 replicas available');
     loop.rollOut('deployment-blue');
+    loop.apply(loop.call()); // The budget comes now (issue 26); ready once its controller has seen it.
+    loop.settle();
     loop.call();
     assert.equal(loop.status()['ready'], true);
   });

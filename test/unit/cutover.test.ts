@@ -304,6 +304,82 @@ describe('a DatabaseRestore of a Database in a StatefulSet', () => {
     assert.equal(w.observed.has('statefulset-r1'), false);
   });
 
+  // Issue 26: a refused request at the front of the queue held every later one (the Database kept naming it).
+  test('a refused request holds nothing up: the oldest one that can be done starts; the queue is named in order', () => {
+    const w = servingDatabase();
+    w.pool.push(
+      restoreRequest('undo-tuesday', { pointInTime: '2026-12-01T09:30:00Z' }, '2026-12-02T09:00:00Z'),
+      restoreRequest('back-to-0300', { fromBackup: { name: 'never-taken' } }, '2026-12-02T09:01:00Z'),
+      restoreRequest('valid', { fromBackup: { name: 'orders-db-202612020300' } }, '2026-12-02T09:02:00Z'),
+      restoreRequest('later', { fromBackup: { name: 'orders-db-202612020300' } }, '2026-12-02T09:03:00Z'),
+    );
+    w.jobs = 'running';
+    const rsp = w.step();
+    assert.ok(w.observed.has('statefulset-r1'), 'the valid request is being built');
+    assert.equal(str(w.observed.get('statefulset-r1'), 'metadata', 'labels', 'function-platform.dev/restore'), 'valid');
+    const restore = w.status()['restore'] as Obj;
+    assert.equal(restore['name'], 'valid');
+    assert.equal(restore['phase'], 'Restoring');
+    assert.deepEqual(restore['waiting'], ['later']);
+    assert.match(String(restore['message']), /; waiting after it: later$/);
+    const refused = rsp.results.filter((r) => r.reason === 'RestoreRefused').map((r) => r.message);
+    assert.equal(refused.length, 2);
+    assert.match(
+      refused[0]!,
+      /^DatabaseRestore undo-tuesday cannot be done: spec\.pointInTime: a Database in a StatefulSet/,
+    );
+    assert.match(
+      refused[1]!,
+      /^DatabaseRestore back-to-0300 cannot be done: spec\.fromBackup\.name names DatabaseBackup never-taken/,
+    );
+    // Through to the switch, then the next; the refused ones never run.
+    w.jobs = 'complete';
+    for (let i = 0; i < 14; i++) w.step();
+    assert.deepEqual(
+      (w.status()['restores'] as Obj[]).map((r) => r['name']),
+      ['valid', 'later'],
+    );
+    assert.equal((w.status()['restore'] as Obj)['name'], 'undo-tuesday', 'the refusal is what is left to read');
+    assert.equal((w.status()['restore'] as Obj)['phase'], 'Failed');
+  });
+
+  test('property: whatever the order of refused and valid requests, the oldest valid one is built and none is refused for another', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('valid', 'point', 'missing', 'other', 'failed'), { minLength: 1, maxLength: 6 }),
+        (kinds) => {
+          const w = servingDatabase();
+          w.pool.push(
+            backup('other-db-1', 'other'),
+            backup('failed-1', 'orders', { phase: 'Failed', restorable: false }),
+          );
+          const specs: Record<string, Obj> = {
+            valid: { fromBackup: { name: 'orders-db-202612020300' } },
+            point: { pointInTime: '2026-12-02T09:30:00Z' },
+            missing: { fromBackup: { name: 'missing' } },
+            other: { fromBackup: { name: 'other-db-1' } },
+            failed: { fromBackup: { name: 'failed-1' } },
+          };
+          for (const [i, k] of kinds.entries())
+            w.pool.push(restoreRequest(`r${i}-${k}`, specs[k]!, `2026-12-02T09:0${i}:00Z`));
+          w.jobs = 'running';
+          const rsp = w.step();
+          const first = kinds.indexOf('valid');
+          const built = str(w.observed.get('statefulset-r1'), 'metadata', 'labels', 'function-platform.dev/restore');
+          assert.equal(built, first < 0 ? undefined : `r${first}-valid`);
+          const refused = rsp.results.filter((r) => r.reason === 'RestoreRefused').length;
+          assert.equal(refused, kinds.filter((k) => k !== 'valid').length);
+          const waiting = ((w.status()['restore'] as Obj | undefined)?.['waiting'] as string[] | undefined) ?? [];
+          assert.deepEqual(
+            waiting,
+            kinds.flatMap((k, i) => (k === 'valid' && i !== first ? [`r${i}-valid`] : [])),
+          );
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
   test('property: stopped and resumed anywhere, with controllers lagging at random, it converges to the switch and never drops data', () => {
     fc.assert(
       fc.property(

@@ -464,8 +464,12 @@ describe('a CloudNativePG Database that grows', () => {
     const observed = asObserved(call(databaseXr(spec), [], answered({ 'cnpg-crd': [crd] })), (_k, obj) =>
       healthyStatus(obj),
     );
-    const grow = (claims: Obj[]) =>
-      call(databaseXr({ ...spec, storageGB: 40 }), observed, answered({ 'cnpg-crd': [crd], 'cnpg-claims': claims }));
+    const grow = (claims: Obj[], status?: Obj) =>
+      call(
+        databaseXr({ ...spec, storageGB: 40 }, status ? { status } : {}),
+        observed,
+        answered({ 'cnpg-crd': [crd], 'cnpg-claims': claims }),
+      );
     const half = grow([pvc('orders-db-1', 40), pvc('orders-db-2', 20)]);
     assert.equal(fatalOf(half), undefined, fatalOf(half)?.message);
     const manifest = ((desiredOf(half, 'cnpg-cluster')!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj;
@@ -475,8 +479,48 @@ describe('a CloudNativePG Database that grows', () => {
     assert.deepEqual(statusOf(half)['storage'], { requestedGB: 40, capacityGB: 20 });
     // A new standby's claim, not bound yet, has no size to count.
     const unbound = { ...pvc('orders-db-3', 0), status: { phase: 'Pending' } };
-    const done = grow([pvc('orders-db-1', 40), pvc('orders-db-2', 40), unbound]);
+    // The status the half-way call wrote is what the next one reads (issue 26: Resized is said of volumes that grew).
+    const done = grow([pvc('orders-db-1', 40), pvc('orders-db-2', 40), unbound], statusOf(half));
     assert.equal(statusOf(done)['phase'], 'Ready');
     assert.equal(done.conditions.find((c) => c.type === 'StorageResized')?.reason, 'Resized');
+    // A Cluster made at its size was never resized: nothing is said of it.
+    const fresh = call(
+      databaseXr(spec),
+      observed,
+      answered({ 'cnpg-crd': [crd], 'cnpg-claims': [pvc('orders-db-1', 20)] }),
+    );
+    assert.equal(
+      fresh.conditions.find((c) => c.type === 'StorageResized'),
+      undefined,
+    );
+  });
+});
+
+// Issue 26: `StorageResized=True Resized: volume data-payments-db-0 has 5Gi` on a brand-new Database.
+describe('StorageResized says only what happened', () => {
+  test('a new StatefulSet volume at the size asked: no StorageResized; once grown: Resized', () => {
+    const xr = databaseXr({ engine: 'postgres', storageGB: 5 });
+    const observed = asObserved(call(xr), (_k, obj) => healthyStatus(obj));
+    const claim = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data-orders-db-0', namespace: 'team-a' },
+      spec: { storageClassName: 'standard', resources: { requests: { storage: '5Gi' } } },
+      status: { phase: 'Bound', capacity: { storage: '5Gi' } },
+    };
+    const cls = {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: 'standard' },
+      allowVolumeExpansion: true,
+    };
+    const fresh = call(xr, observed, answered({ 'data-claim': [claim], 'storage-class': [cls] }));
+    assert.equal(fatalOf(fresh), undefined, fatalOf(fresh)?.message);
+    assert.equal(
+      fresh.conditions.find((c) => c.type === 'StorageResized'),
+      undefined,
+      'nothing was resized',
+    );
+    assert.deepEqual(statusOf(fresh)['storage'], { requestedGB: 5, capacityGB: 5 }, 'the size is still reported');
   });
 });

@@ -2,7 +2,12 @@
 // composite, Fatal results always, and a new reason starting a new story.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type RunFunctionResponse, Severity, Target } from '@crossplane-org/function-sdk-typescript';
+import {
+  type RunFunctionRequest,
+  type RunFunctionResponse,
+  Severity,
+  Target,
+} from '@crossplane-org/function-sdk-typescript';
 import { EventMemory } from '../../src/events.js';
 
 const result = (severity: Severity, reason: string, message = `${reason} happened`) => ({
@@ -53,6 +58,54 @@ describe('event memory', () => {
     assert.equal(m.filter('u2', rsp(result(Severity.SEVERITY_NORMAL, 'Available'))).results.length, 1);
     assert.equal(m.filter(undefined, rsp(result(Severity.SEVERITY_NORMAL, 'Available'))).results.length, 1);
     assert.equal(m.filter(undefined, rsp(result(Severity.SEVERITY_NORMAL, 'Available'))).results.length, 1);
+  });
+
+  // Issue 26: a Database asks for required resources on every reconcile; the first call's results, which
+  // Crossplane drops, were remembered as said, and the last call's (the ones it emits) were filtered out.
+  test('only the answer Crossplane acts on counts: one asking for what the request did not answer says nothing', () => {
+    const m = new EventMemory();
+    const asking = (answered: boolean) => {
+      const r = rsp(
+        result(Severity.SEVERITY_NORMAL, 'Available'),
+        result(Severity.SEVERITY_WARNING, 'NoObjectStore'),
+        result(Severity.SEVERITY_FATAL, 'InvalidSpec'),
+      );
+      r.requirements = {
+        extraResources: {},
+        resources: { 'database-restores': { apiVersion: 'example.com/v1', kind: 'DatabaseRestore' } },
+        schemas: {},
+      } as RunFunctionResponse['requirements'];
+      const req = (answered
+        ? { requiredResources: { 'database-restores': { items: [] } } }
+        : {}) as unknown as RunFunctionRequest;
+      return m.filter('u1', r, req);
+    };
+    assert.deepEqual(
+      reasons(asking(false)),
+      [`${Severity.SEVERITY_FATAL}:InvalidSpec`],
+      'a first call: only Fatal passes',
+    );
+    assert.deepEqual(
+      reasons(asking(true)),
+      [
+        `${Severity.SEVERITY_NORMAL}:Available`,
+        `${Severity.SEVERITY_WARNING}:NoObjectStore`,
+        `${Severity.SEVERITY_FATAL}:InvalidSpec`,
+      ],
+      'the last call of the reconcile says it',
+    );
+    assert.deepEqual(reasons(asking(true)), [`${Severity.SEVERITY_FATAL}:InvalidSpec`], 'and it is said once');
+    // v1 answers in extra_resources.
+    const v1 = rsp(result(Severity.SEVERITY_NORMAL, 'Provisioning'));
+    v1.requirements = {
+      extraResources: { db: { apiVersion: 'v1', kind: 'X' } },
+      resources: {},
+      schemas: {},
+    } as RunFunctionResponse['requirements'];
+    assert.equal(
+      m.filter('u2', v1, { extraResources: { db: { items: [] } } } as unknown as RunFunctionRequest).results.length,
+      1,
+    );
   });
 
   test('the memory forgets after its time', async () => {

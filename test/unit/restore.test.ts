@@ -420,26 +420,22 @@ describe('the DatabaseRestore blueprint', () => {
     assert.equal(fatalOf(switched), undefined, fatal(switched));
     assert.equal(statusOf(switched)['phase'], 'Switched');
     assert.equal(statusOf(switched)['ready'], true);
+    assert.equal(
+      statusOf(switched)['message'],
+      'switched Database orders to orders-db-r1; orders-db is kept for you to delete (status.kept)',
+      'a sentence, also when the Database keeps it only in its history',
+    );
     assert.deepEqual(statusOf(switched)['kept'], [kept]);
   });
 
-  test('refused with Fatal, naming the field', () => {
-    const db = clusterDb();
+  // Issue 26: a request that cannot be done against the Database as it is was a Fatal answer, so the reason
+  // showed only in `kubectl describe`; it is now phase Refused with the reason in status (a column), and a warning.
+  test('a spec that is not valid is Fatal, naming the field', () => {
     const cases: Array<[string, RunFunctionResponse, RegExp]> = [
-      [
-        'point in time of a StatefulSet',
-        call(restoreXr({ pointInTime: '2026-12-01T09:30:00Z' }), [], answered({ database: [db] })),
-        /spec\.pointInTime: a Database in a StatefulSet restores from dumps/,
-      ],
       [
         'both',
         call(restoreXr({ pointInTime: '2026-12-01T09:30:00Z', fromBackup: { name: 'x' } })),
         /spec needs exactly one of fromBackup and pointInTime/,
-      ],
-      [
-        'missing backup',
-        call(restoreXr({ fromBackup: { name: 'nope' } }), [], answered({ database: [db], backup: [] })),
-        /spec\.fromBackup\.name names DatabaseBackup nope, which does not exist in this namespace/,
       ],
       [
         'changed',
@@ -448,5 +444,86 @@ describe('the DatabaseRestore blueprint', () => {
       ],
     ];
     for (const [what, rsp, message] of cases) assert.match(fatal(rsp), message, what);
+  });
+
+  test('one that cannot be done as things are is Refused, naming the field in status and a warning; nothing composed', () => {
+    const db = clusterDb();
+    const cases: Array<[string, RunFunctionResponse, RegExp]> = [
+      [
+        'point in time of a StatefulSet',
+        call(restoreXr({ pointInTime: '2026-12-01T09:30:00Z' }), [], answered({ database: [db] })),
+        /^refused: spec\.pointInTime: a Database in a StatefulSet restores from dumps/,
+      ],
+      [
+        'missing backup',
+        call(restoreXr({ fromBackup: { name: 'nope' } }), [], answered({ database: [db], backup: [] })),
+        /^refused: spec\.fromBackup\.name names DatabaseBackup nope, which does not exist in this namespace/,
+      ],
+      [
+        'a backup still running',
+        call(
+          restoreXr({ fromBackup: { name: 'orders-db-202612020300' } }),
+          [],
+          answered({ database: [db], backup: [backup({ phase: 'Running', restorable: false })] }),
+        ),
+        /^refused: spec\.fromBackup\.name: DatabaseBackup orders-db-202612020300 is Running and not restorable/,
+      ],
+    ];
+    for (const [what, rsp, message] of cases) {
+      assert.equal(fatalOf(rsp), undefined, `${what}: ${fatal(rsp)}`);
+      assert.equal(statusOf(rsp)['phase'], 'Refused', what);
+      assert.equal(statusOf(rsp)['ready'], false, what);
+      assert.match(String(statusOf(rsp)['message']), message, what);
+      const warned = rsp.results.find((x) => x.severity === Severity.SEVERITY_WARNING && x.reason === 'RestoreRefused');
+      assert.match(warned?.message ?? '', message, `${what}: a warning event`);
+      assert.deepEqual(Object.keys(rsp.desired?.resources ?? {}), [], `${what}: nothing composed`);
+    }
+    // Judged again on every call: once the backup is Completed, it waits for the Database like any other.
+    const later = call(
+      restoreXr(
+        { fromBackup: { name: 'orders-db-202612020300' } },
+        { phase: 'Refused', requested: 'fromBackup orders-db-202612020300' },
+      ),
+      [],
+      answered({ database: [db], backup: [backup()] }),
+    );
+    assert.equal(statusOf(later)['phase'], 'Pending');
+  });
+
+  test('a waiting one says exactly what it waits behind', () => {
+    const waitsFor = (status: Obj, name = 'orders-undo') =>
+      String(
+        statusOf(
+          call(
+            {
+              ...restoreXr({ fromBackup: { name: 'orders-db-202612020300' } }),
+              metadata: { name, namespace: NAMESPACE, uid: `uid-${name}` },
+            },
+            [],
+            answered({ database: [clusterDb(status)], backup: [backup()] }),
+          ),
+        )['message'],
+      );
+    const restoring = {
+      ready: true,
+      phase: 'Restoring',
+      restore: { name: 'first', phase: 'Restoring', instance: 'orders-db-r1', waiting: ['second', 'orders-undo'] },
+    };
+    assert.equal(
+      waitsFor(restoring),
+      'waiting for Database orders to start the restore after DatabaseRestore first (which is restoring it into orders-db-r1), then second; this one starts once second has switched',
+    );
+    assert.equal(
+      waitsFor(restoring, 'second'),
+      'waiting for Database orders to start the restore after DatabaseRestore first (which is restoring it into orders-db-r1); this one starts once first has switched',
+    );
+    assert.match(
+      waitsFor({ ready: false, phase: 'Provisioning', message: 'StatefulSet orders-db: 0/1 replicas ready' }),
+      /^waiting for Database orders to start the restore once it serves \(it is Provisioning: StatefulSet orders-db: 0\/1 replicas ready\)$/,
+    );
+    assert.match(
+      waitsFor({ ready: true, phase: 'Ready' }),
+      /^waiting for Database orders to start the restore \(it does at its next reconcile/,
+    );
   });
 });

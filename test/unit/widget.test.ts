@@ -21,10 +21,12 @@ const selectorColor = (svc: Obj | undefined) =>
   ((svc!['spec'] as Obj)['selector'] as Obj)['function-platform.dev/color'];
 
 describe('Widget blueprint', () => {
-  test('the seed composes a 42-replica Deployment, a Service and a PDB, none ready yet', () => {
+  // Issue 26: the budget came with the Deployment, and the disruption controller rewrote it for every pod that came
+  // up (41 watch events of the circuit breaker's 100 for the seed); it comes once the Deployment is available.
+  test('the seed composes a 42-replica Deployment and a Service, none ready yet; the PDB once it is available', () => {
     const loop = new Loop(seed);
     const rsp = loop.call();
-    assert.deepEqual(loop.desiredKeys(), ['deployment-blue', 'pdb', 'service']);
+    assert.deepEqual(loop.desiredKeys(), ['deployment-blue', 'service']);
     const dep = loop.desired('deployment-blue')!;
     assert.equal((dep['spec'] as Obj)['replicas'], 42);
     assert.equal((dep['metadata'] as Obj)['name'], 'my-widget-blue');
@@ -37,6 +39,17 @@ describe('Widget blueprint', () => {
     assert.equal(status['message'], 'Deployment my-widget-blue: not created yet');
     assert.equal(status['url'], 'http://my-widget.team-a.svc.cluster.local:8080');
     assert.equal(status['activeColor'], undefined, 'no Service observed yet, so no color is live');
+    loop.apply(rsp);
+    loop.rollOut('deployment-blue', 30);
+    loop.apply(loop.call());
+    assert.deepEqual(loop.desiredKeys(), ['deployment-blue', 'service'], 'no budget while it rolls out');
+    loop.rollOut('deployment-blue');
+    loop.apply(loop.call());
+    assert.deepEqual(loop.desiredKeys(), ['deployment-blue', 'pdb', 'service']);
+    assert.equal(loop.status()['ready'], false, 'ready once the budget is observed');
+    loop.rollOut('deployment-blue', 41);
+    loop.apply(loop.call());
+    assert.deepEqual(loop.desiredKeys(), ['deployment-blue', 'pdb', 'service'], 'and then it stays');
   });
 
   test('size 1 composes no PodDisruptionBudget; defaults fill the rest', () => {
@@ -67,6 +80,9 @@ describe('Widget blueprint', () => {
         autoscale: { maxSize: 10 },
       }),
     );
+    loop.apply(loop.call());
+    assert.deepEqual(loop.desiredKeys(), ['deployment-green', 'hpa', 'ingress', 'service']);
+    loop.rollOut('deployment-green');
     loop.call();
     assert.deepEqual(loop.desiredKeys(), ['deployment-green', 'hpa', 'ingress', 'pdb', 'service']);
     const hpa = loop.desired('hpa')!['spec'] as Obj;
@@ -107,6 +123,19 @@ describe('Widget blueprint', () => {
     loop.apply(loop.call());
     loop.rollOut('deployment-blue');
     loop.settle();
+    loop.apply(loop.call()); // The budget comes once blue is available (issue 26); its controller catches up.
+    loop.settle();
+    // Issue 26: status.ready turns first; READY and the condition on the next call, once the XR shows it.
+    const turning = loop.call();
+    assert.equal(loop.status()['ready'], true);
+    assert.equal(turning.desired!.composite!.ready, Ready.READY_FALSE, 'READY as the XR shows it, for one call');
+    assert.deepEqual(turning.conditions, [], 'conditions stay as they are on the call that turns status.ready');
+    assert.equal(
+      turning.meta?.ttl?.seconds,
+      2,
+      'and the call that turns them comes soon, even if its event is dropped',
+    );
+    loop.apply(turning);
     const rsp = loop.call();
     assert.equal(loop.status()['ready'], true);
     assert.equal(loop.status()['activeColor'], 'blue');
@@ -125,6 +154,10 @@ describe('Widget blueprint', () => {
     assert.equal(loop.last!.results.length, 0, 'same reason as observed: no new event');
     loop.rollOut('deployment-blue');
     loop.settle();
+    loop.apply(loop.call()); // The budget comes once blue is available (issue 26); its controller catches up.
+    loop.settle();
+    loop.apply(loop.call());
+    assert.equal(loop.last!.results.length, 0, 'status.ready turned: the event comes with the condition');
     loop.apply(loop.call());
     assert.deepEqual(
       loop.last!.results.map((r) => r.reason),
@@ -136,6 +169,8 @@ describe('Widget blueprint', () => {
     const loop = new Loop(seed);
     loop.apply(loop.call());
     loop.rollOut('deployment-blue');
+    loop.settle();
+    loop.apply(loop.call()); // The budget comes once blue is available (issue 26); its controller catches up.
     loop.settle();
     loop.apply(loop.call());
     assert.equal(loop.status()['ready'], true);
@@ -165,11 +200,62 @@ describe('Widget blueprint', () => {
 
     // The switch is observed: blue leaves desired state, and the Widget is ready on green.
     loop.settle();
+    // Issue 26: status first, then READY; blue goes once the Widget shows both on green (one call each).
+    loop.apply(loop.call());
+    assert.equal(loop.status()['activeColor'], 'green');
+    assert.equal(loop.status()['ready'], true);
+    assert.equal(loop.last!.desired!.composite!.ready, Ready.READY_FALSE, 'READY follows a call later');
+    assert.ok(loop.desiredKeys().includes('deployment-blue'), 'blue stays until the Widget shows READY on green');
+    assert.equal(loop.last!.desired!.resources['deployment-blue']!.ready, Ready.READY_TRUE, 'and holds nothing up');
+    loop.apply(loop.call());
+    assert.equal(loop.last!.desired!.composite!.ready, Ready.READY_TRUE);
     loop.apply(loop.call());
     assert.deepEqual(loop.desiredKeys(), ['deployment-green', 'pdb', 'service']);
     assert.equal(loop.status()['activeColor'], 'green');
     assert.equal(loop.status()['ready'], true);
     assert.equal(loop.status()['availableReplicas'], 42);
+  });
+
+  // Issue 26: the budget moved to the new color a call after the switch, so the Widget went READY True, then
+  // False while the disruption controller caught up with the new selector, then True again.
+  test('after the switch READY stays True: the budget moves with the Service, even with the disruption controller a call behind', () => {
+    const loop = new Loop(seed);
+    loop.apply(loop.call());
+    loop.rollOut('deployment-blue');
+    loop.settle();
+    loop.apply(loop.call()); // The budget comes once blue is available (issue 26); its controller catches up.
+    loop.settle();
+    loop.apply(loop.call());
+    loop.xr = { ...loop.xr, spec: { color: 'green', size: 42 } };
+    loop.apply(loop.call());
+    loop.rollOut('deployment-green');
+    const ready: boolean[] = [];
+    // The disruption controller sees each budget one call after it was applied.
+    let pending: Obj | undefined;
+    for (let i = 0; i < 5; i++) {
+      const rsp = loop.call();
+      if (selectorColor(loop.desired('service')) === 'green')
+        assert.equal(
+          (((loop.desired('pdb')!['spec'] as Obj)['selector'] as Obj)['matchLabels'] as Obj)[
+            'function-platform.dev/color'
+          ],
+          'green',
+          'the budget follows the Service in the same answer',
+        );
+      ready.push(loop.status()['ready'] === true);
+      loop.apply(rsp);
+      const pdb = loop.observed.get('pdb')!;
+      if (pending) pdb['status'] = { observedGeneration: pending['generation'] };
+      pending = { generation: (pdb['metadata'] as Obj)['generation'] };
+    }
+    const first = ready.indexOf(true);
+    assert.ok(first >= 0, `ready on green at last: ${ready.join(', ')}`);
+    assert.deepEqual(
+      ready.slice(first),
+      ready.slice(first).map(() => true),
+      `READY went back: ${ready.join(', ')}`,
+    );
+    assert.equal(loop.status()['activeColor'], 'green');
   });
 
   test('changing color and image together leaves the live pods untouched', () => {
@@ -223,6 +309,8 @@ describe('Widget blueprint', () => {
       'before anything is live, start at size',
     );
     loop.rollOut('deployment-blue');
+    loop.settle();
+    loop.apply(loop.call()); // The budget comes once blue is available (issue 26); its controller catches up.
     loop.settle();
     loop.apply(loop.call());
     assert.equal(

@@ -10,10 +10,10 @@
 // and never a pinned one: the one exception the nothing-lost guard makes.
 import { jobOf } from '../../kinds/batch.js';
 import { type DatabaseBackup, type DatabaseBackupView, databaseBackupOf } from '../../kinds/platform.js';
-import { str, type Obj } from '../../kube.js';
+import { record, str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import { firedAtOrBefore, nextFiring } from '../../spec/cron.js';
-import type { Desired } from '../blueprint.js';
+import type { Desired, Requirement } from '../blueprint.js';
 import { storePath } from '../lifecycle/commands.js';
 import { appName, baseName, type DatabaseInput, type ResolvedSpec } from '../lifecycle/database.js';
 import { removeJob } from '../lifecycle/jobs.js';
@@ -92,9 +92,41 @@ function backupObject(input: DatabaseInput, stamp: string): DatabaseBackup {
   };
 }
 
+/** Required resource: the object store's credentials Secret, to say when it cannot work (never to echo it). */
+export const STORE_CREDENTIALS = 'backup-store-credentials';
+/** The keys a dump and CloudNativePG's plugin read from it. */
+const CREDENTIAL_KEYS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
+/** Values that stand where a credential should be: the examples' `replace-me` and its kind. */
+const PLACEHOLDER = /^(?:|replace[-_ ]?me|change[-_ ]?me|todo|placeholder|example|x{3,}|\*+|<[^>]*>)$/i;
+
+/**
+ * What is wrong with the store's credentials Secret as read, if anything:
+ * missing, a key missing, or a value that is a placeholder. Names the Secret
+ * and the keys, never a value.
+ */
+export function credentialsProblem(secret: Obj | undefined, name: string, namespace: string): string | undefined {
+  const where = `Secret ${name} (spec.backup.objectStore.credentialsSecretRef)`;
+  if (!secret) return `${where} does not exist in namespace ${namespace}: backups cannot write to the object store`;
+  const data = (record(secret, 'data') ?? {}) as Record<string, unknown>;
+  const value = (key: string): string | undefined =>
+    typeof data[key] === 'string'
+      ? Buffer.from(data[key] as string, 'base64')
+          .toString('utf8')
+          .trim()
+      : undefined;
+  const missing = CREDENTIAL_KEYS.filter((k) => value(k) === undefined);
+  if (missing.length > 0) return `${where} has no ${missing.join(' or ')}: backups cannot write to the object store`;
+  const placeholders = CREDENTIAL_KEYS.filter((k) => PLACEHOLDER.test(value(k) ?? ''));
+  if (placeholders.length > 0)
+    return `${where} holds a placeholder, not a credential, in ${placeholders.join(' and ')}: the object store will refuse every backup; put the store's own keys there`;
+  return undefined;
+}
+
 /** What the Database's backups compose and say on this call. */
 export interface BackupPlan {
   resources: Desired[];
+  /** The credentials Secret, read to say when it cannot work. */
+  requirements: Record<string, Requirement>;
   retiring: Array<{ key: string; why: string }>;
   /** status.backup */
   status: Obj;
@@ -109,7 +141,7 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
   const { now, owner } = input;
   const store = spec.backup.objectStore;
   const records = taken(input);
-  const out: BackupPlan = { resources: [], retiring: [], status: {}, health: HEALTHY, warnings: [] };
+  const out: BackupPlan = { resources: [], requirements: {}, retiring: [], status: {}, health: HEALTHY, warnings: [] };
 
   // Retention, over what was taken. Stay: the newest Completed one, pinned ones, the newest of all (its
   // slot says what was taken: dropped, the slot would be taken again), and a dump there is no store to remove from.
@@ -193,10 +225,23 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
     out.blocker =
       'backups have nowhere to go: set spec.backup.objectStore (bucket, region, credentialsSecretRef) to an S3 or S3-compatible store off this cluster, or set spec.backup.enabled: false';
     out.health = { ok: false, reason: 'NoObjectStore', message: out.blocker };
+    out.warnings.push({ reason: 'NoObjectStore', message: out.blocker });
     return out;
   }
   const next = nextFiring(spec.backup.schedule, now);
   if (next) out.status['nextScheduledTime'] = next.toISOString();
+  // The credentials: read (the answer stays in the function's memory of this call only) to say when they cannot
+  // work, before a backup fails on them.
+  const secretName = store.credentialsSecretRef.name;
+  out.requirements[STORE_CREDENTIALS] = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    matchName: secretName,
+    namespace: owner.namespace,
+  };
+  const answer = input.required.get(STORE_CREDENTIALS);
+  const credentials = answer === undefined ? undefined : credentialsProblem(answer[0], secretName, owner.namespace);
+  if (credentials) out.warnings.push({ reason: 'BackupCredentials', message: credentials });
 
   // The slot now due, and the one before it (one schedule period back).
   const [due, before] = firedAtOrBefore(spec.backup.schedule, now, 2);
@@ -232,6 +277,10 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
       reason: 'BackupFailed',
       message: `last backup failed: ${String(out.status['lastFailure'])}`,
     };
+    return out;
+  }
+  if (credentials) {
+    out.health = { ok: false, reason: 'BackupCredentials', message: credentials };
     return out;
   }
   out.health = lastSuccess

@@ -43,7 +43,10 @@ export function composeDatabase(r: Resolution, facts: ExternalFacts | undefined)
   // Its own status tells how a restore goes: the Job does not hold readiness by itself.
   if (restore.job) resources.push({ ...restore.job, independent: true });
   if (own.connection) resources.push(own.connection);
-  if (backups) resources.push(...backups.resources);
+  if (backups) {
+    resources.push(...backups.resources);
+    Object.assign(requirements, backups.requirements);
+  }
   resources.push(...gate.backups);
   return { resources, requirements, retiring: backups?.retiring ?? [], releasing: own.releasing };
 }

@@ -33,9 +33,14 @@ import type { DatabaseCall, Placement, Progress } from '../lifecycle/placements/
 import { judgeRequest } from '../lifecycle/restore-source.js';
 import { describeSource, type Source, type Window } from '../lifecycle/source.js';
 
-/** Required resources: the namespace's DatabaseRestores, and the backup the active one names. */
+/** Required resources: the namespace's DatabaseRestores, and the backup each waiting one names. */
 export const RESTORES = 'database-restores';
 export const CUTOVER_BACKUP = 'cutover-backup';
+
+/** The requirement that reads the DatabaseBackup `name` (one per backup named, so that answers never mix). */
+export function cutoverBackupKey(name: string): string {
+  return `${CUTOVER_BACKUP}:${name}`;
+}
 
 const RESTORES_KEPT_IN_STATUS = 10;
 
@@ -51,10 +56,17 @@ export interface CutoverPlan {
   /** Restores that switched, oldest first (status.restores), and what was kept (status.kept). */
   restores: Obj[];
   kept: string[];
-  /** A DatabaseRestore that cannot be done (its own answer says why, naming the field). */
-  refused?: { restore: string; why: string };
-  /** Other DatabaseRestores waiting for the active one. */
+  /**
+   * DatabaseRestores that cannot be done, oldest first (each one's own answer
+   * says why, naming the field). A refusal holds nothing up: the requests
+   * after it are judged as if it were not there, and it is judged again on
+   * every call until it starts (its backup may complete, or be made).
+   */
+  refused: Array<{ restore: string; why: string }>;
+  /** DatabaseRestores waiting for the active one (or for the Database to serve), in the order they will run. */
   queued: string[];
+  /** Some DatabaseBackup a waiting request names is not read yet (the first call of a reconcile). */
+  lookingUp?: boolean;
   /** A restore first seen switched on this call: the Database says so once. */
   justSwitched?: string;
   /** How far the cutover into `target` has come (the switch happens once it is ready). */
@@ -113,6 +125,7 @@ export function planCutover(
     release: [],
     restores,
     kept,
+    refused: [],
     queued: [],
   };
   // A restore is known by its name and uid: another of the same name, made later, is another restore.
@@ -144,40 +157,58 @@ export function planCutover(
     plan.justSwitched = liveBuilt.name;
   }
 
-  // The active restore: the oldest one requested that has not switched. A Database still being created
-  // (or made from a backup) restores nothing yet: its first instance is not serving.
+  // The active restore: the oldest one requested that has not switched and can be done. A Database still being
+  // created (or made from a backup) restores nothing yet: its first instance is not serving.
   const serving = created && judge(input.observed.get(keyOf(base, live))).ready;
-  for (const r of requested(input).filter((q) => !switched(q) && q.phase !== 'Switched')) {
+  const pending = requested(input).filter((q) => !switched(q) && q.phase !== 'Switched');
+  // Every backup named is asked for at once, so that one more call of the reconcile answers them all.
+  for (const r of pending) {
+    const backupName = str(r.spec, 'fromBackup', 'name');
+    if (backupName && !built.some((b) => b.generation !== live && same(b, r)))
+      plan.requirements[cutoverBackupKey(backupName)] = {
+        apiVersion: 'example.com/v1',
+        kind: 'DatabaseBackup',
+        matchName: backupName,
+        namespace: input.owner.namespace,
+      };
+  }
+  // The one being built goes on, whatever was requested before it: judged once, when it started, it is built from
+  // what was judged then, whatever happens to the backup or the window since.
+  for (const r of pending) {
     const building = built.find((b) => b.generation !== live && same(b, r));
-    if (plan.target || plan.refused || (!serving && !building)) {
+    if (!building) continue;
+    plan.target = {
+      restore: r.name,
+      ...(r.uid ? { uid: r.uid } : {}),
+      generation: building.generation,
+      source: sourceOf(building.meta, appName(input.owner), spec, placement),
+      from: building.meta.annotations[FROM_ANNOTATION] ?? 'its backup',
+    };
+    break;
+  }
+  let unanswered = false;
+  for (const r of pending) {
+    if (r.name === plan.target?.restore) continue;
+    if (unanswered || !serving) {
       plan.queued.push(r.name);
       continue;
     }
-    // Judged once, when it starts: what is being built is built from what was judged then, whatever
-    // happens to the backup or the window since.
-    if (building) {
-      plan.target = {
-        restore: r.name,
-        ...(r.uid ? { uid: r.uid } : {}),
-        generation: building.generation,
-        source: sourceOf(building.meta, appName(input.owner), spec, placement),
-        from: building.meta.annotations[FROM_ANNOTATION] ?? 'its backup',
-      };
+    const backupName = str(r.spec, 'fromBackup', 'name');
+    const answer = backupName ? input.required.get(cutoverBackupKey(backupName)) : undefined;
+    // Not answered yet (the first call of a reconcile): decided on the next call, in the same order.
+    if (backupName && answer === undefined) {
+      unanswered = true;
+      plan.lookingUp = true;
+      plan.queued.push(r.name);
       continue;
     }
     try {
-      const backupName = str(r.spec, 'fromBackup', 'name');
-      if (backupName)
-        plan.requirements[CUTOVER_BACKUP] = {
-          apiVersion: 'example.com/v1',
-          kind: 'DatabaseBackup',
-          matchName: backupName,
-          namespace: input.owner.namespace,
-        };
-      const answer = input.required.get(CUTOVER_BACKUP);
-      // Not answered yet: ask, and decide on the next call of this reconcile.
-      if (backupName && answer === undefined) break;
+      // Every request is judged now, so that a refusal is said at once; one that can be done waits its turn.
       const source = judgeRequest(r.spec, spec, window, answer?.[0], input.now, appName(input.owner));
+      if (plan.target) {
+        plan.queued.push(r.name);
+        continue;
+      }
       const generation = Math.max(live, ...observedGens) + 1;
       const from =
         source.kind === 'point'
@@ -186,7 +217,8 @@ export function planCutover(
       plan.target = { restore: r.name, ...(r.uid ? { uid: r.uid } : {}), generation, source, from };
     } catch (err) {
       if (!(err instanceof SpecError)) throw err;
-      plan.refused = { restore: r.name, why: err.message };
+      // Refused: said, and out of the way of the requests after it.
+      plan.refused.push({ restore: r.name, why: err.message });
     }
   }
   for (const g of observedGens)

@@ -68,12 +68,14 @@ function cutoverStatus(
   if (kept.length > 0) status['kept'] = kept;
   if (cutover.restores.length > 0) status['restores'] = cutover.restores;
   const last = cutover.restores[cutover.restores.length - 1];
-  if (cutover.refused) {
-    const message = `DatabaseRestore ${cutover.refused.restore} cannot be done: ${cutover.refused.why}`;
-    status['restore'] = { name: cutover.refused.restore, phase: 'Failed', message };
-    warnings.push({ reason: 'RestoreRefused', message });
-    return undefined;
-  }
+  // Each refusal is said (its DatabaseRestore says it too, naming the field); none holds up the others.
+  const refusals = cutover.refused.map(({ restore, why }) => ({
+    restore,
+    message: `DatabaseRestore ${restore} cannot be done: ${why}`,
+  }));
+  for (const r of refusals) warnings.push({ reason: 'RestoreRefused', message: r.message });
+  // The queue, in order: what each waiting DatabaseRestore waits behind (it reads status.restore.waiting).
+  const waiting = cutover.queued.length > 0 ? { waiting: [...cutover.queued] } : {};
   const target = cutover.target;
   if (target) {
     const progress = cutover.progress!;
@@ -82,9 +84,9 @@ function cutoverStatus(
     const queued = cutover.queued.length > 0 ? `; waiting after it: ${cutover.queued.join(', ')}` : '';
     const message =
       progress.state === 'failed'
-        ? `${head}: ${progress.detail}; ${instances.name(cutover.live)} still serves, unchanged. Delete DatabaseRestore ${target.restore} to hand ${into} over, then make another`
+        ? `${head}: ${progress.detail}; ${instances.name(cutover.live)} still serves, unchanged. Delete DatabaseRestore ${target.restore} to hand ${into} over, then make another${queued}`
         : progress.state === 'ready'
-          ? `${head}: switching the connection to ${into}`
+          ? `${head}: switching the connection to ${into}${queued}`
           : `${head}: ${progress.detail}; ${instances.name(cutover.live)} serves until the switch${queued}`;
     status['restore'] = {
       name: target.restore,
@@ -94,6 +96,7 @@ function cutoverStatus(
       previousInstance: instances.name(cutover.live),
       ...(pointOf(target.source) ? { restorePoint: pointOf(target.source) } : {}),
       message,
+      ...waiting,
     };
     if (progress.state === 'failed') warnings.push({ reason: 'RestoreFailed', message });
     return { message, failed: progress.state === 'failed' };
@@ -103,9 +106,15 @@ function cutoverStatus(
     status['restore'] = { ...last, phase: 'Switched', message };
     if (cutover.justSwitched) notices.push({ reason: 'RestoreSwitched', message });
   }
+  // Nothing being built: the oldest refusal is what the user reads here, unless requests wait for the Database.
+  const refusal = refusals[0];
+  if (refusal && cutover.queued.length === 0)
+    status['restore'] = { name: refusal.restore, phase: 'Failed', message: refusal.message };
   if (cutover.queued.length > 0) {
-    const message = `DatabaseRestore ${cutover.queued.join(', ')} waits until the Database is ready`;
-    status['restore'] = { name: cutover.queued[0], phase: 'Pending', message };
+    const message = cutover.lookingUp
+      ? `looking up the DatabaseBackups that DatabaseRestore ${cutover.queued.join(', ')} name`
+      : `DatabaseRestore ${cutover.queued.join(', ')} waits until the Database is ready`;
+    status['restore'] = { name: cutover.queued[0], phase: 'Pending', message, ...waiting };
   }
   return undefined;
 }
@@ -167,7 +176,14 @@ export function databaseStatus(
     blocker = first?.message;
     blocking = first?.verdict;
   }
-  if (blocker === undefined && backups?.blocker) blocker = backups.blocker;
+  // Only backups hold it back: the database itself serves (its workload ready, its Secret there). Said so, and
+  // Degraded, not Provisioning: a two-line Database with nowhere to put backups read as still being created.
+  let servesWithoutBackups = false;
+  if (blocker === undefined && backups?.blocker) {
+    blocker = `${backups.blocker}; ${spec.engine} ${String(versionStatus(input, placement, facts, resolved.gate.requested)['running'] ?? spec.version)} accepts connections at ${String(status['endpoint'])} meanwhile`;
+    reason = backups.health.reason;
+    servesWithoutBackups = true;
+  }
   if (blocker === undefined && !status['connectionSecret'])
     blocker = placement.connectionPending(input, instances.live);
   const { gate, growth } = resolved;
@@ -201,7 +217,9 @@ export function databaseStatus(
       ? 'Restoring'
       : resizing
         ? 'Updating'
-        : phaseOf(ready, input.xr, blocking);
+        : servesWithoutBackups
+          ? 'Degraded'
+          : phaseOf(ready, input.xr, blocking);
   status['phase'] = phase;
   const conditions = [
     { type: 'BackupHealthy', ...backupHealth(resolved) },

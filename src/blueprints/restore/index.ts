@@ -2,8 +2,14 @@
 // as its own object. The Database does the work (its cutover.ts: the
 // restored instance is its next generation, and it moves its connection
 // there); this blueprint judges the request with the same words the Database
-// uses, answering Fatal and naming the field when it cannot be done, and
-// reports how the restore goes as the Database says it in its status.
+// uses and reports how the restore goes as the Database says it in its status.
+// A spec that is not valid is Fatal, naming the field. A request that is valid
+// but cannot be done against the Database and its backups as they are (a
+// point in time of a StatefulSet, a backup that does not exist or is not
+// Completed) is phase Refused with the reason, naming the field: it composes
+// nothing, so there is nothing a Fatal answer would protect, and the reason
+// belongs where `kubectl get databaserestores` shows it. It is judged again on
+// every call until the Database takes it up.
 import type { ValidateFunction } from 'ajv';
 import { SpecError } from '../../errors.js';
 import { type DatabaseRestoreSpec, databaserestoreSpecSchema } from '../../generated/schemas.js';
@@ -39,6 +45,8 @@ export interface ResolvedRestore {
   database?: Obj;
   /** The DatabaseBackup named, once Crossplane answered (an empty list: it does not exist). */
   backup?: Obj[];
+  /** Why it cannot be done as things are, naming the field. */
+  refusal?: string;
 }
 
 function resolve(raw: unknown, ctx: Context): ResolvedRestore {
@@ -68,7 +76,19 @@ function resolve(raw: unknown, ctx: Context): ResolvedRestore {
     (!spec.fromBackup || backup !== undefined)
   ) {
     const db = answer![0]!;
-    judgeRequest(spec as unknown as Obj, lookup.target.spec, windowOf(db), backup?.[0], ctx.now, spec.databaseRef.name);
+    try {
+      judgeRequest(
+        spec as unknown as Obj,
+        lookup.target.spec,
+        windowOf(db),
+        backup?.[0],
+        ctx.now,
+        spec.databaseRef.name,
+      );
+    } catch (err) {
+      if (!(err instanceof SpecError)) throw err;
+      resolved.refusal = err.message;
+    }
   }
   return resolved;
 }
@@ -119,6 +139,16 @@ function status(r: ResolvedRestore): Summary {
   if (r.lookup.state === 'missing') return pending(`Database ${db} does not exist in namespace ${owner.namespace}`);
   if (r.lookup.state === 'refused') return pending(`Database ${db} cannot be restored: ${r.lookup.why}`);
   if (spec.fromBackup && r.backup === undefined) return pending(`looking up DatabaseBackup ${spec.fromBackup.name}`);
+  if (r.refusal !== undefined) {
+    const message = `refused: ${r.refusal}`;
+    return {
+      ready: false,
+      reason: 'Refused',
+      message,
+      status: { ...base, phase: 'Refused' },
+      warnings: [{ reason: 'RestoreRefused', message }],
+    };
+  }
   const said = reported(r);
   const previous = record(r.input.xr, 'status') ?? {};
   if (!said) {
@@ -133,13 +163,30 @@ function status(r: ResolvedRestore): Summary {
         warnings: [],
       };
     }
-    return pending(`waiting for Database ${db} to start the restore (it does at its next reconcile, within a minute)`);
+    // The Database refused it on its own reading (its restorable window as it observes it): said as such.
+    const current = record(r.database, 'status', 'restore');
+    if (str(current, 'name') === owner.name && str(current, 'phase') === 'Failed' && !str(current, 'instance')) {
+      const message = `refused by Database ${db}: ${str(current, 'message') ?? 'it cannot be done'}`;
+      return {
+        ready: false,
+        reason: 'Refused',
+        message,
+        status: { ...base, phase: 'Refused' },
+        warnings: [{ reason: 'RestoreRefused', message }],
+      };
+    }
+    return pending(waitingFor(r, db));
   }
   const phase = str(said, 'phase') ?? 'Pending';
   const fields: Obj = { ...base, phase };
   for (const k of ['instance', 'previousInstance', 'restorePoint', 'switchedAt'])
     if (str(said, k)) fields[k] = str(said, k);
-  const message = str(said, 'message') ?? phase;
+  // A switch the Database records only in its history (status.restores) has no sentence of its own: made here.
+  const message =
+    str(said, 'message') ??
+    (phase === 'Switched'
+      ? `switched Database ${db} to ${String(fields['instance'] ?? 'the restored instance')}${fields['restorePoint'] ? ` (data from ${String(fields['restorePoint'])})` : ''}${fields['previousInstance'] ? `; ${String(fields['previousInstance'])} is kept for you to delete (status.kept)` : ''}`
+      : phase);
   if (phase === 'Switched') {
     const kept = list(r.database, 'status', 'kept').filter(
       (k): k is string =>
@@ -154,6 +201,40 @@ function status(r: ResolvedRestore): Summary {
     status: fields,
     warnings: phase === 'Failed' ? [{ reason: 'RestoreFailed', message }] : [],
   };
+}
+
+/**
+ * What a DatabaseRestore the Database has not taken up waits behind, exactly:
+ * the restore being built and those queued before it (the Database lists its
+ * queue in status.restore.waiting), a Database that does not serve yet, or the
+ * Database's next reconcile.
+ */
+function waitingFor(r: ResolvedRestore, db: string): string {
+  const { name } = r.input.owner;
+  const head = `waiting for Database ${db} to start the restore`;
+  const current = record(r.database, 'status', 'restore');
+  const active = str(current, 'name');
+  const activePhase = str(current, 'phase');
+  const queue = list(current, 'waiting').filter((w): w is string => typeof w === 'string');
+  const place = queue.indexOf(name);
+  const ahead = place > 0 ? queue.slice(0, place) : [];
+  if (active && active !== name && (activePhase === 'Restoring' || activePhase === 'Failed')) {
+    const instance = str(current, 'instance');
+    const what =
+      activePhase === 'Failed'
+        ? 'which failed and holds the queue until it is deleted'
+        : `which is restoring it${instance ? ` into ${instance}` : ''}`;
+    const then = ahead.length > 0 ? `, then ${ahead.join(', ')}` : '';
+    return `${head} after DatabaseRestore ${active} (${what})${then}; this one starts once ${ahead[ahead.length - 1] ?? active} has switched`;
+  }
+  const status = record(r.database, 'status');
+  if (place >= 0 || status?.['ready'] === false) {
+    const phase = str(status, 'phase');
+    const message = str(status, 'message');
+    const after = ahead.length > 0 ? `, after ${ahead.join(', ')}` : '';
+    return `${head} once it serves${after} (it is ${phase ?? 'not ready'}${message ? `: ${message}` : ''})`;
+  }
+  return `${head} (it does at its next reconcile, within a minute; a change to the Database, such as an annotation, makes it now)`;
 }
 
 export const databaseRestore: Blueprint<ResolvedRestore> = {

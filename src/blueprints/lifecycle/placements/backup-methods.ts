@@ -160,7 +160,12 @@ function read({ input, target, previous, attempt }: BackupCall, base: Obj): Summ
     attempt > 1
       ? ` (attempt ${attempt} of ${MAX_ATTEMPTS}, with ${memoryFor(attempt)} after the last was killed for memory)`
       : '';
-  return backupSummary('Running', `dumping Database ${input.spec.databaseRef.name} to ${location}${retry}`, {
+  // The Job to look at, and its pod as the kubelet reports it (on fake nodes it runs forever: nothing runs in it).
+  const running = jobName(input.owner, attempt);
+  const pod = podOf(input, attempt);
+  const podName = str(pod, 'metadata', 'name');
+  const watch = `; Job ${running} runs it${podName ? ` (pod ${podName}: ${str(pod, 'status', 'phase') ?? 'Pending'})` : ''}, its logs: kubectl logs -n ${input.owner.namespace} job/${running} --all-containers`;
+  return backupSummary('Running', `dumping Database ${input.spec.databaseRef.name} to ${location}${retry}${watch}`, {
     ...fields,
     ...(startedAt ? { startedAt } : {}),
   });

@@ -18,7 +18,7 @@ import {
 import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
 import { claimOf } from '../../../kinds/core.js';
 import { judge } from '../../../kinds/index.js';
-import type { Obj } from '../../../kube.js';
+import { num, type Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired, Requirement, Summary } from '../../blueprint.js';
@@ -37,7 +37,7 @@ import {
   madeFrom,
 } from '../instances.js';
 import { pointOf } from '../source.js';
-import { gi, inClusterIdentity, inClusterSecrets, lasting, podResources } from './in-cluster.js';
+import { gi, inClusterIdentity, inClusterSecrets, lasting, podResources, resizedBefore } from './in-cluster.js';
 import type {
   BackupMethod,
   ComposeCall,
@@ -233,6 +233,9 @@ function growth(input: DatabaseCall, clusterName: string): GrowthPlan {
   plan.capacityGB = capacity;
   const want = input.spec.storageGB;
   if (capacity >= want) {
+    // Said only once the volumes grew: since the size last reported, or a resize said before.
+    const before = num(input.xr, 'status', 'storage', 'capacityGB');
+    if (!resizedBefore(input) && !(before !== undefined && before < capacity)) return plan;
     plan.condition = {
       ok: true,
       reason: 'Resized',

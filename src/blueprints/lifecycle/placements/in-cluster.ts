@@ -1,14 +1,16 @@
 // What the two in-cluster placements (a StatefulSet, a CloudNativePG Cluster)
 // share: their pods' resources, the credentials Secret the server reads its
 // account from (its password generated once, and kept with the data under
-// Retain), and the connection Secret built from it.
+// Retain), the connection Secret built from it, and whether their volumes were
+// said to have been grown.
 import { claimOf } from '../../../kinds/core.js';
 import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
-import type { Obj } from '../../../kube.js';
+import { condition, type Obj } from '../../../kube.js';
 import type { Desired, Requirement } from '../../blueprint.js';
 import {
   APP_USER,
   connectionSecret,
+  type DatabaseInput,
   dbname,
   meta,
   names,
@@ -35,6 +37,11 @@ export const CREDENTIALS_KEY = 'credentials';
 export const KEPT_CREDENTIALS = 'kept-credentials';
 
 export const gi = (gb: number) => `${gb}Gi`;
+
+/** Whether the Database already said how a resize of its volumes went (its StorageResized condition). */
+export function resizedBefore(input: DatabaseInput): boolean {
+  return condition(input.xr, 'StorageResized') !== undefined;
+}
 
 /**
  * A plain Kubernetes object that must outlive the Database under Retain goes

@@ -17,6 +17,7 @@ import { dnsLabel } from '../../../names.js';
 import { wholeGigabytes } from '../../../quantity.js';
 import type { Desired } from '../../blueprint.js';
 import { type DatabaseInput, meta, type ResolvedSpec } from '../database.js';
+import { resizedBefore } from './in-cluster.js';
 import type { GrowthPlan } from './placement.js';
 
 /** Required resources: the data volume's claim and its StorageClass; the composed resize Object's key. */
@@ -84,7 +85,9 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
   // Not bound yet: there is no size to report.
   if (capacity === undefined) return plan;
   if (capacity >= want) {
-    plan.condition = { ok: true, reason: 'Resized', message: `volume ${claimName} has ${capacity}Gi` };
+    // Said only of a volume that was grown (a resize Object composed, or said before): a new one was not resized.
+    if (grow || composed || resizedBefore(input))
+      plan.condition = { ok: true, reason: 'Resized', message: `volume ${claimName} has ${capacity}Gi` };
     return plan;
   }
   const fsPending = observed?.fileSystemResizePending?.status === 'True';
