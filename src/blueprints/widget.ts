@@ -36,6 +36,8 @@ const INSTANCE_LABEL = 'app.kubernetes.io/instance';
 /** The default image reads its port from this variable. */
 const DEFAULT_IMAGE_PORT_ENV = 'WHOAMI_PORT_NUMBER';
 const DEFAULT_IMAGE = String(widgetSpecSchema.properties.image.default);
+/** Seconds a leaving pod keeps serving: kube-proxy applies a Service's change within a second or two. */
+const PRESTOP_SECONDS = 5;
 
 export const KEYS = {
   deployment: (color: string) => `deployment-${color}`,
@@ -137,6 +139,11 @@ function deployment(owner: Owner, spec: WidgetSpec, color: string, replicas: num
               },
               readinessProbe: { ...probe, initialDelaySeconds: 2 },
               livenessProbe: { ...probe, initialDelaySeconds: 10 },
+              // A pod leaving (the old color after a cutover, a scale-down) keeps
+              // serving while kube-proxy on every node drops it from the Service's
+              // rules: a request routed to it just before must still be answered.
+              // The kubelet sleeps itself, so any image works, even one with no shell.
+              lifecycle: { preStop: { sleep: { seconds: PRESTOP_SECONDS } } },
               securityContext: {
                 allowPrivilegeEscalation: false,
                 readOnlyRootFilesystem: spec.image === DEFAULT_IMAGE,

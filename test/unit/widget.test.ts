@@ -52,6 +52,25 @@ describe('Widget blueprint', () => {
     assert.deepEqual(loop.desiredKeys(), ['deployment-blue', 'pdb', 'service'], 'and then it stays');
   });
 
+  // Seen on a real node: one request in 8567 timed out during a cutover, sent to an old pod that had stopped
+  // while kube-proxy still routed to it. A leaving pod now serves a few seconds more, whatever its image.
+  test('every pod keeps serving a few seconds after it is told to leave, with no shell needed in its image', () => {
+    for (const image of [undefined, 'registry.example/shop:1.2']) {
+      const loop = new Loop(widget({ color: 'green', size: 2, ...(image ? { image } : {}) }));
+      loop.call();
+      const pod = ((loop.desired('deployment-green')!['spec'] as Obj)['template'] as Obj)['spec'] as Obj;
+      const [web] = pod['containers'] as Obj[];
+      const preStop = (web!['lifecycle'] as Obj)['preStop'] as Obj;
+      assert.deepEqual(Object.keys(preStop), ['sleep'], 'the kubelet sleeps: no exec, no shell');
+      const seconds = (preStop['sleep'] as Obj)['seconds'] as number;
+      assert.ok(seconds >= 3, `at least a few seconds for kube-proxy (${seconds})`);
+      assert.ok(
+        seconds < ((pod['terminationGracePeriodSeconds'] as number | undefined) ?? 30),
+        'within the grace period',
+      );
+    }
+  });
+
   test('size 1 composes no PodDisruptionBudget; defaults fill the rest', () => {
     const loop = new Loop(widget({}));
     loop.call();
