@@ -34,13 +34,15 @@ export interface Log {
 const TTL_SETTLED = 60;
 const TTL_MOVING = 15;
 /**
- * After an answer that turned status.ready: the next call turns READY, and
- * is normally started at once by the status write's watch event, which
- * Crossplane's circuit breaker drops while it is open; the short TTL brings
- * that call anyway (seen in claims mode, where provider-kubernetes' Objects
- * open the breaker as a Widget is created: READY waited a minute).
+ * After an answer that turned status.ready, or one whose next step is seconds
+ * away (Summary.soon): that call is normally started at once by a watch event
+ * (the status write, a Deployment becoming available), which Crossplane's
+ * circuit breaker drops while it is open; the short TTL brings it anyway. Seen
+ * in claims mode, where provider-kubernetes' Objects open the breaker as a
+ * Widget is created (READY waited a minute), and on a real node, where a
+ * revert right after a cutover took over two minutes at 15 s a step.
  */
-const TTL_TURNING = 2;
+const TTL_SOON = 2;
 
 /** A call after phase one: the blueprint, what the request said, and the resolved spec. */
 export interface Prepared {
@@ -161,7 +163,7 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
   for (const w of summary.warnings) rsp.results.push(warning(w.reason, w.message));
   for (const n of summary.notices ?? []) rsp.results.push(normal(n.reason, n.message));
   if (!summary.ready) rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: TTL_MOVING, nanos: 0 } };
-  if (turning) rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: TTL_TURNING, nanos: 0 } };
+  if (turning || summary.soon) rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: TTL_SOON, nanos: 0 } };
   log?.debug(
     { xr: `${owner.kind}/${owner.name}`, blueprint: blueprint.name, ready: summary.ready, reason: summary.reason },
     'composed',

@@ -94,6 +94,13 @@ export interface Summary {
   notices?: Array<{ reason: string; message: string }>;
   /** Custom conditions besides the blueprint's own (a Database's BackupHealthy). */
   conditions?: Array<{ type: string; ok: boolean; reason: string; message: string }>;
+  /**
+   * The next step is seconds away and must not wait for a watch event, which
+   * Crossplane's circuit breaker drops while open (a cutover in flight, or a
+   * Widget's old color leaving on the call after READY): the answer asks to be
+   * called again within seconds.
+   */
+  soon?: boolean;
 }
 
 export interface Blueprint<Resolved = unknown> {

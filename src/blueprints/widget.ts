@@ -384,7 +384,7 @@ function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: Rea
     const message = r.wantedAtFullSize
       ? `switching traffic from ${r.draining} to ${r.wanted}: ${progress}, waiting for Service ${serviceName(owner)} to follow`
       : `switching traffic from ${r.draining} to ${r.wanted}: ${progress}; ${r.draining} keeps serving until then`;
-    return { ready: false, message, reason: 'SwitchingTraffic', status, warnings };
+    return { ready: false, message, reason: 'SwitchingTraffic', status, warnings, soon: true };
   }
   const blocker = firstBlocking(plan, verdicts)?.message;
   if (blocker !== undefined) {
@@ -406,6 +406,7 @@ function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: Rea
       reason: 'SwitchingTraffic',
       status,
       warnings,
+      soon: true,
     };
   }
   const replicas = num(activeDeployment, 'status', 'availableReplicas') ?? 0;
@@ -415,6 +416,8 @@ function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: Rea
     reason: 'Available',
     status,
     warnings,
+    // The old color leaves on the call that reads this answer's READY back.
+    ...(r.retiring !== undefined ? { soon: true } : {}),
   };
 }
 

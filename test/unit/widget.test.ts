@@ -207,6 +207,9 @@ describe('Widget blueprint', () => {
     loop.rollOut('deployment-green', 12);
     loop.apply(loop.call());
     assert.equal(selectorColor(loop.desired('service')), 'blue');
+    // A cutover's steps are seconds apart: it asks to be called again rather than wait for a watch event
+    // (an open circuit breaker drops them; a revert right after a cutover took minutes at 15 s a step).
+    assert.ok(Number(loop.last!.meta!.ttl!.seconds) <= 5, `called again soon: ${loop.last!.meta!.ttl!.seconds} s`);
     assert.match(String(loop.status()['message']), /switching traffic from blue to green: green 12\/42 available/);
     assert.equal(loop.last!.conditions[0]!.reason, 'SwitchingTraffic');
 
@@ -228,8 +231,13 @@ describe('Widget blueprint', () => {
     assert.equal(loop.last!.desired!.resources['deployment-blue']!.ready, Ready.READY_TRUE, 'and holds nothing up');
     loop.apply(loop.call());
     assert.equal(loop.last!.desired!.composite!.ready, Ready.READY_TRUE);
+    // No composed resource changes before blue's turn to leave, so no watch event may bring that call
+    // (and an open circuit breaker drops the status write's): the answer asks for it in seconds.
+    assert.ok(loop.desiredKeys().includes('deployment-blue'));
+    assert.ok(Number(loop.last!.meta!.ttl!.seconds) <= 5, `called again soon: ${loop.last!.meta!.ttl!.seconds} s`);
     loop.apply(loop.call());
     assert.deepEqual(loop.desiredKeys(), ['deployment-green', 'pdb', 'service']);
+    assert.equal(Number(loop.last!.meta!.ttl!.seconds), 60, 'settled: the poll interval is enough');
     assert.equal(loop.status()['activeColor'], 'green');
     assert.equal(loop.status()['ready'], true);
     assert.equal(loop.status()['availableReplicas'], 42);
