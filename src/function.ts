@@ -43,6 +43,8 @@ const TTL_MOVING = 15;
  * revert right after a cutover took over two minutes at 15 s a step.
  */
 const TTL_SOON = 2;
+/** While Crossplane's watch circuit breaker is open (it stays open 30 s at least). */
+const TTL_BLIND = 5;
 
 /** A call after phase one: the blueprint, what the request said, and the resolved spec. */
 export interface Prepared {
@@ -162,8 +164,11 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
     rsp.results.push(warning('UnknownField', message));
   for (const w of summary.warnings) rsp.results.push(warning(w.reason, w.message));
   for (const n of summary.notices ?? []) rsp.results.push(normal(n.reason, n.message));
-  if (!summary.ready) rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: TTL_MOVING, nanos: 0 } };
-  if (turning || summary.soon) rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: TTL_SOON, nanos: 0 } };
+  // With Crossplane's watch circuit breaker open (Responsive False) the XR's own spec changes are dropped too:
+  // a color patched then waited the settled minute. Polling is what is left, so poll often until it closes.
+  const blind = condition(xr, 'Responsive')?.status === 'False';
+  const ttl = turning || summary.soon ? TTL_SOON : blind ? TTL_BLIND : summary.ready ? TTL_SETTLED : TTL_MOVING;
+  rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: ttl, nanos: 0 } };
   log?.debug(
     { xr: `${owner.kind}/${owner.name}`, blueprint: blueprint.name, ready: summary.ready, reason: summary.reason },
     'composed',

@@ -243,6 +243,31 @@ describe('Widget blueprint', () => {
     assert.equal(loop.status()['availableReplicas'], 42);
   });
 
+  // Seen on a real node: with the breaker open a color patch itself was dropped, and the revert began only at the
+  // settled minute's call. While the XR shows Responsive False, polling is all that is left.
+  test('while Crossplane shows its watch circuit breaker open, a settled Widget asks to be called every few seconds', () => {
+    const loop = new Loop(seed);
+    loop.apply(loop.call());
+    loop.rollOut('deployment-blue');
+    for (let i = 0; i < 4; i++) {
+      loop.settle();
+      loop.apply(loop.call());
+    }
+    assert.equal(loop.status()['ready'], true);
+    assert.equal(Number(loop.last!.meta!.ttl!.seconds), 60, 'settled and responsive: the poll interval');
+    const responsive = (status: string) => {
+      const st = (loop.xr['status'] ?? {}) as Obj;
+      const others = ((st['conditions'] ?? []) as Obj[]).filter((c) => c['type'] !== 'Responsive');
+      loop.xr = { ...loop.xr, status: { ...st, conditions: [...others, { type: 'Responsive', status, reason: 'X' }] } };
+    };
+    responsive('False');
+    loop.call();
+    assert.ok(Number(loop.last!.meta!.ttl!.seconds) <= 5, `breaker open: ${loop.last!.meta!.ttl!.seconds} s`);
+    responsive('True');
+    loop.call();
+    assert.equal(Number(loop.last!.meta!.ttl!.seconds), 60, 'closed again');
+  });
+
   // Issue 26: the budget moved to the new color a call after the switch, so the Widget went READY True, then
   // False while the disruption controller caught up with the new selector, then True again.
   test('after the switch READY stays True: the budget moves with the Service, even with the disruption controller a call behind', () => {
