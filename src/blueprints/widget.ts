@@ -384,7 +384,10 @@ function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: Rea
     const message = r.wantedAtFullSize
       ? `switching traffic from ${r.draining} to ${r.wanted}: ${progress}, waiting for Service ${serviceName(owner)} to follow`
       : `switching traffic from ${r.draining} to ${r.wanted}: ${progress}; ${r.draining} keeps serving until then`;
-    return { ready: false, message, reason: 'SwitchingTraffic', status, warnings, soon: true };
+    // The switch is seconds away once the new color is at full size; until then its pods' readiness sets the
+    // pace (a stuck rollout must not be called every 2 s for ever).
+    const soon = r.wantedAtFullSize && warnings.length === 0;
+    return { ready: false, message, reason: 'SwitchingTraffic', status, warnings, ...(soon ? { soon } : {}) };
   }
   const blocker = firstBlocking(plan, verdicts)?.message;
   if (blocker !== undefined) {
@@ -406,7 +409,7 @@ function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: Rea
       reason: 'SwitchingTraffic',
       status,
       warnings,
-      soon: true,
+      ...(warnings.length === 0 ? { soon: true } : {}),
     };
   }
   const replicas = num(activeDeployment, 'status', 'availableReplicas') ?? 0;

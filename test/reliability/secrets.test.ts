@@ -15,9 +15,11 @@ import { after, before, describe, test } from 'node:test';
 import {
   Ready,
   type RunFunctionRequest,
+  type Resources,
   type RunFunctionResponse,
   Severity,
 } from '@crossplane-org/function-sdk-typescript';
+import { STORE_CREDENTIALS } from '../../src/blueprints/database/backups.js';
 import { isObj, type Obj } from '../../src/kube.js';
 import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
 import { type FakeAws, startFakeAws } from '../support/fake-aws.js';
@@ -36,6 +38,9 @@ const S = {
   awsKeyId: 'AKIAZ7QX4EXAMPLE9K2M',
   awsSecret: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYz4Sx9Q2kLmPb',
   sessionToken: 'FwoGZXIvYXdzEXAMPLEsessionTOKEN0f3Kq8Lz5Wn2Rt',
+  // The object store's keys, in the Secret a Database's backups name (read as a required resource).
+  storeKeyId: 'AKIASTORE7Q4EXAMPLE3W',
+  storeSecret: 'StoreSecret/Kq82Lm5Nv7Xb3Zw9Pt4Yr6',
 } as const;
 
 /** Shorter than this, a piece of a secret could be a word; from this length on it is a leak. */
@@ -254,6 +259,24 @@ function awsDatabase(spec: Obj, endpoint: string, exists = true): RunFunctionReq
   return req;
 }
 
+/** The object store's credentials Secret, as a cluster holds it, for every Database that names one. */
+function storeSecret(): Resources {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'backup-store', namespace: 'team-a' },
+    data: { AWS_ACCESS_KEY_ID: b64(S.storeKeyId), AWS_SECRET_ACCESS_KEY: b64(S.storeSecret) },
+  };
+  return { items: [{ resource: secret, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED }] };
+}
+let storeAnswered = 0;
+const STORE = {
+  bucket: 'team-a-backups',
+  region: 'eu-west-1',
+  credentialsSecretRef: { name: 'backup-store' },
+};
+
 describe('secrets never leak', () => {
   let aws: FakeAws;
   let fn: FunctionProcess;
@@ -295,8 +318,11 @@ describe('secrets never leak', () => {
       const asked = Object.keys(out.rsp.requirements?.resources ?? {});
       const answered = { ...(current.requiredResources ?? {}) };
       const missing = asked.filter((name) => !(name in answered));
-      if (missing.length === 0 || i >= 5) return out.rsp;
-      for (const name of missing) answered[name] = { items: [] };
+      if (missing.length === 0) return out.rsp;
+      assert.ok(i < 5, `${what}: its requirements never settle (still asking for ${missing.join(', ')})`);
+      // The store's credentials Secret is answered with real-looking keys: they must show nowhere.
+      for (const name of missing) answered[name] = name === STORE_CREDENTIALS ? storeSecret() : { items: [] };
+      if (missing.includes(STORE_CREDENTIALS)) storeAnswered++;
       current = { ...current, requiredResources: answered };
     }
   }
@@ -376,6 +402,12 @@ describe('secrets never leak', () => {
       ['shrinking storage', { engine: 'postgres', storageGB: 10 }, false, true],
       ['turning on highAvailability', { engine: 'postgres', storageGB: 20, highAvailability: true }, false, true],
       ['an invalid spec', { engine: 'postgres', storageGB: 'lots' }, true, true],
+      [
+        'backups to a store whose Secret holds its keys',
+        { engine: 'postgres', storageGB: 20, backup: { objectStore: STORE } },
+        false,
+        false,
+      ],
     ];
     for (const [what, spec, claim, refused] of cases) {
       const rsp = await call(what, clusterDatabase(spec, claim));
@@ -390,6 +422,7 @@ describe('secrets never leak', () => {
       }
       assertClean(what, rsp);
     }
+    assert.ok(storeAnswered > 0, "the store's Secret was asked for and answered with its keys");
   });
 
   test('AWS: the provider’s Secret, connection details and step credentials (with AWS errors quoting them) stay out', async () => {

@@ -294,39 +294,50 @@ async function main(): Promise<void> {
   const watches = WATCHED.map((path) =>
     watchPath(kc, path, poke, { onError: (e) => say('watch ended; starting again', { path, error: String(e) }) }),
   );
+  /** Wait until a watch wakes the loop, or `ms` pass (then a pass runs anyway). */
+  const until = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        dirty = true;
+        wake = undefined;
+        resolve();
+      }, ms);
+      wake = () => {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      };
+    });
   let stopping = false;
   process.on('SIGTERM', () => {
     stopping = true;
     poke();
   });
+  // After a failed pass (the API server restarting, say), wait longer each time before the next: a controller
+  // backs off rather than hammer a server that is down. 100 ms, doubling up to 30 s; a pass that works resets it.
+  let backoff = 0;
   while (!stopping) {
     if (dirty) {
       dirty = false;
       const passes = [() => packageRuntime(client, o, certs), () => provisioner(client, o.real)];
       if (o.real) passes.push(() => resizer(client, o.real!));
+      let failed = false;
       for (const pass of passes) {
         try {
           await pass();
         } catch (e) {
-          say('pass failed; retrying', { error: (e as Error).message });
+          say('pass failed; retrying', { error: (e as Error).message, inMs: Math.min(30_000, (backoff || 50) * 2) });
+          failed = true;
           dirty = true;
         }
       }
-      // Changes close together are taken in one pass.
-      await sleep(100);
+      backoff = failed ? Math.min(30_000, (backoff || 50) * 2) : 0;
+      // Changes close together are taken in one pass. A back-off ends early on a watch event or SIGTERM.
+      if (failed) await until(backoff);
+      else await sleep(100);
       continue;
     }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        dirty = true;
-        resolve();
-      }, SAFETY_PASS_MS);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    wake = undefined;
+    await until(SAFETY_PASS_MS);
   }
   for (const w of watches) w.stop();
   say('stopped');

@@ -525,5 +525,16 @@ describe('the DatabaseRestore blueprint', () => {
       waitsFor({ ready: true, phase: 'Ready' }),
       /^waiting for Database orders to start the restore \(it does at its next reconcile/,
     );
+    // The Database shows its oldest refusal as Failed when nothing is being built: that holds nothing up.
+    const refusedShown = { name: 'orders-undo-tuesday', phase: 'Failed', message: 'refused: no point in time' };
+    assert.match(
+      waitsFor({ ready: true, phase: 'Ready', restore: refusedShown }),
+      /^waiting for Database orders to start the restore \(it does at its next reconcile/,
+    );
+    // A restore that failed after building its instance does hold the queue until it is deleted.
+    assert.match(
+      waitsFor({ ready: true, phase: 'Ready', restore: { ...refusedShown, instance: 'orders-db-r1' } }),
+      /after DatabaseRestore orders-undo-tuesday \(which failed and holds the queue until it is deleted\)/,
+    );
   });
 });

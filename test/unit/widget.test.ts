@@ -207,9 +207,8 @@ describe('Widget blueprint', () => {
     loop.rollOut('deployment-green', 12);
     loop.apply(loop.call());
     assert.equal(selectorColor(loop.desired('service')), 'blue');
-    // A cutover's steps are seconds apart: it asks to be called again rather than wait for a watch event
-    // (an open circuit breaker drops them; a revert right after a cutover took minutes at 15 s a step).
-    assert.ok(Number(loop.last!.meta!.ttl!.seconds) <= 5, `called again soon: ${loop.last!.meta!.ttl!.seconds} s`);
+    // While green's pods come up, their readiness sets the pace: the usual 15 s.
+    assert.equal(Number(loop.last!.meta!.ttl!.seconds), 15, 'green part way: no hurry');
     assert.match(String(loop.status()['message']), /switching traffic from blue to green: green 12\/42 available/);
     assert.equal(loop.last!.conditions[0]!.reason, 'SwitchingTraffic');
 
@@ -217,6 +216,9 @@ describe('Widget blueprint', () => {
     loop.rollOut('deployment-green');
     loop.apply(loop.call());
     assert.equal(selectorColor(loop.desired('service')), 'green');
+    // The next steps are seconds apart: it asks to be called again rather than wait for a watch event
+    // (an open circuit breaker drops them; a revert right after a cutover took minutes at 15 s a step).
+    assert.ok(Number(loop.last!.meta!.ttl!.seconds) <= 5, `called again soon: ${loop.last!.meta!.ttl!.seconds} s`);
     assert.ok(loop.desiredKeys().includes('deployment-blue'), 'blue stays until the switch is observed');
     assert.equal(loop.status()['ready'], false);
 
@@ -268,6 +270,29 @@ describe('Widget blueprint', () => {
     assert.equal(Number(loop.last!.meta!.ttl!.seconds), 60, 'closed again');
   });
 
+  test('a cutover whose new color is stuck keeps blue serving and is not called every 2 s for ever', () => {
+    const loop = new Loop(seed);
+    loop.apply(loop.call());
+    loop.rollOut('deployment-blue');
+    for (let i = 0; i < 4; i++) {
+      loop.settle();
+      loop.apply(loop.call());
+    }
+    loop.xr = { ...loop.xr, spec: { color: 'green', size: 42 } };
+    loop.apply(loop.call());
+    loop.rollOut('deployment-green', 3);
+    const green = loop.observed.get('deployment-green')!;
+    const status = green['status'] as Obj;
+    status['conditions'] = [
+      ...(status['conditions'] as Obj[]),
+      { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'image pull failed' },
+    ];
+    loop.apply(loop.call());
+    assert.equal(selectorColor(loop.desired('service')), 'blue', 'blue keeps serving');
+    assert.ok(loop.last!.results.some((r) => r.reason === 'RolloutStuck'));
+    assert.equal(Number(loop.last!.meta!.ttl!.seconds), 15, 'stuck: the usual pace, not 2 s');
+  });
+
   // Issue 26: the budget moved to the new color a call after the switch, so the Widget went READY True, then
   // False while the disruption controller caught up with the new selector, then True again.
   test('after the switch READY stays True: the budget moves with the Service, even with the disruption controller a call behind', () => {
@@ -282,6 +307,7 @@ describe('Widget blueprint', () => {
     loop.apply(loop.call());
     loop.rollOut('deployment-green');
     const ready: boolean[] = [];
+    const readyColumn: boolean[] = [];
     // The disruption controller sees each budget one call after it was applied.
     let pending: Obj | undefined;
     for (let i = 0; i < 5; i++) {
@@ -295,6 +321,8 @@ describe('Widget blueprint', () => {
           'the budget follows the Service in the same answer',
         );
       ready.push(loop.status()['ready'] === true);
+      // Crossplane's READY is what flapped: it comes from the desired composite's readiness.
+      readyColumn.push(rsp.desired!.composite!.ready === Ready.READY_TRUE);
       loop.apply(rsp);
       const pdb = loop.observed.get('pdb')!;
       if (pending) pdb['status'] = { observedGeneration: pending['generation'] };
@@ -307,6 +335,9 @@ describe('Widget blueprint', () => {
       ready.slice(first).map(() => true),
       `READY went back: ${ready.join(', ')}`,
     );
+    const turned = readyColumn.indexOf(true);
+    assert.ok(turned >= 0, `Crossplane's READY turned True at last: ${readyColumn.join(', ')}`);
+    assert.ok(readyColumn.slice(turned).every(Boolean), `Crossplane's READY went back: ${readyColumn.join(', ')}`);
     assert.equal(loop.status()['activeColor'], 'green');
   });
 

@@ -218,8 +218,11 @@ function waitingFor(r: ResolvedRestore, db: string): string {
   const queue = list(current, 'waiting').filter((w): w is string => typeof w === 'string');
   const place = queue.indexOf(name);
   const ahead = place > 0 ? queue.slice(0, place) : [];
-  if (active && active !== name && (activePhase === 'Restoring' || activePhase === 'Failed')) {
-    const instance = str(current, 'instance');
+  const instance = str(current, 'instance');
+  // A Failed restore holds the queue only if it built something (its instance); a refused request the
+  // Database shows there when nothing is being built holds nothing up.
+  const holding = activePhase === 'Restoring' || (activePhase === 'Failed' && instance !== undefined);
+  if (active && active !== name && holding) {
     const what =
       activePhase === 'Failed'
         ? 'which failed and holds the queue until it is deleted'
