@@ -312,9 +312,9 @@ describe('the real crossplane CLI on the packages', () => {
         /maxSize must be at least spec\.size/,
       ],
       [
-        'no-region.yaml',
-        'kind: Database\nmetadata: {name: d}\nspec: {placement: aws}',
-        /spec\.aws\.region is required with placement aws/,
+        'small-rds.yaml',
+        'kind: Database\nmetadata: {name: d}\nspec: {placement: aws, storageGB: 10}',
+        /spec\.storageGB must be at least 20 with placement aws/,
       ],
       [
         'mysql-ha.yaml',

@@ -5,7 +5,7 @@ import type { ExternalFacts } from '../../facts.js';
 import type { Verdict } from '../../kinds/index.js';
 import { record, str, type Obj } from '../../kube.js';
 import { firstBlocking, type Plan, type Summary } from '../blueprint.js';
-import { names } from '../lifecycle/database.js';
+import { names, type StoreSource } from '../lifecycle/database.js';
 import { CONNECTION_KEY, generationOfKey, type Instances } from '../lifecycle/instances.js';
 import type { DatabaseCall, GrowthPlan, Health, Placement } from '../lifecycle/placements/placement.js';
 import { pointOf } from '../lifecycle/source.js';
@@ -25,6 +25,26 @@ export interface Resolution {
   growth?: GrowthPlan;
   instances: Instances;
   cutover: CutoverPlan;
+  /** Who named the store backups go to, when there is one. */
+  storeSource?: StoreSource;
+}
+
+/**
+ * Where backups really go, for a place whose backups go to a store: the
+ * store's address, the Secret's name (never what it holds) and who named it.
+ * A DatabaseBackup of this Database reads it here (lifecycle/target.ts).
+ */
+function storeStatus({ input, placement, storeSource }: Resolution): Obj | undefined {
+  const store = input.spec.backup.objectStore;
+  if (!store || !placement.backup.needsObjectStore || !storeSource) return undefined;
+  return {
+    bucket: store.bucket,
+    region: store.region,
+    ...(store.endpoint ? { endpoint: store.endpoint } : {}),
+    ...(store.prefix ? { prefix: store.prefix } : {}),
+    credentialsSecretRef: { name: store.credentialsSecretRef.name },
+    source: storeSource,
+  };
 }
 
 type Phase = 'Provisioning' | 'Restoring' | 'Ready' | 'Updating' | 'Degraded';
@@ -133,12 +153,22 @@ export function databaseStatus(
   const status: Obj = { ...endpointStatus(input, placement, instances.live) };
   if (instances.generations.length > 0) status['instance'] = instances.name(instances.live);
   if (plan.resources.some((r) => r.key === CONNECTION_KEY)) status['connectionSecret'] = names.connection(input.owner);
-  const backup = { ...backups?.status, ...placement.backupStatus(input, instances.live, facts) };
+  const store = storeStatus(resolved);
+  const backup = {
+    ...backups?.status,
+    ...placement.backupStatus(input, instances.live, facts),
+    ...(store ? { objectStore: store } : {}),
+  };
   if (Object.keys(backup).length > 0) status['backup'] = backup;
   // What AWS said on this call, or the last known facts (with the time they were read) when it said nothing.
   const said = facts?.aws;
   const aws = said?.instance ? { ...said.instance, observedAt: said.observedAt } : record(input.xr, 'status', 'aws');
-  if (aws) status['aws'] = aws;
+  // Where it lives, as the spec or the platform said: a DatabaseBackup's snapshot goes there too.
+  const where =
+    spec.placement === 'aws' && spec.aws
+      ? { region: spec.aws.region, providerConfigName: spec.aws.providerConfigName }
+      : undefined;
+  if (aws || where) status['aws'] = { ...aws, ...where };
   if (backups) warnings.push(...backups.warnings);
   const kept = instances.generations.length > 0 ? '; status.aws keeps the facts last read' : '';
   for (const message of said?.warnings ?? []) warnings.push({ reason: 'AwsUnavailable', message: `${message}${kept}` });
