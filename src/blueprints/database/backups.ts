@@ -132,8 +132,8 @@ export interface BackupPlan {
   status: Obj;
   /** The BackupHealthy condition. */
   health: { ok: boolean; reason: string; message: string };
-  /** What keeps the Database from Ready, if backups do. */
-  blocker?: string;
+  /** Backup trouble to say in the Database's sentence (phase Degraded); it never holds back readiness. */
+  trouble?: string;
   warnings: Array<{ reason: string; message: string }>;
 }
 
@@ -222,10 +222,10 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
     return out;
   }
   if (!store) {
-    out.blocker =
-      'backups have nowhere to go: set spec.backup.objectStore (bucket, region, credentialsSecretRef) to an S3 or S3-compatible store off this cluster, or set spec.backup.enabled: false';
-    out.health = { ok: false, reason: 'NoObjectStore', message: out.blocker };
-    out.warnings.push({ reason: 'NoObjectStore', message: out.blocker });
+    out.trouble =
+      'backups have nowhere to go: set spec.backup.objectStore (bucket, region, credentialsSecretRef) to an S3 or S3-compatible store off this cluster (or ask the platform team for a default store in the Composition), or set spec.backup.enabled: false';
+    out.health = { ok: false, reason: 'NoObjectStore', message: out.trouble };
+    out.warnings.push({ reason: 'NoObjectStore', message: out.trouble });
     return out;
   }
   const next = nextFiring(spec.backup.schedule, now);
@@ -268,7 +268,8 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
   if (overdueAt !== undefined && now.getTime() >= overdueAt) {
     const message = `${lastSuccess ? `the last successful backup finished at ${lastSuccess}` : 'no backup has succeeded yet'}: overdue since ${new Date(overdueAt).toISOString()} (two scheduled backups since)${out.status['lastFailure'] ? `; last failure ${String(out.status['lastFailure'])}` : ''}`;
     out.health = { ok: false, reason: 'BackupOverdue', message };
-    out.blocker = `backups are overdue: ${message}`;
+    out.trouble = `backups are overdue: ${message}`;
+    out.warnings.push({ reason: 'BackupOverdue', message: out.trouble });
     return out;
   }
   if (lastFailed) {

@@ -206,16 +206,13 @@ export function databaseStatus(
     blocker = first?.message;
     blocking = first?.verdict;
   }
-  // Only backups hold it back: the database itself serves (its workload ready, its Secret there). Said so, and
-  // Degraded, not Provisioning: a two-line Database with nowhere to put backups read as still being created.
-  let servesWithoutBackups = false;
-  if (blocker === undefined && backups?.blocker) {
-    blocker = `${backups.blocker}; ${spec.engine} ${String(versionStatus(input, placement, facts, resolved.gate.requested)['running'] ?? spec.version)} accepts connections at ${String(status['endpoint'])} meanwhile`;
-    reason = backups.health.reason;
-    servesWithoutBackups = true;
-  }
   if (blocker === undefined && !status['connectionSecret'])
     blocker = placement.connectionPending(input, instances.live);
+  // Backup trouble (nowhere to put them, overdue) never holds back a database that serves: it is Ready, and the
+  // trouble is BackupHealthy False, a warning, phase Degraded and the sentence. Held back, an application team
+  // waited on a Database that took connections, and anything that waits for Ready (a Helm hook, a dependsOn)
+  // waited with it, for something only the platform team could fix.
+  const backupTrouble = blocker === undefined ? backups?.trouble : undefined;
   const { gate, growth } = resolved;
   const roles = rolesStatus(
     input,
@@ -247,7 +244,7 @@ export function databaseStatus(
       ? 'Restoring'
       : resizing
         ? 'Updating'
-        : servesWithoutBackups
+        : backupTrouble
           ? 'Degraded'
           : phaseOf(ready, input.xr, blocking);
   status['phase'] = phase;
@@ -258,11 +255,19 @@ export function databaseStatus(
   if (ready) {
     return {
       ready,
-      reason: cutover ? (cutover.failed ? 'RestoreFailed' : 'Restoring') : resizing ? 'Resizing' : 'Available',
+      reason: cutover
+        ? cutover.failed
+          ? 'RestoreFailed'
+          : 'Restoring'
+        : resizing
+          ? 'Resizing'
+          : backupTrouble
+            ? backups!.health.reason
+            : 'Available',
       message:
         cutover?.message ??
         resizing ??
-        `${spec.engine} ${String(version['running'] ?? spec.version)} accepts connections at ${String(status['endpoint'])}${upgrade ? `; ${upgrade}` : ''}`,
+        `${backupTrouble ? `${backupTrouble}; ` : ''}${spec.engine} ${String(version['running'] ?? spec.version)} accepts connections at ${String(status['endpoint'])}${upgrade ? `; ${upgrade}` : ''}`,
       status,
       warnings,
       notices,
