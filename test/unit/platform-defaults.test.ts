@@ -61,6 +61,18 @@ describe('platform defaults: the object store', () => {
     assert.doesNotMatch(String(statusOf(rsp)['message']), /nowhere to go/);
   });
 
+  test("the platform store's Secret, missing in the namespace, is said as the platform's, naming its Input field", () => {
+    const input = inputWith({ database: { backup: { objectStore: PLATFORM_STORE } } });
+    const first = callWith(input, twoLine());
+    const rsp = callWith(input, twoLine(), [], answered({ 'backup-store-credentials': [] }));
+    assert.equal(fatalOf(first), undefined);
+    const warning = rsp.results.find((r) => r.reason === 'BackupCredentials');
+    assert.match(
+      warning?.message ?? '',
+      /^Secret platform-store \(the platform's default store, defaults\.database\.backup\.objectStore\.credentialsSecretRef in the Composition\) does not exist in namespace team-a/,
+    );
+  });
+
   test('the Database names its own store: it wins, whole (no field of the platform store mixes in)', () => {
     const rsp = callWith(
       inputWith({ database: { backup: { objectStore: PLATFORM_STORE } } }),

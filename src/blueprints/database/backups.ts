@@ -15,7 +15,7 @@ import { boundedLabel } from '../../names.js';
 import { firedAtOrBefore, nextFiring } from '../../spec/cron.js';
 import type { Desired, Requirement } from '../blueprint.js';
 import { storePath } from '../lifecycle/commands.js';
-import { appName, baseName, type DatabaseInput, type ResolvedSpec } from '../lifecycle/database.js';
+import { appName, baseName, type DatabaseInput, type ResolvedSpec, type StoreSource } from '../lifecycle/database.js';
 import { removeJob } from '../lifecycle/jobs.js';
 
 /** Composition-resource keys: `scheduled-backup-<slot>` and its removal `backup-removal-<slot>`. */
@@ -104,8 +104,13 @@ const PLACEHOLDER = /^(?:|replace[-_ ]?me|change[-_ ]?me|todo|placeholder|exampl
  * missing, a key missing, or a value that is a placeholder. Names the Secret
  * and the keys, never a value.
  */
-export function credentialsProblem(secret: Obj | undefined, name: string, namespace: string): string | undefined {
-  const where = `Secret ${name} (spec.backup.objectStore.credentialsSecretRef)`;
+export function credentialsProblem(
+  secret: Obj | undefined,
+  name: string,
+  namespace: string,
+  field = 'spec.backup.objectStore.credentialsSecretRef',
+): string | undefined {
+  const where = `Secret ${name} (${field})`;
   if (!secret) return `${where} does not exist in namespace ${namespace}: backups cannot write to the object store`;
   const data = (record(secret, 'data') ?? {}) as Record<string, unknown>;
   const value = (key: string): string | undefined =>
@@ -137,7 +142,14 @@ export interface BackupPlan {
   warnings: Array<{ reason: string; message: string }>;
 }
 
-export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPlan {
+/** Where the store's Secret was named, as the user reads it: the Database's spec, or the platform's Input. */
+const CREDENTIALS_FIELD: Record<StoreSource, string> = {
+  spec: 'spec.backup.objectStore.credentialsSecretRef',
+  platform:
+    "the platform's default store, defaults.database.backup.objectStore.credentialsSecretRef in the Composition",
+};
+
+export function planBackups(input: DatabaseInput, spec: ResolvedSpec, storeSource: StoreSource = 'spec'): BackupPlan {
   const { now, owner } = input;
   const store = spec.backup.objectStore;
   const records = taken(input);
@@ -240,7 +252,10 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
     namespace: owner.namespace,
   };
   const answer = input.required.get(STORE_CREDENTIALS);
-  const credentials = answer === undefined ? undefined : credentialsProblem(answer[0], secretName, owner.namespace);
+  const credentials =
+    answer === undefined
+      ? undefined
+      : credentialsProblem(answer[0], secretName, owner.namespace, CREDENTIALS_FIELD[storeSource]);
   if (credentials) out.warnings.push({ reason: 'BackupCredentials', message: credentials });
 
   // The slot now due, and the one before it (one schedule period back).

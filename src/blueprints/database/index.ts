@@ -64,7 +64,7 @@ export const database: Blueprint<Resolution> = {
     const cutover = planCutover(input, spec, placement, instances, created, window);
     const growth = placement.growth?.(input, instances);
     // Where the place keeps no backups of its own, the Database takes DatabaseBackups on its schedule.
-    const backups = placement.automatedBackups ? undefined : planBackups(input, spec);
+    const backups = placement.automatedBackups ? undefined : planBackups(input, spec, layered.storeSource);
     return {
       input,
       placement,
