@@ -49,6 +49,21 @@ function inputSchema() {
   for (const k of ['apiVersion', 'kind', 'metadata']) delete schema.properties[k];
   return schema;
 }
+/**
+ * The Input's schema closed: an object that lists its properties takes no
+ * other. The API server never sees a step's input (Crossplane hands it over
+ * as written), so a typo in a Composition reaches the function, which refuses
+ * it by name rather than silently doing less.
+ */
+function closed(schema) {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const out = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, closed(v)]));
+  if (out.type === 'object' && out.properties && !out['x-kubernetes-preserve-unknown-fields'])
+    out.additionalProperties = false;
+  return out;
+}
+
 function loadSpecSchema(file) {
   const xrd = parse(readFileSync(join(root, file), 'utf8'));
   const version = xrd.spec.versions.find((v) => v.referenceable) ?? xrd.spec.versions[0];
@@ -179,7 +194,7 @@ function validators() {
     ajv.addSchema(loadSpecSchema(api.file).spec, api.name);
     exports[api.name] = api.name;
   }
-  ajv.addSchema(inputSchema(), 'input');
+  ajv.addSchema(closed(inputSchema()), 'input');
   exports.input = 'input';
   const code = standaloneCode(ajv, exports).replace(/^"use strict";/, '');
   return [

@@ -79,7 +79,7 @@ export function prepare(req: RunFunctionRequest, chosen = chooseBlueprint(req)):
   const blueprint = chosen ?? blueprintFor(str(xr, 'kind') ?? '', isObj(req.input) ? req.input : undefined);
   const input = stepInput(req);
   const observed = observedResources(req);
-  const ctx = contextOf(xr, observed, req);
+  const ctx = contextOf(xr, observed, req, input);
   return { req, blueprint, input, xr, observed, ctx, resolved: blueprint.resolve(xr['spec'], ctx) };
 }
 

@@ -10,6 +10,7 @@ import * as validators from './generated/validators.js';
 import { isObj, str, type Obj } from './kube.js';
 import { now } from './clock.js';
 import { newPassword } from './passwords.js';
+import { cronProblem } from './spec/cron.js';
 import { specValidator } from './spec/validate.js';
 
 const DEFAULT_NAMESPACE = 'default';
@@ -66,25 +67,47 @@ export function observedComposite(req: RunFunctionRequest): Obj {
 
 const validateInput = specValidator<Input>(validators.input as ValidateFunction, 'input');
 
+/** What the Input's schema cannot say: the parts of it not built yet, and a schedule cron reads. */
+function inputRules(input: Input): string[] {
+  const problems: string[] = [];
+  const backup = input.defaults?.database?.backup;
+  if (backup?.provision !== undefined)
+    problems.push(
+      'input.defaults.database.backup.provision is not supported yet: name an existing store in input.defaults.database.backup.objectStore',
+    );
+  const cron = backup?.schedule === undefined ? undefined : cronProblem(backup.schedule);
+  if (cron) problems.push(`input.defaults.database.backup.schedule is ${JSON.stringify(backup!.schedule)}; ${cron}`);
+  return problems;
+}
+
 /**
- * The step's input, validated against the Input CRD's schema, or undefined
- * when the step gives none. The blueprint's name is judged by dispatch,
- * which lists the ones that exist.
+ * The step's input, validated against the Input CRD's schema, closed (a field
+ * it does not list is refused by name), or undefined when the step gives
+ * none. The blueprint's name is judged by dispatch, which lists the ones
+ * that exist.
  */
 export function stepInput(req: RunFunctionRequest): Input | undefined {
   if (!isObj(req.input)) return undefined;
-  const { blueprint: _judgedByDispatch, ...rest } = req.input;
+  const { blueprint: _judgedByDispatch, apiVersion: _a, kind: _k, metadata: _m, ...rest } = req.input;
+  let input: Input;
   try {
-    validateInput(rest);
+    input = validateInput(rest);
   } catch (err) {
     if (err instanceof SpecError) throw new FatalError(`invalid step input: ${err.message}`, 'InvalidInput');
     throw err;
   }
+  const problems = inputRules(input);
+  if (problems.length > 0) throw new FatalError(`invalid step input: ${problems.join('; ')}`, 'InvalidInput');
   return req.input as Input;
 }
 
 /** What a blueprint gets besides its spec, from the request alone. Objects in provider-kubernetes Objects are unwrapped. */
-export function contextOf(xr: Obj, observed: ReadonlyMap<string, Obj>, req: RunFunctionRequest): Context {
+export function contextOf(
+  xr: Obj,
+  observed: ReadonlyMap<string, Obj>,
+  req: RunFunctionRequest,
+  input?: Input,
+): Context {
   const seen = new Map([...observed].map(([key, obj]) => [key, unwrap(obj)]));
   return {
     owner: ownerOf(xr),
@@ -94,5 +117,6 @@ export function contextOf(xr: Obj, observed: ReadonlyMap<string, Obj>, req: RunF
     required: requiredResources(req),
     newPassword,
     now: now(),
+    ...(input?.defaults ? { defaults: input.defaults } : {}),
   };
 }

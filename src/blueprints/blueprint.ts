@@ -5,6 +5,7 @@
 // `compose` turns that into desired resources and `status` reads how they
 // are doing. All four are pure: the facts are found by the live edge.
 import type { ExternalFacts, ExternalQuery } from '../facts.js';
+import type { Input } from '../generated/schemas.js';
 import { describe, type Verdict } from '../kinds/index.js';
 import type { Obj } from '../kube.js';
 
@@ -35,7 +36,12 @@ export interface Context {
   newPassword: () => string;
   /** The time of this call (src/clock.ts), read once. */
   now: Date;
+  /** The platform's defaults from the step's Input: a composite's spec wins over them, they over the built-in ones. */
+  defaults?: PlatformDefaults;
 }
+
+/** What the platform team sets once in a Composition step's Input. */
+export type PlatformDefaults = NonNullable<Input['defaults']>;
 
 /** The context with the validated spec, and the facts once they are known: what a blueprint's helpers read. */
 export interface BlueprintInput<Spec> extends Context {

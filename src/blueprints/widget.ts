@@ -13,7 +13,7 @@ import type {
   V2HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
 import { type WidgetSpec, widgetSpecSchema } from '../generated/schemas.js';
-import { condition, field, num, record, str, type Obj } from '../kube.js';
+import { condition, field, isObj, num, record, str, type Obj } from '../kube.js';
 import { dnsLabel } from '../names.js';
 import { judge, type Verdict } from '../kinds/index.js';
 import type { ValidateFunction } from 'ajv';
@@ -231,10 +231,11 @@ function hpa(owner: Owner, spec: WidgetSpec, color: string): Obj {
   } satisfies V2HorizontalPodAutoscaler);
 }
 
-function ingress(owner: Owner, host: string): Obj {
+function ingress(owner: Owner, host: string, ingressClassName: string | undefined): Obj {
   return plain({
     ...shared(owner, 'networking.k8s.io/v1', 'Ingress'),
     spec: {
+      ...(ingressClassName ? { ingressClassName } : {}),
       tls: [{ hosts: [host], secretName: dnsLabel(appName(owner), 'tls') }],
       rules: [
         {
@@ -354,7 +355,7 @@ function compose({ input, release: r }: ResolvedWidget): Plan {
   if (spec.size >= 2 && (observed.has(KEYS.pdb) || servingUp))
     resources.push({ key: KEYS.pdb, object: pdb(owner, serving) });
   if (spec.autoscale) resources.push({ key: KEYS.hpa, object: hpa(owner, spec, serving) });
-  if (spec.host) resources.push({ key: KEYS.ingress, object: ingress(owner, spec.host) });
+  if (spec.host) resources.push({ key: KEYS.ingress, object: ingress(owner, spec.host, spec.ingressClassName) });
   return { resources };
 }
 
@@ -427,7 +428,13 @@ function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: Rea
 export const widget: Blueprint<ResolvedWidget> = {
   ...entry('widget', widgetSpecSchema),
   resolve(raw, ctx) {
-    const spec = validate(raw);
+    // The platform's class (the step's Input) where the Widget names none.
+    const platformClass = ctx.defaults?.widget?.ingressClassName;
+    const spec = validate(
+      isObj(raw) && raw['ingressClassName'] === undefined && platformClass
+        ? { ...raw, ingressClassName: platformClass }
+        : raw,
+    );
     return { input: { ...ctx, spec }, release: release(spec, ctx.observed, ctx.xr) };
   },
   compose: (resolved) => compose(resolved),

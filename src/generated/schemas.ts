@@ -85,6 +85,13 @@ export const widgetSpecSchema = {
       "maxLength": 253,
       "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?\\.)*[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
     },
+    "ingressClassName": {
+      "type": "string",
+      "description": "The IngressClass of the Ingress (with spec.host); without it, the platform's default (the Composition's Input), else the cluster's default class.",
+      "minLength": 1,
+      "maxLength": 253,
+      "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+    },
     "autoscale": {
       "type": "object",
       "description": "When set, a HorizontalPodAutoscaler scales the live color from spec.size up to maxSize.",
@@ -161,6 +168,8 @@ export type WidgetSpec = {
   };
   /** A DNS name; when set, an Ingress serves the Widget at https://<host>. */
   "host"?: string;
+  /** The IngressClass of the Ingress (with spec.host); without it, the platform's default (the Composition's Input), else the cluster's default class. */
+  "ingressClassName"?: string;
   /** When set, a HorizontalPodAutoscaler scales the live color from spec.size up to maxSize. */
   "autoscale"?: {
     /** The most replicas the autoscaler may run. */
@@ -190,11 +199,6 @@ export const databaseSpecSchema = {
   "description": "What the Database should be.",
   "default": {},
   "x-kubernetes-validations": [
-    {
-      "rule": "self.placement != 'aws' || (has(self.aws) && has(self.aws.region))",
-      "message": "spec.aws.region is required with placement aws",
-      "fieldPath": ".aws"
-    },
     {
       "rule": "self.placement != 'aws' || self.storageGB >= 20",
       "message": "spec.storageGB must be at least 20 with placement aws (the RDS minimum)",
@@ -336,21 +340,19 @@ export const databaseSpecSchema = {
         },
         "schedule": {
           "type": "string",
-          "description": "When to back up, a cron schedule in UTC (minute hour day month weekday). On AWS the hour picks the RDS backup window.",
-          "default": "0 3 * * *",
+          "description": "When to back up, a cron schedule in UTC (minute hour day month weekday). On AWS the hour picks the RDS backup window. Without it, the platform's default (the Composition's Input), else \"0 3 * * *\".",
           "maxLength": 100,
           "pattern": "^([^\\t\\n\\f\\r ]+[\\t ]+){4}[^\\t\\n\\f\\r ]+$"
         },
         "retentionDays": {
           "type": "integer",
-          "description": "Days a backup is kept.",
-          "default": 7,
+          "description": "Days a backup is kept. Without it, the platform's default (the Composition's Input), else 7.",
           "minimum": 1,
           "maximum": 35
         },
         "objectStore": {
           "type": "object",
-          "description": "Where in-cluster backups go, off the database's own machine: an S3 bucket or an S3-compatible store. Required for backups of a Database in the cluster.",
+          "description": "Where in-cluster backups go, off the database's own machine: an S3 bucket or an S3-compatible store. Without it, the platform's default store (the Composition's Input); status.backup.objectStore says which one is used.",
           "required": [
             "bucket",
             "credentialsSecretRef"
@@ -461,7 +463,7 @@ export const databaseSpecSchema = {
       "properties": {
         "region": {
           "type": "string",
-          "description": "The AWS region, such as eu-west-1.",
+          "description": "The AWS region, such as eu-west-1. Required with placement aws unless the platform sets a default region (the Composition's Input).",
           "pattern": "^[a-z]{2}(-[a-z]+)+-[0-9]+$",
           "maxLength": 32
         },
@@ -491,11 +493,17 @@ export const databaseSpecSchema = {
         },
         "providerConfigName": {
           "type": "string",
-          "description": "The provider-upjet-aws ClusterProviderConfig to use.",
-          "default": "default",
+          "description": "The provider-upjet-aws ClusterProviderConfig to use. Without it, the platform's default (the Composition's Input), else default.",
           "maxLength": 253
         }
       }
+    },
+    "storageClassName": {
+      "type": "string",
+      "description": "In the cluster, the StorageClass of the data volume; without it, the platform's default (the Composition's Input), else the cluster's default class. A volume keeps the class it was made with.",
+      "minLength": 1,
+      "maxLength": 253,
+      "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
     },
     "deletionPolicy": {
       "type": "string",
@@ -718,13 +726,61 @@ export const databaseStatusSchema = {
         "missedSlot": {
           "type": "string",
           "description": "The newest scheduled time no backup was taken for (nothing reconciled the Database then); missed slots are reported, not taken late."
+        },
+        "objectStore": {
+          "type": "object",
+          "description": "The store backups really go to, and where that was said: the Database's own spec.backup.objectStore (spec) or the platform's default in the Composition's Input (platform). DatabaseBackups of this Database, composed or made by hand, write to it.",
+          "properties": {
+            "bucket": {
+              "type": "string",
+              "description": "The bucket."
+            },
+            "region": {
+              "type": "string",
+              "description": "The bucket's region."
+            },
+            "endpoint": {
+              "type": "string",
+              "description": "The S3-compatible endpoint, when not AWS S3."
+            },
+            "prefix": {
+              "type": "string",
+              "description": "The key prefix; this Database's backups go under its name below it."
+            },
+            "credentialsSecretRef": {
+              "type": "object",
+              "description": "The Secret in the Database's namespace with the store's keys (its name only).",
+              "properties": {
+                "name": {
+                  "type": "string",
+                  "description": "The Secret's name."
+                }
+              }
+            },
+            "source": {
+              "type": "string",
+              "description": "spec or platform.",
+              "enum": [
+                "spec",
+                "platform"
+              ]
+            }
+          }
         }
       }
     },
     "aws": {
       "type": "object",
-      "description": "Live facts read from AWS when the Composition step has AWS credentials.",
+      "description": "Where the instance lives (region and ClusterProviderConfig, as the spec or the platform said), and live facts read from AWS when the Composition step has AWS credentials.",
       "properties": {
+        "region": {
+          "type": "string",
+          "description": "The region the instance is in."
+        },
+        "providerConfigName": {
+          "type": "string",
+          "description": "The ClusterProviderConfig its managed resources use."
+        },
         "dbInstanceStatus": {
           "type": "string",
           "description": "The RDS instance status, such as available."
@@ -781,11 +837,11 @@ export type DatabaseSpec = {
   "backup": {
     /** Take backups. */
     "enabled": boolean;
-    /** When to back up, a cron schedule in UTC (minute hour day month weekday). On AWS the hour picks the RDS backup window. */
-    "schedule": string;
-    /** Days a backup is kept. */
-    "retentionDays": number;
-    /** Where in-cluster backups go, off the database's own machine: an S3 bucket or an S3-compatible store. Required for backups of a Database in the cluster. */
+    /** When to back up, a cron schedule in UTC (minute hour day month weekday). On AWS the hour picks the RDS backup window. Without it, the platform's default (the Composition's Input), else "0 3 * * *". */
+    "schedule"?: string;
+    /** Days a backup is kept. Without it, the platform's default (the Composition's Input), else 7. */
+    "retentionDays"?: number;
+    /** Where in-cluster backups go, off the database's own machine: an S3 bucket or an S3-compatible store. Without it, the platform's default store (the Composition's Input); status.backup.objectStore says which one is used. */
     "objectStore"?: {
       /** The bucket. */
       "bucket": string;
@@ -819,7 +875,7 @@ export type DatabaseSpec = {
   };
   /** AWS settings, required with placement aws. */
   "aws"?: {
-    /** The AWS region, such as eu-west-1. */
+    /** The AWS region, such as eu-west-1. Required with placement aws unless the platform sets a default region (the Composition's Input). */
     "region"?: string;
     /** An RDS instance class such as db.t4g.medium; overrides spec.size. */
     "instanceClass"?: string;
@@ -827,9 +883,11 @@ export type DatabaseSpec = {
     "subnetIds"?: Array<string>;
     /** VPC security groups of the instance. */
     "securityGroupIds"?: Array<string>;
-    /** The provider-upjet-aws ClusterProviderConfig to use. */
-    "providerConfigName": string;
+    /** The provider-upjet-aws ClusterProviderConfig to use. Without it, the platform's default (the Composition's Input), else default. */
+    "providerConfigName"?: string;
   };
+  /** In the cluster, the StorageClass of the data volume; without it, the platform's default (the Composition's Input), else the cluster's default class. A volume keeps the class it was made with. */
+  "storageClassName"?: string;
   /** Retain keeps the data when the Database is deleted (volumes, the RDS instance with deletion protection and a final snapshot, the backup bucket). Delete removes it. */
   "deletionPolicy": "Retain" | "Delete";
 };
@@ -934,9 +992,31 @@ export type DatabaseStatus = {
     "nextScheduledTime"?: string;
     /** The newest scheduled time no backup was taken for (nothing reconciled the Database then); missed slots are reported, not taken late. */
     "missedSlot"?: string;
+    /** The store backups really go to, and where that was said: the Database's own spec.backup.objectStore (spec) or the platform's default in the Composition's Input (platform). DatabaseBackups of this Database, composed or made by hand, write to it. */
+    "objectStore"?: {
+      /** The bucket. */
+      "bucket"?: string;
+      /** The bucket's region. */
+      "region"?: string;
+      /** The S3-compatible endpoint, when not AWS S3. */
+      "endpoint"?: string;
+      /** The key prefix; this Database's backups go under its name below it. */
+      "prefix"?: string;
+      /** The Secret in the Database's namespace with the store's keys (its name only). */
+      "credentialsSecretRef"?: {
+        /** The Secret's name. */
+        "name"?: string;
+      };
+      /** spec or platform. */
+      "source"?: "spec" | "platform";
+    };
   };
-  /** Live facts read from AWS when the Composition step has AWS credentials. */
+  /** Where the instance lives (region and ClusterProviderConfig, as the spec or the platform said), and live facts read from AWS when the Composition step has AWS credentials. */
   "aws"?: {
+    /** The region the instance is in. */
+    "region"?: string;
+    /** The ClusterProviderConfig its managed resources use. */
+    "providerConfigName"?: string;
     /** The RDS instance status, such as available. */
     "dbInstanceStatus"?: string;
     /** The engine version RDS runs. */
@@ -1285,6 +1365,152 @@ export const inputSchema = {
     "awsEndpoint": {
       "type": "string",
       "description": "An AWS endpoint for the live facts a Database on AWS reads (an emulator, a private endpoint); without it, the endpoint key of the step's aws credentials, or AWS's own."
+    },
+    "defaults": {
+      "type": "object",
+      "description": "Platform policy, set once per Composition: what a composite gets when its own spec does not say. A composite's spec wins over these, and these win over the built-in defaults.",
+      "properties": {
+        "database": {
+          "type": "object",
+          "description": "Defaults for every Database this Composition serves.",
+          "properties": {
+            "storageClassName": {
+              "type": "string",
+              "description": "The StorageClass of a Database's data volume in the cluster, unless the Database names one (spec.storageClassName).",
+              "minLength": 1,
+              "maxLength": 253,
+              "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+            },
+            "backup": {
+              "type": "object",
+              "description": "Backup policy; each field stands in for the same field of a Database's spec.backup.",
+              "properties": {
+                "schedule": {
+                  "type": "string",
+                  "description": "When to back up, a cron schedule in UTC (minute hour day month weekday); built in, \"0 3 * * *\".",
+                  "maxLength": 100,
+                  "pattern": "^([^\\t\\n\\f\\r ]+[\\t ]+){4}[^\\t\\n\\f\\r ]+$"
+                },
+                "retentionDays": {
+                  "type": "integer",
+                  "description": "Days a backup is kept; built in, 7.",
+                  "minimum": 1,
+                  "maximum": 35
+                },
+                "objectStore": {
+                  "type": "object",
+                  "description": "An existing S3 or S3-compatible store every Database's backups go to, unless the Database names its own (spec.backup.objectStore, taken whole). Each Database writes under its own name below the prefix.",
+                  "required": [
+                    "bucket",
+                    "credentialsSecretRef"
+                  ],
+                  "properties": {
+                    "bucket": {
+                      "type": "string",
+                      "description": "The bucket.",
+                      "minLength": 3,
+                      "maxLength": 63,
+                      "pattern": "^[a-z0-9][a-z0-9.-]*[a-z0-9]$"
+                    },
+                    "endpoint": {
+                      "type": "string",
+                      "description": "The endpoint of an S3-compatible store (https://...); AWS S3 without it.",
+                      "maxLength": 253,
+                      "pattern": "^https?://[^\\t\\n\\f\\r ]+$"
+                    },
+                    "region": {
+                      "type": "string",
+                      "description": "The bucket's region; us-east-1 without it.",
+                      "maxLength": 32
+                    },
+                    "prefix": {
+                      "type": "string",
+                      "description": "A key prefix under which the backups go.",
+                      "maxLength": 200,
+                      "pattern": "^[A-Za-z0-9!_.*'()/-]*$"
+                    },
+                    "credentialsSecretRef": {
+                      "type": "object",
+                      "description": "A Secret with the keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, by that name in each Database's namespace (the platform team puts it there).",
+                      "required": [
+                        "name"
+                      ],
+                      "properties": {
+                        "name": {
+                          "type": "string",
+                          "description": "The Secret's name.",
+                          "minLength": 1,
+                          "maxLength": 253
+                        }
+                      }
+                    }
+                  }
+                },
+                "provision": {
+                  "type": "object",
+                  "description": "A store made for each Database (an S3 bucket and credentials scoped to it). Not supported yet: giving it is refused, so that no Composition believes it has it.",
+                  "x-kubernetes-preserve-unknown-fields": true
+                }
+              }
+            },
+            "aws": {
+              "type": "object",
+              "description": "Defaults for a Database with placement aws; each stands in for the same field of its spec.aws.",
+              "properties": {
+                "region": {
+                  "type": "string",
+                  "description": "The AWS region, such as eu-west-1.",
+                  "pattern": "^[a-z]{2}(-[a-z]+)+-[0-9]+$",
+                  "maxLength": 32
+                },
+                "providerConfigName": {
+                  "type": "string",
+                  "description": "The provider-upjet-aws ClusterProviderConfig to use; built in, default.",
+                  "minLength": 1,
+                  "maxLength": 253
+                },
+                "instanceClass": {
+                  "type": "string",
+                  "description": "An RDS instance class such as db.t4g.medium; overrides the class spec.size picks.",
+                  "pattern": "^db\\.[a-z0-9-]+\\.[a-z0-9]+$",
+                  "maxLength": 64
+                },
+                "subnetIds": {
+                  "type": "array",
+                  "description": "Subnets for a DB subnet group.",
+                  "maxItems": 16,
+                  "items": {
+                    "type": "string",
+                    "pattern": "^subnet-[0-9a-f]+$"
+                  }
+                },
+                "securityGroupIds": {
+                  "type": "array",
+                  "description": "VPC security groups of the instance.",
+                  "maxItems": 16,
+                  "items": {
+                    "type": "string",
+                    "pattern": "^sg-[0-9a-f]+$"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "widget": {
+          "type": "object",
+          "description": "Defaults for every Widget this Composition serves.",
+          "properties": {
+            "ingressClassName": {
+              "type": "string",
+              "description": "The IngressClass of a Widget's Ingress (spec.host), unless the Widget names one (spec.ingressClassName).",
+              "minLength": 1,
+              "maxLength": 253,
+              "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+            }
+          }
+        }
+      }
     }
   }
 } as const;
@@ -1295,4 +1521,55 @@ export type Input = {
   "blueprint"?: "widget" | "database" | "databasebackup" | "databaserestore";
   /** An AWS endpoint for the live facts a Database on AWS reads (an emulator, a private endpoint); without it, the endpoint key of the step's aws credentials, or AWS's own. */
   "awsEndpoint"?: string;
+  /** Platform policy, set once per Composition: what a composite gets when its own spec does not say. A composite's spec wins over these, and these win over the built-in defaults. */
+  "defaults"?: {
+    /** Defaults for every Database this Composition serves. */
+    "database"?: {
+      /** The StorageClass of a Database's data volume in the cluster, unless the Database names one (spec.storageClassName). */
+      "storageClassName"?: string;
+      /** Backup policy; each field stands in for the same field of a Database's spec.backup. */
+      "backup"?: {
+        /** When to back up, a cron schedule in UTC (minute hour day month weekday); built in, "0 3 * * *". */
+        "schedule"?: string;
+        /** Days a backup is kept; built in, 7. */
+        "retentionDays"?: number;
+        /** An existing S3 or S3-compatible store every Database's backups go to, unless the Database names its own (spec.backup.objectStore, taken whole). Each Database writes under its own name below the prefix. */
+        "objectStore"?: {
+          /** The bucket. */
+          "bucket": string;
+          /** The endpoint of an S3-compatible store (https://...); AWS S3 without it. */
+          "endpoint"?: string;
+          /** The bucket's region; us-east-1 without it. */
+          "region"?: string;
+          /** A key prefix under which the backups go. */
+          "prefix"?: string;
+          /** A Secret with the keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, by that name in each Database's namespace (the platform team puts it there). */
+          "credentialsSecretRef": {
+            /** The Secret's name. */
+            "name": string;
+          };
+        };
+        /** A store made for each Database (an S3 bucket and credentials scoped to it). Not supported yet: giving it is refused, so that no Composition believes it has it. */
+        "provision"?: Record<string, unknown>;
+      };
+      /** Defaults for a Database with placement aws; each stands in for the same field of its spec.aws. */
+      "aws"?: {
+        /** The AWS region, such as eu-west-1. */
+        "region"?: string;
+        /** The provider-upjet-aws ClusterProviderConfig to use; built in, default. */
+        "providerConfigName"?: string;
+        /** An RDS instance class such as db.t4g.medium; overrides the class spec.size picks. */
+        "instanceClass"?: string;
+        /** Subnets for a DB subnet group. */
+        "subnetIds"?: Array<string>;
+        /** VPC security groups of the instance. */
+        "securityGroupIds"?: Array<string>;
+      };
+    };
+    /** Defaults for every Widget this Composition serves. */
+    "widget"?: {
+      /** The IngressClass of a Widget's Ingress (spec.host), unless the Widget names one (spec.ingressClassName). */
+      "ingressClassName"?: string;
+    };
+  };
 };

@@ -120,7 +120,81 @@ function warnings(r: RenderResult): Doc[] {
 
 const providerSecret = secretData(fixture(required('rds-connection'), 'Secret'));
 
+const PLATFORM = `${DIR}/composition-with-platform-defaults.yaml`;
+
 const cases: RenderCase[] = [
+  // ---- the platform's defaults (the step's Input) -------------------------
+  {
+    name: "platform defaults: a two-line Database takes the platform's store (source platform), class, schedule",
+    xr: `${DIR}/two-line.yaml`,
+    composition: PLATFORM,
+    required: required('backup-store'),
+    check(r) {
+      const s = status(r);
+      assert.deepEqual(s['backup']?.['objectStore'], {
+        bucket: 'platform-backups',
+        region: 'eu-west-1',
+        prefix: 'databases',
+        credentialsSecretRef: { name: 'backup-store' },
+        source: 'platform',
+      });
+      // The platform's schedule: 02:30 UTC (the examples' clock is 2026-12-02T10:00Z).
+      assert.equal(s['backup']?.['nextScheduledTime'], '2026-12-03T02:30:00.000Z');
+      const sts = one(r, 'StatefulSet', 'invoices-db');
+      assert.equal(sts['spec']['volumeClaimTemplates'][0]['spec']['storageClassName'], 'fast');
+      assert.notEqual(conditionOf(xrOf(r), 'BackupHealthy')?.['reason'], 'NoObjectStore');
+    },
+  },
+  {
+    name: "platform defaults: a Database with its own store keeps it (source spec) and takes the platform's schedule",
+    xr: `${DIR}/cluster.yaml`,
+    composition: PLATFORM,
+    required: required('backup-store'),
+    check(r) {
+      const s = status(r);
+      assert.equal(s['backup']?.['objectStore']?.['bucket'], 'team-a-backups');
+      assert.equal(s['backup']?.['objectStore']?.['source'], 'spec');
+      assert.equal(s['backup']?.['nextScheduledTime'], '2026-12-03T02:30:00.000Z');
+    },
+  },
+  {
+    name: 'platform defaults: the same two-line Database without them has nowhere to put backups (NoObjectStore)',
+    xr: `${DIR}/two-line.yaml`,
+    check(r) {
+      assert.equal(status(r)['backup']?.['objectStore'], undefined);
+      assert.equal(conditionOf(xrOf(r), 'BackupHealthy')?.['reason'], 'NoObjectStore');
+      const sts = one(r, 'StatefulSet', 'invoices-db');
+      assert.equal(sts['spec']['volumeClaimTemplates'][0]['spec']['storageClassName'], undefined);
+    },
+  },
+  {
+    name: 'platform defaults: an unknown Input field is Fatal naming it, and nothing is rendered',
+    xr: `${DIR}/two-line.yaml`,
+    composition: {
+      apiVersion: 'apiextensions.crossplane.io/v1',
+      kind: 'Composition',
+      metadata: { name: 'databases.example.com' },
+      spec: {
+        compositeTypeRef: { apiVersion: 'example.com/v1', kind: 'Database' },
+        mode: 'Pipeline',
+        pipeline: [
+          {
+            step: 'compose',
+            functionRef: { name: 'function-platform' },
+            input: {
+              apiVersion: 'platform.fn.example.com/v1beta1',
+              kind: 'Input',
+              defaults: { database: { backup: { retentionDay: 14 } } },
+            },
+          },
+        ],
+      },
+    },
+    fails: true,
+    check(r) {
+      assert.match(r.stderr + r.stdout, /input\.defaults\.database\.backup\.retentionDay is not a known field/);
+    },
+  },
   // ---- placement cluster --------------------------------------------------
   {
     name: 'cluster, first reconcile: StatefulSet, Services, Secrets, no CronJob (backups are DatabaseBackups); Provisioning',
@@ -234,6 +308,13 @@ const cases: RenderCase[] = [
         location: 's3://team-a-backups/databases/orders/',
         lastFailure: 'orders-db-202612020300: dump was killed for memory (OOMKilled with 1024Mi)',
         nextScheduledTime: '2026-12-03T03:00:00.000Z',
+        objectStore: {
+          bucket: 'team-a-backups',
+          region: 'eu-west-1',
+          prefix: 'databases',
+          credentialsSecretRef: { name: 'backup-store' },
+          source: 'spec',
+        },
       });
       assert.equal(conditionOf(xrOf(r), 'BackupHealthy')?.['status'], 'False');
       assert.equal(conditionOf(xrOf(r), 'BackupHealthy')?.['reason'], 'BackupFailed');

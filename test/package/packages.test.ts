@@ -80,6 +80,11 @@ describe('package metadata and APIs', () => {
       assert.equal(l['scope'], undefined, 'LegacyCluster, the v1 default');
       assert.equal((l['names'] as Obj)['kind'], `X${String((m['names'] as Obj)['kind'])}`);
       assert.equal((l['claimNames'] as Obj)['kind'], (m['names'] as Obj)['kind']);
+      assert.deepEqual(
+        (l['claimNames'] as Obj)['shortNames'],
+        (m['names'] as Obj)['shortNames'],
+        'the same short names',
+      );
       assert.deepEqual(l['versions'], m['versions'], 'same schema, printer columns and CEL rules');
     }
   });
@@ -101,6 +106,13 @@ describe('package metadata and APIs', () => {
       DatabaseBackup: ['DATABASE', 'PHASE', 'METHOD', 'COMPLETED', 'SIZE'],
       DatabaseRestore: ['DATABASE', 'PHASE', 'INSTANCE', 'RESTORE-POINT', 'MESSAGE'],
     };
+    // Issue 28: the seed names the Widget's short name wg; wdg, served before, stays.
+    const shortNames: Record<string, string[]> = {
+      Widget: ['wg', 'wdg'],
+      Database: ['db'],
+      DatabaseBackup: ['dbbackup'],
+      DatabaseRestore: ['dbrestore'],
+    };
     for (const file of XRDS) {
       const xrd = yamlOf(file);
       const spec = xrd['spec'] as Obj;
@@ -108,7 +120,7 @@ describe('package metadata and APIs', () => {
       assert.equal(spec['scope'], 'Namespaced');
       const names = spec['names'] as Obj;
       assert.ok((names['categories'] as string[]).includes('composite'));
-      assert.ok((names['shortNames'] as string[]).length > 0);
+      assert.deepEqual(names['shortNames'], shortNames[String(names['kind'])]);
       const version = (spec['versions'] as Obj[])[0]!;
       assert.deepEqual(
         (version['additionalPrinterColumns'] as Obj[]).map((c) => c['name']),
@@ -312,9 +324,9 @@ describe('the real crossplane CLI on the packages', () => {
         /maxSize must be at least spec\.size/,
       ],
       [
-        'no-region.yaml',
-        'kind: Database\nmetadata: {name: d}\nspec: {placement: aws}',
-        /spec\.aws\.region is required with placement aws/,
+        'small-rds.yaml',
+        'kind: Database\nmetadata: {name: d}\nspec: {placement: aws, storageGB: 10}',
+        /spec\.storageGB must be at least 20 with placement aws/,
       ],
       [
         'mysql-ha.yaml',

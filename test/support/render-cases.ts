@@ -30,6 +30,8 @@ export interface RenderCase {
   observed?: YamlInput;
   /** Required resources (-e, repo-relative), answering the function's requirements. */
   required?: string;
+  /** Another Composition than the suite's (a step Input with the platform's defaults). */
+  composition?: YamlInput;
   /** The render must fail (crank exits non-zero, e.g. on a Fatal result). */
   fails?: boolean;
   /** `again` renders the same case a second time (it must succeed). */
@@ -74,12 +76,12 @@ export function describeRenders(suite: RenderSuite): void {
       if (fn) assert.equal(await fn.stop(), 0, `function did not stop cleanly\n${fn.logs()}`);
     });
 
-    const run = (c: Pick<RenderCase, 'xr' | 'observed' | 'required'>) => {
+    const run = (c: Pick<RenderCase, 'xr' | 'observed' | 'required' | 'composition'>) => {
       assert.ok(fn, 'function not started');
       return render({
         xr: c.xr,
         observed: c.observed,
-        composition: suite.composition,
+        composition: c.composition ?? suite.composition,
         functionsTarget: fn.target,
         extraArgs: c.required ? ['-e', join(repoRoot, c.required)] : [],
       });

@@ -5,7 +5,7 @@
 // backup, the BackupHealthy condition and Degraded when backups are overdue.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { type RunFunctionResponse, Severity, Status } from '@crossplane-org/function-sdk-typescript';
+import { Ready, type RunFunctionResponse, Severity, Status } from '@crossplane-org/function-sdk-typescript';
 import fc from 'fast-check';
 import { setClock } from '../../src/clock.js';
 import type { Obj } from '../../src/kube.js';
@@ -209,12 +209,12 @@ describe('Database: a DatabaseBackup per due slot', () => {
     assert.deepEqual(scheduledKeys(call(servingXr({ enabled: false }))), []);
   });
 
-  test('no object store: not Ready, the message says backups have nowhere to go, nothing scheduled', () => {
+  test('no object store: Ready (it serves), Degraded, the message says backups have nowhere to go, nothing scheduled', () => {
     clock = new Date('2026-12-02T03:05:00Z');
     const xr = databaseXr({ storageGB: 10 }, { bare: true, status: { phase: 'Ready' } });
     let rsp = call(xr);
     rsp = call(xr, observe(rsp));
-    assert.equal(statusOf(rsp)['ready'], false);
+    assert.equal(statusOf(rsp)['ready'], true);
     assert.equal(statusOf(rsp)['phase'], 'Degraded');
     assert.match(String(statusOf(rsp)['message']), /^backups have nowhere to go: set spec\.backup\.objectStore/);
     assert.deepEqual(scheduledKeys(rsp), []);
@@ -229,20 +229,28 @@ describe('Database: a DatabaseBackup per due slot', () => {
 
 // Issue 26: a two-line Database read as still being created (phase Provisioning) while it served, and
 // placeholder credentials for the object store were taken without a word.
-describe('Database: what is true when only backups hold it back', () => {
-  test('a two-line Database that serves is Degraded, saying it accepts connections and why backups cannot run', () => {
+// Issue 28: and it was not Ready, though it took connections; backup trouble no longer holds back readiness.
+describe('Database: what is true when only backups are in trouble', () => {
+  test('a two-line Database that serves is Ready and Degraded, saying it accepts connections and why backups cannot run', () => {
     clock = new Date('2026-12-02T03:05:00Z');
     const xr = databaseXr({ engine: 'postgres', storageGB: 5 }, { bare: true, name: 'payments' });
     const first = call(xr);
     assert.equal(statusOf(first)['phase'], 'Provisioning', 'not serving yet');
     const served = call(xr, observe(first));
-    assert.equal(statusOf(served)['ready'], false, 'readiness is not changed here');
+    assert.equal(statusOf(served)['ready'], true, 'it accepts connections');
+    assert.equal(
+      served.desired?.composite?.ready,
+      Ready.READY_TRUE,
+      'the composite is ready for Crossplane too (its Ready condition)',
+    );
     assert.equal(statusOf(served)['phase'], 'Degraded');
     assert.match(
       String(statusOf(served)['message']),
-      /^backups have nowhere to go: set spec\.backup\.objectStore .*; postgres 17 accepts connections at payments-db\.team-a\.svc\.cluster\.local:5432 meanwhile$/,
+      /^backups have nowhere to go: set spec\.backup\.objectStore .*; postgres 17 accepts connections at payments-db\.team-a\.svc\.cluster\.local:5432$/,
     );
+    assert.equal(condition(served, 'DatabaseReady')?.status, Status.STATUS_CONDITION_TRUE);
     assert.equal(condition(served, 'DatabaseReady')?.reason, 'NoObjectStore');
+    assert.equal(condition(served, 'BackupHealthy')?.status, Status.STATUS_CONDITION_FALSE);
     assert.match(
       warnings(served, 'NoObjectStore')[0]?.message ?? '',
       /^backups have nowhere to go/,
@@ -359,13 +367,14 @@ describe('Database: backup status and health come from Completed backups only', 
           : { phase: 'Failed', method: 'dump', failureReason: 'upload failed (exit code 1): Access Denied' },
       ),
     );
-    assert.equal(statusOf(overdue)['ready'], false);
+    assert.equal(statusOf(overdue)['ready'], true, 'it still serves');
     assert.equal(statusOf(overdue)['phase'], 'Degraded');
     assert.match(
       String(statusOf(overdue)['message']),
       /^backups are overdue: the last successful backup finished at 2026-12-02T03:09:00Z: overdue since 2026-12-04T03:00:00.000Z \(two scheduled backups since\)/,
     );
     assert.equal(condition(overdue, 'BackupHealthy')?.reason, 'BackupOverdue');
+    assert.match(warnings(overdue, 'BackupOverdue')[0]?.message ?? '', /^backups are overdue/);
   });
 });
 
@@ -380,15 +389,21 @@ describe('Database: overdue means two scheduled backups since the last success, 
       completedAt: '2026-12-04T02:10:00Z',
       location: 's3://team-a-backups/orders/orders-db-202612040200.dump',
     });
-    for (const [at, ready] of [
-      ['2026-12-06T12:00:00Z', true], // Sunday
-      ['2026-12-07T01:59:00Z', true], // Monday, before its slot
-      ['2026-12-08T01:59:00Z', true], // Tuesday, before its slot (Monday's may have failed)
-      ['2026-12-08T02:00:00Z', false], // Tuesday's slot: two since Friday
+    for (const [at, overdue] of [
+      ['2026-12-06T12:00:00Z', false], // Sunday
+      ['2026-12-07T01:59:00Z', false], // Monday, before its slot
+      ['2026-12-08T01:59:00Z', false], // Tuesday, before its slot (Monday's may have failed)
+      ['2026-12-08T02:00:00Z', true], // Tuesday's slot: two since Friday
     ] as const) {
       clock = new Date(at);
       const rsp = call(servingXr(weekdays), observe(friday, done));
-      assert.equal(statusOf(rsp)['ready'], ready, `${at}: ${statusOf(rsp)['message']}`);
+      assert.equal(
+        condition(rsp, 'BackupHealthy')?.reason === 'BackupOverdue',
+        overdue,
+        `${at}: ${statusOf(rsp)['message']}`,
+      );
+      assert.equal(statusOf(rsp)['phase'], overdue ? 'Degraded' : 'Ready');
+      assert.equal(statusOf(rsp)['ready'], true, 'overdue or not, it serves');
     }
   });
 

@@ -359,7 +359,7 @@ describe('bad input: not ready, a clear message, nothing composed, nothing delet
   });
   test('an in-cluster Database with no object store (backups on, or off)', () => {
     for (const [backup, said] of [
-      [{}, 'it has no spec.backup.objectStore'],
+      [{}, 'it has no spec.backup.objectStore and its status names no platform store'],
       [{ enabled: false }, 'it has backups disabled and no spec.backup.objectStore'],
     ] as const) {
       const rsp = call(backupXr(), [], answered({ database: [clusterDb(backup)] }));

@@ -15,7 +15,7 @@ import { boundedLabel } from '../../names.js';
 import { firedAtOrBefore, nextFiring } from '../../spec/cron.js';
 import type { Desired, Requirement } from '../blueprint.js';
 import { storePath } from '../lifecycle/commands.js';
-import { appName, baseName, type DatabaseInput, type ResolvedSpec } from '../lifecycle/database.js';
+import { appName, baseName, type DatabaseInput, type ResolvedSpec, type StoreSource } from '../lifecycle/database.js';
 import { removeJob } from '../lifecycle/jobs.js';
 
 /** Composition-resource keys: `scheduled-backup-<slot>` and its removal `backup-removal-<slot>`. */
@@ -104,8 +104,13 @@ const PLACEHOLDER = /^(?:|replace[-_ ]?me|change[-_ ]?me|todo|placeholder|exampl
  * missing, a key missing, or a value that is a placeholder. Names the Secret
  * and the keys, never a value.
  */
-export function credentialsProblem(secret: Obj | undefined, name: string, namespace: string): string | undefined {
-  const where = `Secret ${name} (spec.backup.objectStore.credentialsSecretRef)`;
+export function credentialsProblem(
+  secret: Obj | undefined,
+  name: string,
+  namespace: string,
+  field = 'spec.backup.objectStore.credentialsSecretRef',
+): string | undefined {
+  const where = `Secret ${name} (${field})`;
   if (!secret) return `${where} does not exist in namespace ${namespace}: backups cannot write to the object store`;
   const data = (record(secret, 'data') ?? {}) as Record<string, unknown>;
   const value = (key: string): string | undefined =>
@@ -132,12 +137,19 @@ export interface BackupPlan {
   status: Obj;
   /** The BackupHealthy condition. */
   health: { ok: boolean; reason: string; message: string };
-  /** What keeps the Database from Ready, if backups do. */
-  blocker?: string;
+  /** Backup trouble to say in the Database's sentence (phase Degraded); it never holds back readiness. */
+  trouble?: string;
   warnings: Array<{ reason: string; message: string }>;
 }
 
-export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPlan {
+/** Where the store's Secret was named, as the user reads it: the Database's spec, or the platform's Input. */
+const CREDENTIALS_FIELD: Record<StoreSource, string> = {
+  spec: 'spec.backup.objectStore.credentialsSecretRef',
+  platform:
+    "the platform's default store, defaults.database.backup.objectStore.credentialsSecretRef in the Composition",
+};
+
+export function planBackups(input: DatabaseInput, spec: ResolvedSpec, storeSource: StoreSource = 'spec'): BackupPlan {
   const { now, owner } = input;
   const store = spec.backup.objectStore;
   const records = taken(input);
@@ -222,10 +234,10 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
     return out;
   }
   if (!store) {
-    out.blocker =
-      'backups have nowhere to go: set spec.backup.objectStore (bucket, region, credentialsSecretRef) to an S3 or S3-compatible store off this cluster, or set spec.backup.enabled: false';
-    out.health = { ok: false, reason: 'NoObjectStore', message: out.blocker };
-    out.warnings.push({ reason: 'NoObjectStore', message: out.blocker });
+    out.trouble =
+      'backups have nowhere to go: set spec.backup.objectStore (bucket, region, credentialsSecretRef) to an S3 or S3-compatible store off this cluster (or ask the platform team for a default store in the Composition), or set spec.backup.enabled: false';
+    out.health = { ok: false, reason: 'NoObjectStore', message: out.trouble };
+    out.warnings.push({ reason: 'NoObjectStore', message: out.trouble });
     return out;
   }
   const next = nextFiring(spec.backup.schedule, now);
@@ -240,7 +252,10 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
     namespace: owner.namespace,
   };
   const answer = input.required.get(STORE_CREDENTIALS);
-  const credentials = answer === undefined ? undefined : credentialsProblem(answer[0], secretName, owner.namespace);
+  const credentials =
+    answer === undefined
+      ? undefined
+      : credentialsProblem(answer[0], secretName, owner.namespace, CREDENTIALS_FIELD[storeSource]);
   if (credentials) out.warnings.push({ reason: 'BackupCredentials', message: credentials });
 
   // The slot now due, and the one before it (one schedule period back).
@@ -268,7 +283,8 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec): BackupPla
   if (overdueAt !== undefined && now.getTime() >= overdueAt) {
     const message = `${lastSuccess ? `the last successful backup finished at ${lastSuccess}` : 'no backup has succeeded yet'}: overdue since ${new Date(overdueAt).toISOString()} (two scheduled backups since)${out.status['lastFailure'] ? `; last failure ${String(out.status['lastFailure'])}` : ''}`;
     out.health = { ok: false, reason: 'BackupOverdue', message };
-    out.blocker = `backups are overdue: ${message}`;
+    out.trouble = `backups are overdue: ${message}`;
+    out.warnings.push({ reason: 'BackupOverdue', message: out.trouble });
     return out;
   }
   if (lastFailed) {

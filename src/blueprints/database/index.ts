@@ -9,11 +9,11 @@
 // upgrade behind a backup), compose.ts (what is composed), running.ts and
 // status.ts (what the user reads).
 import type { ValidateFunction } from 'ajv';
-import { type DatabaseSpec, databaseSpecSchema } from '../../generated/schemas.js';
+import { databaseSpecSchema } from '../../generated/schemas.js';
 import * as validators from '../../generated/validators.js';
 import { specValidator } from '../../spec/validate.js';
 import type { Blueprint } from '../blueprint.js';
-import { resolveSpec } from '../lifecycle/database.js';
+import { type DatabaseSpec, resolveSpec, withDefaults } from '../lifecycle/database.js';
 import { observedGenerations } from '../lifecycle/instances.js';
 import { placementOf } from '../lifecycle/placements/index.js';
 import type { DatabaseCall } from '../lifecycle/placements/placement.js';
@@ -33,7 +33,9 @@ const validate = specValidator<DatabaseSpec>(validators.database as ValidateFunc
 export const database: Blueprint<Resolution> = {
   ...entry('database', databaseSpecSchema),
   resolve(raw, ctx) {
-    const parsed = validate(raw);
+    // The platform's defaults (the step's Input) under the spec, the built-in ones under those.
+    const layered = withDefaults(raw, ctx.defaults?.database);
+    const parsed = validate(layered.spec);
     // The version defaults to the newest only at creation: an existing database keeps what it runs.
     const spec = resolveSpec(parsed, runningVersion(parsed.engine, ctx));
     const placement = placementOf(spec);
@@ -62,7 +64,7 @@ export const database: Blueprint<Resolution> = {
     const cutover = planCutover(input, spec, placement, instances, created, window);
     const growth = placement.growth?.(input, instances);
     // Where the place keeps no backups of its own, the Database takes DatabaseBackups on its schedule.
-    const backups = placement.automatedBackups ? undefined : planBackups(input, spec);
+    const backups = placement.automatedBackups ? undefined : planBackups(input, spec, layered.storeSource);
     return {
       input,
       placement,
@@ -71,6 +73,7 @@ export const database: Blueprint<Resolution> = {
       instances,
       cutover,
       ...(backups ? { backups } : {}),
+      ...(layered.storeSource ? { storeSource: layered.storeSource } : {}),
       ...(growth ? { growth } : {}),
     };
   },

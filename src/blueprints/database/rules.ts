@@ -5,10 +5,9 @@
 // the spec's fields.
 import { SpecError } from '../../errors.js';
 import type { ExternalFacts } from '../../facts.js';
-import type { DatabaseSpec } from '../../generated/schemas.js';
 import { cronProblem } from '../../spec/cron.js';
 import type { Context } from '../blueprint.js';
-import { compareVersions, type ResolvedSpec } from '../lifecycle/database.js';
+import { compareVersions, type DatabaseSpec, type ResolvedSpec } from '../lifecycle/database.js';
 import { ENGINES, supportedVersions } from '../lifecycle/engine.js';
 import { hasInstance } from '../lifecycle/instances.js';
 import { observedPlacement, PLACEMENTS, placementOf } from '../lifecycle/placements/index.js';

@@ -5,7 +5,7 @@ import type { ExternalFacts } from '../../facts.js';
 import type { Verdict } from '../../kinds/index.js';
 import { record, str, type Obj } from '../../kube.js';
 import { firstBlocking, type Plan, type Summary } from '../blueprint.js';
-import { names } from '../lifecycle/database.js';
+import { names, type StoreSource } from '../lifecycle/database.js';
 import { CONNECTION_KEY, generationOfKey, type Instances } from '../lifecycle/instances.js';
 import type { DatabaseCall, GrowthPlan, Health, Placement } from '../lifecycle/placements/placement.js';
 import { pointOf } from '../lifecycle/source.js';
@@ -25,6 +25,26 @@ export interface Resolution {
   growth?: GrowthPlan;
   instances: Instances;
   cutover: CutoverPlan;
+  /** Who named the store backups go to, when there is one. */
+  storeSource?: StoreSource;
+}
+
+/**
+ * Where backups really go, for a place whose backups go to a store: the
+ * store's address, the Secret's name (never what it holds) and who named it.
+ * A DatabaseBackup of this Database reads it here (lifecycle/target.ts).
+ */
+function storeStatus({ input, placement, storeSource }: Resolution): Obj | undefined {
+  const store = input.spec.backup.objectStore;
+  if (!store || !placement.backup.needsObjectStore || !storeSource) return undefined;
+  return {
+    bucket: store.bucket,
+    region: store.region,
+    ...(store.endpoint ? { endpoint: store.endpoint } : {}),
+    ...(store.prefix ? { prefix: store.prefix } : {}),
+    credentialsSecretRef: { name: store.credentialsSecretRef.name },
+    source: storeSource,
+  };
 }
 
 type Phase = 'Provisioning' | 'Restoring' | 'Ready' | 'Updating' | 'Degraded';
@@ -133,12 +153,22 @@ export function databaseStatus(
   const status: Obj = { ...endpointStatus(input, placement, instances.live) };
   if (instances.generations.length > 0) status['instance'] = instances.name(instances.live);
   if (plan.resources.some((r) => r.key === CONNECTION_KEY)) status['connectionSecret'] = names.connection(input.owner);
-  const backup = { ...backups?.status, ...placement.backupStatus(input, instances.live, facts) };
+  const store = storeStatus(resolved);
+  const backup = {
+    ...backups?.status,
+    ...placement.backupStatus(input, instances.live, facts),
+    ...(store ? { objectStore: store } : {}),
+  };
   if (Object.keys(backup).length > 0) status['backup'] = backup;
   // What AWS said on this call, or the last known facts (with the time they were read) when it said nothing.
   const said = facts?.aws;
   const aws = said?.instance ? { ...said.instance, observedAt: said.observedAt } : record(input.xr, 'status', 'aws');
-  if (aws) status['aws'] = aws;
+  // Where it lives, as the spec or the platform said: a DatabaseBackup's snapshot goes there too.
+  const where =
+    spec.placement === 'aws' && spec.aws
+      ? { region: spec.aws.region, providerConfigName: spec.aws.providerConfigName }
+      : undefined;
+  if (aws || where) status['aws'] = { ...aws, ...where };
   if (backups) warnings.push(...backups.warnings);
   const kept = instances.generations.length > 0 ? '; status.aws keeps the facts last read' : '';
   for (const message of said?.warnings ?? []) warnings.push({ reason: 'AwsUnavailable', message: `${message}${kept}` });
@@ -176,16 +206,13 @@ export function databaseStatus(
     blocker = first?.message;
     blocking = first?.verdict;
   }
-  // Only backups hold it back: the database itself serves (its workload ready, its Secret there). Said so, and
-  // Degraded, not Provisioning: a two-line Database with nowhere to put backups read as still being created.
-  let servesWithoutBackups = false;
-  if (blocker === undefined && backups?.blocker) {
-    blocker = `${backups.blocker}; ${spec.engine} ${String(versionStatus(input, placement, facts, resolved.gate.requested)['running'] ?? spec.version)} accepts connections at ${String(status['endpoint'])} meanwhile`;
-    reason = backups.health.reason;
-    servesWithoutBackups = true;
-  }
   if (blocker === undefined && !status['connectionSecret'])
     blocker = placement.connectionPending(input, instances.live);
+  // Backup trouble (nowhere to put them, overdue) never holds back a database that serves: it is Ready, and the
+  // trouble is BackupHealthy False, a warning, phase Degraded and the sentence. Held back, an application team
+  // waited on a Database that took connections, and anything that waits for Ready (a Helm hook, a dependsOn)
+  // waited with it, for something only the platform team could fix.
+  const backupTrouble = blocker === undefined ? backups?.trouble : undefined;
   const { gate, growth } = resolved;
   const roles = rolesStatus(
     input,
@@ -217,7 +244,7 @@ export function databaseStatus(
       ? 'Restoring'
       : resizing
         ? 'Updating'
-        : servesWithoutBackups
+        : backupTrouble
           ? 'Degraded'
           : phaseOf(ready, input.xr, blocking);
   status['phase'] = phase;
@@ -228,11 +255,19 @@ export function databaseStatus(
   if (ready) {
     return {
       ready,
-      reason: cutover ? (cutover.failed ? 'RestoreFailed' : 'Restoring') : resizing ? 'Resizing' : 'Available',
+      reason: cutover
+        ? cutover.failed
+          ? 'RestoreFailed'
+          : 'Restoring'
+        : resizing
+          ? 'Resizing'
+          : backupTrouble
+            ? backups!.health.reason
+            : 'Available',
       message:
         cutover?.message ??
         resizing ??
-        `${spec.engine} ${String(version['running'] ?? spec.version)} accepts connections at ${String(status['endpoint'])}${upgrade ? `; ${upgrade}` : ''}`,
+        `${backupTrouble ? `${backupTrouble}; ` : ''}${spec.engine} ${String(version['running'] ?? spec.version)} accepts connections at ${String(status['endpoint'])}${upgrade ? `; ${upgrade}` : ''}`,
       status,
       warnings,
       notices,

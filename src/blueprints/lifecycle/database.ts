@@ -2,16 +2,77 @@
 // a DatabaseBackup, a DatabaseRestore), whatever its placement: its spec with
 // every default, its names and labels, the credentials that are generated
 // once, and the one connection Secret users read.
-import type { DatabaseSpec } from '../../generated/schemas.js';
+import type { DatabaseSpec as DeclaredSpec } from '../../generated/schemas.js';
 import type { SecretManifest } from '../../kinds/core.js';
-import { type ObjectMeta, str, type Obj } from '../../kube.js';
+import { isObj, type ObjectMeta, str, type Obj } from '../../kube.js';
 import { boundedLabel, dnsLabel, shortHash } from '../../names.js';
-import type { BlueprintInput, Owner } from '../blueprint.js';
+import type { BlueprintInput, Owner, PlatformDefaults } from '../blueprint.js';
 import { databaseName, ENGINES, newestVersion } from './engine.js';
 
 export const ENGINE_LABEL = 'function-platform.dev/engine';
 
+/** A Database's spec once the platform's and the built-in defaults are in (withDefaults). */
+export type DatabaseSpec = DeclaredSpec & { backup: { schedule: string; retentionDays: number } };
+
 export type DatabaseInput = BlueprintInput<DatabaseSpec>;
+
+/**
+ * The defaults the function fills in when neither the spec nor the platform
+ * says. They are not in the XRD: the API server would fill them in first, and
+ * the platform's would never apply.
+ */
+export const BUILT_IN_DEFAULTS = {
+  backup: { schedule: '0 3 * * *', retentionDays: 7 },
+  aws: { providerConfigName: 'default' },
+} as const;
+
+/** Who named the store backups go to: the Database's own spec, or the platform's Input. */
+export type StoreSource = 'spec' | 'platform';
+
+/** Fields taken whole, never field by field: a bucket from one place and credentials from another reach nothing. */
+const WHOLE = new Set(['objectStore']);
+
+/** `base` with what `layer` says where `base` says nothing; objects are filled field by field, lists taken whole. */
+function fill(base: Obj, layer: Obj): Obj {
+  const out: Obj = { ...base };
+  for (const [key, value] of Object.entries(layer)) {
+    if (value === undefined) continue;
+    const own = out[key];
+    if (own === undefined) out[key] = value;
+    else if (isObj(own) && isObj(value) && !WHOLE.has(key)) out[key] = fill(own, value);
+  }
+  return out;
+}
+
+/**
+ * A Database's raw spec with the platform's defaults under it and the
+ * built-in ones under those: what the spec says wins, then the platform, then
+ * the function. AWS settings come in only for placement aws. Returns the
+ * layered spec (still to be validated) and who named the object store.
+ */
+export function withDefaults(
+  raw: unknown,
+  platform: PlatformDefaults['database'],
+): { spec: unknown; storeSource?: StoreSource } {
+  if (!isObj(raw)) return { spec: raw };
+  const onAws = raw['placement'] === 'aws';
+  const layer: Obj = {};
+  if (platform?.storageClassName !== undefined) layer['storageClassName'] = platform.storageClassName;
+  if (platform?.backup) {
+    // Only what the platform says: provision is refused with the Input, before this.
+    const { provision: _refused, ...backup } = platform.backup;
+    layer['backup'] = backup;
+  }
+  if (onAws && platform?.aws) layer['aws'] = { ...platform.aws };
+  const layered = fill(raw, layer);
+  const spec = fill(layered, {
+    backup: { ...BUILT_IN_DEFAULTS.backup },
+    ...(isObj(layered['aws']) ? { aws: { ...BUILT_IN_DEFAULTS.aws } } : {}),
+  });
+  const own = isObj(raw['backup']) && raw['backup']['objectStore'] !== undefined;
+  const storeSource: StoreSource | undefined = own ? 'spec' : platform?.backup?.objectStore ? 'platform' : undefined;
+  return { spec, ...(storeSource ? { storeSource } : {}) };
+}
 
 /** The spec after every default, including the version that depends on the engine. */
 export type ResolvedSpec = DatabaseSpec & { version: string };

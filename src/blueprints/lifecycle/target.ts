@@ -1,15 +1,19 @@
 // The Database a DatabaseBackup or a DatabaseRestore names: read through
 // Crossplane's required resources, its spec defaulted as the Database's own
 // blueprint defaults it, its placement picked as the Database picks it, and
-// judged: can it be backed up (a backup needs somewhere to go).
+// judged: can it be backed up (a backup needs somewhere to go). What the
+// Database took from its platform's defaults (its own Composition's Input,
+// which a DatabaseBackup's Composition does not share) is read from what the
+// Database publishes: status.backup.objectStore and status.aws.region and
+// providerConfigName, so every backup of it, composed or made by hand, goes
+// to the same store.
 import type { ValidateFunction } from 'ajv';
 import { SpecError } from '../../errors.js';
-import type { DatabaseSpec } from '../../generated/schemas.js';
 import * as validators from '../../generated/validators.js';
-import { str, type Obj } from '../../kube.js';
+import { record, str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
-import type { Owner, Requirement } from '../blueprint.js';
-import { resolveSpec } from './database.js';
+import type { Owner, PlatformDefaults, Requirement } from '../blueprint.js';
+import { type DatabaseSpec, resolveSpec, withDefaults } from './database.js';
 import { placementOf } from './placements/index.js';
 import type { Target } from './placements/placement.js';
 
@@ -29,6 +33,25 @@ export function databaseRequirement(name: string, namespace: string): Requiremen
   return { apiVersion: 'example.com/v1', kind: 'Database', matchName: name, namespace };
 }
 
+type StoreDefault = NonNullable<NonNullable<NonNullable<PlatformDefaults['database']>['backup']>['objectStore']>;
+
+/** The platform's settings a Database took, as it published them in its status. */
+function published(db: Obj): PlatformDefaults['database'] {
+  const store = record(db, 'status', 'backup', 'objectStore');
+  const aws = record(db, 'status', 'aws');
+  const out: NonNullable<PlatformDefaults['database']> = {};
+  // Only the platform's: a store the spec names is in the spec already. The status has the schema's shape.
+  if (store?.['source'] === 'platform') {
+    const { source: _said, ...where } = store;
+    out.backup = { objectStore: where as unknown as StoreDefault };
+  }
+  const region = str(aws, 'region');
+  const providerConfigName = str(aws, 'providerConfigName');
+  if (region || providerConfigName)
+    out.aws = { ...(region ? { region } : {}), ...(providerConfigName ? { providerConfigName } : {}) };
+  return out;
+}
+
 /** The Database found for `name` in `namespace`, judged: can it be backed up, and how. */
 export function lookUp(answer: Obj[] | undefined, name: string, namespace: string): Lookup {
   if (answer === undefined) return { state: 'unknown' };
@@ -36,7 +59,7 @@ export function lookUp(answer: Obj[] | undefined, name: string, namespace: strin
   if (!db) return { state: 'missing' };
   let parsed: DatabaseSpec;
   try {
-    parsed = validateDatabase(db['spec'] ?? {});
+    parsed = validateDatabase(withDefaults(db['spec'] ?? {}, published(db)).spec);
   } catch (err) {
     if (err instanceof SpecError) return { state: 'refused', why: `its spec is invalid (${err.message})` };
     throw err;
@@ -48,7 +71,7 @@ export function lookUp(answer: Obj[] | undefined, name: string, namespace: strin
     return {
       state: 'refused',
       why: spec.backup.enabled
-        ? 'it has no spec.backup.objectStore, so a backup has nowhere to go'
+        ? 'it has no spec.backup.objectStore and its status names no platform store, so a backup has nowhere to go'
         : 'it has backups disabled and no spec.backup.objectStore, so a backup has nowhere to go',
     };
   }

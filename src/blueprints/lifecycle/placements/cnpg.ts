@@ -18,7 +18,7 @@ import {
 import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
 import { claimOf } from '../../../kinds/core.js';
 import { judge } from '../../../kinds/index.js';
-import { num, type Obj } from '../../../kube.js';
+import { num, str, type Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired, Requirement, Summary } from '../../blueprint.js';
@@ -135,6 +135,14 @@ function cluster(
   const annotations = Object.keys(restored.annotations).length > 0 ? { annotations: restored.annotations } : {};
   const database = restored.annotations[DBNAME_ANNOTATION] ?? dbname(owner);
   const { bootstrap: boot, externalClusters } = bootstrap(input, opts.recovery, database) as Obj;
+  // A volume keeps the class it was made with: the one observed, else the spec's (or the platform's).
+  const observedClass = str(
+    input.observed.get(keyOf(CNPG_KEYS.cluster, generation)),
+    'spec',
+    'storage',
+    'storageClass',
+  );
+  const storageClass = observedClass ?? spec.storageClassName;
   return lasting(
     input,
     name,
@@ -147,7 +155,7 @@ function cluster(
         instances: 1 + Math.max(1, spec.replicas),
         imageName: `ghcr.io/cloudnative-pg/postgresql:${spec.version}`,
         primaryUpdateStrategy: 'unsupervised',
-        storage: { size: gi(spec.storageGB) },
+        storage: { size: gi(spec.storageGB), ...(storageClass ? { storageClass } : {}) },
         resources: podResources(spec),
         affinity: { enablePodAntiAffinity: true, topologyKey: 'kubernetes.io/hostname' },
         bootstrap: boot,

@@ -601,7 +601,13 @@ export const rdsPlacement: Placement = {
 
   refuses: (spec) => [
     ...(!spec.aws?.region
-      ? [{ field: 'spec.aws.region', message: 'spec.aws.region is required with placement aws' }]
+      ? [
+          {
+            field: 'spec.aws.region',
+            message:
+              'spec.aws.region is required with placement aws (the platform may set one: defaults.database.aws.region in the Composition step Input)',
+          },
+        ]
       : []),
     ...(spec.storageGB < 20
       ? [

@@ -89,7 +89,11 @@ const containerSecurity = { allowPrivilegeEscalation: false, capabilities: { dro
 function claimTemplate(input: DatabaseCall, name: string): Obj {
   return {
     metadata: { name, labels: labels(input.owner, input.spec) },
-    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: gi(input.spec.storageGB) } } },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      ...(input.spec.storageClassName ? { storageClassName: input.spec.storageClassName } : {}),
+      resources: { requests: { storage: gi(input.spec.storageGB) } },
+    },
   };
 }
 
