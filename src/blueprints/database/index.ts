@@ -46,7 +46,7 @@ export const database: Blueprint<Resolution> = {
       spec: gate.effective === spec.version ? spec : { ...spec, version: gate.effective },
     };
     const restore = planRestore(input, spec, placement);
-    const live = placement.liveGeneration(ctx.observed);
+    const live = placement.reopened?.(input) ?? placement.liveGeneration(ctx.observed);
     const instances = {
       base: placement.instanceKey,
       live,
