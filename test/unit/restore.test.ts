@@ -317,6 +317,58 @@ describe('a Database created from another one at a point in time, or from a snap
     assert.equal(desiredOf(rsp, 'connection'), undefined, 'nobody connects before the recovery');
   });
 
+  test('CloudNativePG from a backup of a Database since restored: the archive of the cluster the backup was taken of', () => {
+    // Known defect (issue 29): the recovery named the source's first cluster (orders-db), whose archive
+    // does not hold a backup taken after a DatabaseRestore moved orders to orders-db-r1.
+    const ha = { engine: 'postgres', storageGB: 20, highAvailability: true };
+    const source = databaseXr(ha, { status: { instance: 'orders-db-r1' } });
+    const backupXr = {
+      apiVersion: 'example.com/v1',
+      kind: 'DatabaseBackup',
+      metadata: { name: 'orders-nightly', namespace: NAMESPACE, uid: 'uid-nightly' },
+      spec: { databaseRef: { name: 'orders' } },
+    };
+    const taking = call(backupXr, [], answered({ database: [source] }));
+    assert.equal(
+      ((desiredOf(taking, 'cnpg-backup')!['spec'] as Obj)['cluster'] as Obj)['name'],
+      'orders-db-r1',
+      'the backup is of the cluster that serves',
+    );
+    const taken = call(
+      { ...backupXr, status: statusOf(taking) },
+      asObserved(taking, () => ({
+        phase: 'completed',
+        startedAt: '2026-12-02T03:00:00Z',
+        stoppedAt: '2026-12-02T03:00:40Z',
+        destinationPath: 's3://team-a-backups/orders',
+      })),
+      answered({ database: [source] }),
+    );
+    const status = statusOf(taken);
+    assert.equal(status['phase'], 'Completed');
+    assert.equal(status['instance'], 'orders-db-r1', 'the backup says which cluster it was taken of');
+
+    const copy = databaseXr({ ...ha, restore: { fromBackup: { name: 'orders-nightly' } } }, { name: 'orders-copy' });
+    const rsp = call(
+      copy,
+      [],
+      answered({
+        'restore-backup': [{ ...backupXr, status }],
+        'cnpg-crd': [CNPG_CRD_OBJECT],
+      }),
+    );
+    assert.equal(fatalOf(rsp), undefined, fatal(rsp));
+    const cluster = inner(desiredOf(rsp, 'cnpg-cluster'))!;
+    assert.deepEqual(((cluster['spec'] as Obj)['externalClusters'] as Obj[])[0]!['plugin'], {
+      name: 'barman-cloud.cloudnative-pg.io',
+      parameters: { barmanObjectName: 'orders-db-store', serverName: 'orders-db-r1' },
+    });
+    assert.equal(
+      ((((cluster['spec'] as Obj)['bootstrap'] as Obj)['recovery'] as Obj)['recoveryTarget'] as Obj)['targetTime'],
+      '2026-12-02T03:00:40Z',
+    );
+  });
+
   test('refused with Fatal, naming the field and what is allowed', () => {
     const cases: Array<[string, RunFunctionResponse, RegExp]> = [
       [
