@@ -21,7 +21,7 @@ import { windowOf } from '../lifecycle/source.js';
 import { entry } from '../manifest.js';
 import { planBackups } from './backups.js';
 import { composeDatabase } from './compose.js';
-import { planCutover } from './cutover.js';
+import { keptStillThere, planCutover } from './cutover.js';
 import { runningVersion } from './observed.js';
 import { checkRestoreSpec, planRestore } from './restore.js';
 import { checkAgainstObserved, checkDatabaseRules } from './rules.js';
@@ -59,7 +59,8 @@ export const database: Blueprint<Resolution> = {
       ...windowOf({ status: { backup: placement.backupStatus(input, live) } }),
     };
     const created = restore.state === 'none' || restore.state === 'done';
-    const cutover = planCutover(input, spec, placement, instances, created, window);
+    // What was handed over and listed in status.kept: no longer listed once the user has deleted it.
+    const cutover = keptStillThere(input, placement, planCutover(input, spec, placement, instances, created, window));
     const growth = placement.growth?.(input, instances);
     // Where the place keeps no backups of its own, the Database takes DatabaseBackups on its schedule.
     const backups = placement.automatedBackups ? undefined : planBackups(input, spec);

@@ -411,6 +411,12 @@ export const cnpgPlacement: Placement = {
       `CloudNativePG Cluster ${name} (${why}) keeps running with its volumes; delete it when it is no longer needed: kubectl delete clusters.postgresql.cnpg.io ${name} -n ${input.owner.namespace}`,
     ];
   },
+  keptObject: (input, sentence) => {
+    const name = /^CloudNativePG Cluster (\S+) \(/.exec(sentence)?.[1];
+    return name
+      ? { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Cluster', matchName: name, namespace: input.owner.namespace }
+      : undefined;
+  },
 
   backup: backups,
   // The ObjectStore's first recoverability point of the live cluster, to now.

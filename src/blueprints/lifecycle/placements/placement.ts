@@ -223,6 +223,12 @@ export interface Placement {
   connectionPending(input: DatabaseCall, live: number): string | undefined;
   /** What the user is told was kept of a generation handed over, and how to delete it. */
   kept(input: DatabaseCall, generation: number, why: string): string[];
+  /**
+   * The object a sentence of `kept` names, read at each call so that the
+   * sentence goes once the user has deleted it; undefined where the cluster
+   * cannot tell (an RDS instance): it stays listed.
+   */
+  keptObject?(input: DatabaseCall, sentence: string): Requirement | undefined;
 
   // Backups and restores.
   backup: BackupMethod;

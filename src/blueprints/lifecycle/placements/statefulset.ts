@@ -14,7 +14,7 @@ import { judge } from '../../../kinds/index.js';
 import { list, type Obj, str } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
-import type { Desired } from '../../blueprint.js';
+import type { Desired, Requirement } from '../../blueprint.js';
 import { dumpBackups } from './backup-methods.js';
 import { baseName, type DatabaseInput, dbname, labels, meta, names, type ResolvedSpec } from '../database.js';
 import { ENGINES, tagOf } from '../engine.js';
@@ -389,6 +389,12 @@ export const statefulSetPlacement: Placement = {
       (claim) =>
         `PersistentVolumeClaim ${claim} (${why}) is kept; delete it when it is no longer needed: kubectl delete pvc ${claim} -n ${input.owner.namespace}`,
     );
+  },
+  keptObject: (input, sentence): Requirement | undefined => {
+    const claim = /^PersistentVolumeClaim (\S+) \(/.exec(sentence)?.[1];
+    return claim
+      ? { apiVersion: 'v1', kind: 'PersistentVolumeClaim', matchName: claim, namespace: input.owner.namespace }
+      : undefined;
   },
 
   backup: dumpBackups('a Database in a StatefulSet restores a dump'),
