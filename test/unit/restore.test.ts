@@ -480,6 +480,49 @@ describe('the DatabaseRestore blueprint', () => {
     assert.deepEqual(statusOf(switched)['kept'], [kept]);
   });
 
+  test('claims mode: the restore the Database reports is the claim, by its name', () => {
+    // Found by the chaos harness (issue 29): the composite's own name and uid never matched what the Database
+    // recorded (the claim's), so a DatabaseRestore claim said Pending forever after its restore had switched.
+    const composite = {
+      apiVersion: 'example.com/v1',
+      kind: 'XDatabaseRestore',
+      metadata: {
+        name: 'orders-undo-454hq',
+        uid: 'uid-x-orders-undo',
+        labels: { 'crossplane.io/claim-name': 'orders-undo', 'crossplane.io/claim-namespace': NAMESPACE },
+      },
+      spec: { databaseRef: { name: 'orders' }, fromBackup: { name: 'orders-db-202612020300' } },
+    };
+    const restore = {
+      name: 'orders-undo',
+      uid: 'uid-of-the-claim',
+      instance: 'orders-db-r1',
+      previousInstance: 'orders-db',
+    };
+    const running = call(
+      composite,
+      [],
+      answered({
+        database: [clusterDb({ restore: { ...restore, phase: 'Restoring', message: 'restoring orders' } })],
+        backup: [backup()],
+      }),
+    );
+    assert.equal(fatalOf(running), undefined, fatal(running));
+    assert.equal(statusOf(running)['phase'], 'Restoring');
+    const switched = call(
+      composite,
+      [],
+      answered({
+        database: [clusterDb({ restores: [{ ...restore, switchedAt: '2026-12-02T04:00:00Z' }] })],
+        backup: [],
+      }),
+    );
+    assert.equal(fatalOf(switched), undefined, fatal(switched));
+    assert.equal(statusOf(switched)['phase'], 'Switched');
+    assert.equal(statusOf(switched)['instance'], 'orders-db-r1');
+    assert.equal(statusOf(switched)['ready'], true);
+  });
+
   // Issue 26: a request that cannot be done against the Database as it is was a Fatal answer, so the reason
   // showed only in `kubectl describe`; it is now phase Refused with the reason in status (a column), and a warning.
   test('a spec that is not valid is Fatal, naming the field', () => {

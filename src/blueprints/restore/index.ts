@@ -17,6 +17,7 @@ import * as validators from '../../generated/validators.js';
 import { list, record, str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
 import type { Blueprint, BlueprintInput, Context, Plan, Summary } from '../blueprint.js';
+import { appName } from '../lifecycle/database.js';
 import { judgeRequest } from '../lifecycle/restore-source.js';
 import { windowOf } from '../lifecycle/source.js';
 import { DATABASE, databaseRequirement, type Lookup, lookUp } from '../lifecycle/target.js';
@@ -93,9 +94,16 @@ function resolve(raw: unknown, ctx: Context): ResolvedRestore {
   return resolved;
 }
 
-/** What the Database says of this restore (this one: by name, and by uid where the Database recorded it). */
+/**
+ * What the Database says of this restore (this one: by name, and by uid where
+ * the Database recorded it). The Database knows the request it reads: in
+ * claims mode the claim, whose name is the claim's and whose uid is not the
+ * composite's this call is for, so there the name says it.
+ */
 function reported(r: ResolvedRestore): Obj | undefined {
-  const { name, uid } = r.input.owner;
+  const { owner } = r.input;
+  const name = appName(owner);
+  const uid = owner.claim ? undefined : owner.uid;
   const mine = (x: unknown) => str(x, 'name') === name && (!str(x, 'uid') || !uid || str(x, 'uid') === uid);
   const current = record(r.database, 'status', 'restore');
   // A refusal is this blueprint's to say (Fatal, naming the field), not the Database's.
