@@ -115,6 +115,26 @@ describe('a Database restored from a DatabaseBackup, in a StatefulSet', () => {
     assert.equal(desiredOf(failed, 'connection'), undefined);
   });
 
+  test('claims mode: the message names the Database by its claim, not by its composite', () => {
+    // Found by the chaos harness (issue 29): a claim read "restoring ledger-fbxkt from DatabaseBackup ...", the
+    // name of a composite the user never made.
+    const xr = restoredXr();
+    xr['kind'] = 'XDatabase';
+    xr['metadata'] = {
+      name: 'orders-copy-x7k2p',
+      uid: 'uid-orders-copy-x7k2p',
+      labels: { 'crossplane.io/claim-name': 'orders-copy', 'crossplane.io/claim-namespace': NAMESPACE },
+    };
+    const waiting = call(xr, [], found());
+    assert.equal(fatalOf(waiting), undefined, fatal(waiting));
+    assert.match(
+      String(statusOf(waiting)['message']),
+      /^restoring orders-copy from DatabaseBackup orders-db-202612020300 \(postgres 17, 48211 bytes\): waiting for the empty server to start/,
+    );
+    const missing = call(xr, [], answered({ 'restore-backup': [] }));
+    assert.match(String(statusOf(missing)['message']), /^restoring orders-copy: spec\.restore\.fromBackup\.name names/);
+  });
+
   test('a backup that does not exist (yet): Restoring, saying so; nothing restored, nobody connects', () => {
     const rsp = call(restoredXr(), [], answered({ 'restore-backup': [] }));
     assert.equal(fatalOf(rsp), undefined, fatal(rsp));
