@@ -500,6 +500,34 @@ describe('the DatabaseRestore blueprint', () => {
     assert.deepEqual(statusOf(switched)['kept'], [kept]);
   });
 
+  test('Switched is final: the Database deleted and created again does not make the request Pending again', () => {
+    // Found by the chaos harness (issue 29): while a Database deleted under Retain was gone, its switched
+    // DatabaseRestores said Pending ("Database orders does not exist"); created again, the Database took the
+    // oldest of them up again and rolled its data back to that request's backup.
+    const switched = {
+      requested: 'fromBackup orders-db-202612020300',
+      phase: 'Switched',
+      instance: 'orders-db-r1',
+      previousInstance: 'orders-db',
+      switchedAt: '2026-12-02T04:00:00Z',
+      message: 'switched Database orders to orders-db-r1',
+    };
+    const xr = restoreXr({ fromBackup: { name: 'orders-db-202612020300' } }, { ...switched, ready: true });
+    for (const [what, rsp] of [
+      ['the Database gone', call(xr, [], answered({ database: [], backup: [backup()] }))],
+      ['the Database not read yet', call(xr, [])],
+      [
+        'the Database created again, knowing nothing of it',
+        call(xr, [], answered({ database: [clusterDb()], backup: [] })),
+      ],
+    ] as const) {
+      assert.equal(fatalOf(rsp), undefined, `${what}: ${fatal(rsp)}`);
+      assert.equal(statusOf(rsp)['phase'], 'Switched', what);
+      assert.equal(statusOf(rsp)['instance'], 'orders-db-r1', what);
+      assert.equal(statusOf(rsp)['ready'], true, what);
+    }
+  });
+
   test('claims mode: the restore the Database reports is the claim, by its name', () => {
     // Found by the chaos harness (issue 29): the composite's own name and uid never matched what the Database
     // recorded (the claim's), so a DatabaseRestore claim said Pending forever after its restore had switched.

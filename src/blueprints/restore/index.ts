@@ -143,6 +143,21 @@ function status(r: ResolvedRestore): Summary {
     status: { ...base, phase: 'Pending' },
     warnings: [],
   });
+  const said = reported(r);
+  const previous = record(r.input.xr, 'status') ?? {};
+  // Switched is final: whatever becomes of the Database since (its short history forgotten, or deleted under
+  // Retain and created again, when this reads it missing for a while), the record stays. A request that said
+  // Pending again would be taken up again by a Database of that name, and roll its data back to the backup.
+  if (str(previous, 'phase') === 'Switched' && str(said, 'phase') !== 'Switched') {
+    const { ready: _r, ...kept } = previous;
+    return {
+      ready: true,
+      reason: 'Switched',
+      message: str(previous, 'message') ?? 'switched',
+      status: kept,
+      warnings: [],
+    };
+  }
   if (r.lookup.state === 'unknown') return pending(`looking up Database ${db}`);
   if (r.lookup.state === 'missing') return pending(`Database ${db} does not exist in namespace ${owner.namespace}`);
   if (r.lookup.state === 'refused') return pending(`Database ${db} cannot be restored: ${r.lookup.why}`);
@@ -157,20 +172,7 @@ function status(r: ResolvedRestore): Summary {
       warnings: [{ reason: 'RestoreRefused', message }],
     };
   }
-  const said = reported(r);
-  const previous = record(r.input.xr, 'status') ?? {};
   if (!said) {
-    // Switched before and since forgotten by the Database's short history: the record here stays.
-    if (str(previous, 'phase') === 'Switched') {
-      const { ready: _r, ...kept } = previous;
-      return {
-        ready: true,
-        reason: 'Switched',
-        message: str(previous, 'message') ?? 'switched',
-        status: kept,
-        warnings: [],
-      };
-    }
     // The Database refused it on its own reading (its restorable window as it observes it): said as such.
     const current = record(r.database, 'status', 'restore');
     if (str(current, 'name') === owner.name && str(current, 'phase') === 'Failed' && !str(current, 'instance')) {
