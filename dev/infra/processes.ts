@@ -22,6 +22,8 @@ export interface Proc extends ProcessRecord {
   /** The exit code or signal, once it has ended. */
   exited(): string | undefined;
   stop(graceMs?: number): Promise<void>;
+  /** What was spawned (the command may differ from `bin`, as nsenter does), so that it can be again. */
+  spawned: { command: string; args: string[]; opts: SpawnOptions };
 }
 
 // Attached children, ended if this process goes away first.
@@ -77,6 +79,7 @@ export function spawnLogged(name: string, bin: string, args: string[], log: stri
   const record: ProcessRecord = { name, pid: child.pid ?? -1, bin, log };
   return {
     ...record,
+    spawned: { command: bin, args, opts },
     child,
     exited: () => ended,
     stop: async (graceMs = 10_000) => {
@@ -88,6 +91,17 @@ export function spawnLogged(name: string, bin: string, args: string[], log: stri
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * Starts what `p` started, again, appending to its log (a restart after a
+ * crash, as a supervisor would): the same command, arguments and environment.
+ * The record keeps `p`'s name and `bin`.
+ */
+export function respawn(p: Proc): Proc {
+  const { command, args, opts } = p.spawned;
+  const fresh = spawnLogged(p.name, command, args, p.log, { ...opts, append: true });
+  return { ...fresh, bin: p.bin };
 }
 
 /** Whether PID runs `bin` still (and is not a zombie). */

@@ -1135,6 +1135,10 @@ export const databasebackupStatusSchema = {
     "version": {
       "type": "string",
       "description": "The engine's major version backed up."
+    },
+    "instance": {
+      "type": "string",
+      "description": "The instance the backup was taken of (a CloudNativePG Cluster, an RDS instance): after a restore it is not the first one, and a restore from this backup reads it from there."
     }
   }
 } as const;
@@ -1178,6 +1182,8 @@ export type DatabasebackupStatus = {
   "engine"?: string;
   /** The engine's major version backed up. */
   "version"?: string;
+  /** The instance the backup was taken of (a CloudNativePG Cluster, an RDS instance): after a restore it is not the first one, and a restore from this backup reads it from there. */
+  "instance"?: string;
 };
 
 /** The spec schema of DatabaseRestore (databaserestores.example.com). */

@@ -96,6 +96,7 @@ export const rdsInstanceOf = accessor((obj) => {
 /** An observed RDS Snapshot: its name and identifier in AWS, its Ready condition, AWS's state and size. */
 export const rdsSnapshotOf = accessor((obj) => ({
   name: str(obj, 'metadata', 'name'),
+  instance: str(obj, 'spec', 'forProvider', 'dbInstanceIdentifier'),
   externalName: str(obj, 'metadata', 'annotations', 'crossplane.io/external-name'),
   ready: condition(obj, 'Ready'),
   ...strings(obj, ['status', 'atProvider'], ['status']),

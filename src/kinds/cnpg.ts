@@ -51,6 +51,7 @@ export const cnpgClusterOf = accessor((obj) => {
 /** An observed Backup: its name, and its phase (lower case), times, destination and error. */
 export const cnpgBackupOf = accessor((obj) => ({
   name: str(obj, 'metadata', 'name'),
+  cluster: str(obj, 'spec', 'cluster', 'name'),
   ...strings(obj, ['status'], ['phase', 'startedAt', 'stoppedAt', 'destinationPath', 'error']),
 }));
 

@@ -30,7 +30,7 @@ export const databaseBackupOf = accessor((obj) => ({
   name: str(obj, 'metadata', 'name'),
   database: str(obj, 'spec', 'databaseRef', 'name'),
   pinned: record(obj, 'spec')?.['pinned'] === true,
-  ...strings(obj, ['status'], ['phase', 'method', 'engine', 'version', 'location', 'completedAt']),
+  ...strings(obj, ['status'], ['phase', 'method', 'engine', 'version', 'location', 'completedAt', 'instance']),
   ...strings(obj, ['status'], ['failureReason', 'message']),
   ...numbers(obj, ['status'], ['sizeBytes']),
   restorable: record(obj, 'status')?.['restorable'] === true,

@@ -192,11 +192,11 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
   const ownDir = opts.dir === undefined;
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'fp-apiserver-'));
   mkdirSync(dir, { recursive: true });
-  let etcd: Proc | undefined;
   let apiserver: Proc | undefined;
+  // etcd, then kube-apiserver; a restart (chaos) replaces an entry, and stop() ends what runs then.
+  const processes: Proc[] = [];
   const stop = async () => {
-    await apiserver?.stop(15_000);
-    await etcd?.stop(10_000);
+    for (const p of [...processes].reverse()) await p.stop(p.name === 'etcd' ? 10_000 : 15_000);
     if (ownDir && !process.env['KEEP_APISERVER_DIR']) rmSync(dir, { recursive: true, force: true });
   };
   const spawnOpts = { detached: opts.detached ?? false };
@@ -226,7 +226,8 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
         join(dir, 'etcd.log'),
         spawnOpts,
       );
-      etcd = p;
+      // An attempt that lost its port has exited: this one takes its place.
+      processes.splice(0, processes.length, ...processes.filter((q) => q.name !== p.name), p);
       await waitFor('etcd', p, 30_000, async () => {
         const r = await get(`${etcdUrl}/health`);
         return r.status === 200 && /"health":\s*"true"/.test(r.body);
@@ -279,6 +280,7 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
         spawnOpts,
       );
       apiserver = p;
+      processes.splice(0, processes.length, ...processes.filter((q) => q.name !== p.name), p);
       await waitFor(
         'kube-apiserver',
         p,
@@ -318,7 +320,7 @@ export async function startApiServer(opts: StartOptions = {}): Promise<ApiServer
       caPem: tls.ca.toString('utf8'),
       dir,
       pki,
-      processes: [etcd!, apiserver!],
+      processes,
       startupMs: Date.now() - started,
       logs: (lines = 40) => tail(log, lines),
       stop,

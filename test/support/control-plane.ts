@@ -32,6 +32,7 @@ import {
   freePort,
   type Proc,
   type ProcessRecord,
+  respawn,
   spawnLogged,
   stopPid,
   tail,
@@ -219,6 +220,17 @@ export interface ControlPlane {
   /** Ends the function's process (SIGKILL by default: a crash), and starts it again on the same port. */
   killFunction(signal?: NodeJS.Signals): Promise<void>;
   startFunction(): Promise<void>;
+  /**
+   * A component's process as it runs now, by name: etcd, kube-apiserver,
+   * kube-controller-manager, kube-scheduler, crossplane, registry, stand-ins,
+   * provider-kubernetes (claims), moto (real nodes), the node's containerd,
+   * kubelet and kube-proxy, and function.
+   */
+  component(name: string): Proc | undefined;
+  /** Sends a component a signal (SIGKILL by default) and, unless it is SIGSTOP or SIGCONT, waits until it has exited. */
+  kill(name: string, signal?: NodeJS.Signals): Promise<void>;
+  /** Starts a component that has exited again, as it was started (a supervisor's restart), and waits until it serves. */
+  restart(name: string): Promise<void>;
   /** The function's log so far. */
   functionLog(): string;
   /** Crossplane core's log so far. */
@@ -822,19 +834,44 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       mkdirSync(fileOf(dir, 'examples'), { recursive: true });
       writeFileSync(fileOf(dir, 'examples', 'orders.yaml'), manifest([example]));
     }
-    const state: ControlPlaneState = {
-      dir,
-      kubeconfig,
-      claims,
-      ...(node ? { realNode: node } : {}),
-      functionPort,
-      crossplaneMetricsPort: xp.metricsPort,
-      ...(objectStore ? { objectStore } : {}),
-      registry,
-      processes: [...api.processes, ...processes, fn!].map(({ name, pid, bin, log }) => ({ name, pid, bin, log })),
-      timings,
+    // What cluster:down stops: written again whenever a component is restarted (its PID changes).
+    const writeState = () => {
+      const state: ControlPlaneState = {
+        dir,
+        kubeconfig,
+        claims,
+        ...(node ? { realNode: node } : {}),
+        functionPort,
+        crossplaneMetricsPort: xp.metricsPort,
+        ...(objectStore ? { objectStore } : {}),
+        registry,
+        processes: [...api!.processes, ...processes, fn!].map(({ name, pid, bin, log }) => ({ name, pid, bin, log })),
+        timings,
+      };
+      writeFileSync(fileOf(dir, 'state.json'), `${JSON.stringify(state, null, 2)}\n`);
     };
-    writeFileSync(fileOf(dir, 'state.json'), `${JSON.stringify(state, null, 2)}\n`);
+    writeState();
+    const component = (name: string): Proc | undefined =>
+      name === 'function' ? fn : [...api!.processes, ...processes].find((p) => p.name === name);
+    const killFunction = async (signal: NodeJS.Signals = 'SIGKILL') => {
+      if (!fn) return;
+      const p = fn;
+      const gone = new Promise<void>((resolve) =>
+        p.exited() !== undefined ? resolve() : p.child.once('exit', () => resolve()),
+      );
+      p.child.kill(signal);
+      await gone;
+    };
+    // How a restarted component is known to serve again.
+    const served = async (p: Proc) => {
+      const deadline = 120_000;
+      if (p.name === 'kube-apiserver' || p.name === 'etcd')
+        await waitFor(p.name, p, deadline, async () =>
+          Boolean(await client.getObj({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } })),
+        );
+      else if (p.name === 'crossplane') await crossplaneReady({ ...xp, proc: p }, deadline);
+      else await waitFor(p.name, p, deadline, async () => p.exited() === undefined, 1000);
+    };
 
     const kubectlEnv = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: fileOf(dir, 'kubectl-cache') };
     return {
@@ -854,16 +891,39 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         if (r.code !== 0 && !o.allowFail) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
         return r;
       },
-      killFunction: async (signal = 'SIGKILL') => {
-        if (!fn) return;
-        const p = fn;
-        const gone = new Promise<void>((resolve) =>
-          p.exited() !== undefined ? resolve() : p.child.once('exit', () => resolve()),
-        );
-        p.child.kill(signal);
-        await gone;
+      killFunction,
+      startFunction: async () => {
+        await startFn(true);
+        writeState();
       },
-      startFunction: () => startFn(true),
+      component,
+      kill: async (name, signal = 'SIGKILL') => {
+        if (name === 'function' && signal !== 'SIGSTOP' && signal !== 'SIGCONT') return killFunction(signal);
+        const p = component(name);
+        if (!p) throw new Error(`no component ${name}`);
+        if (p.exited() !== undefined) return;
+        const gone = new Promise<void>((resolve) => p.child.once('exit', () => resolve()));
+        p.child.kill(signal);
+        if (signal !== 'SIGSTOP' && signal !== 'SIGCONT') await gone;
+      },
+      restart: async (name) => {
+        if (name === 'function') {
+          await startFn(true);
+          writeState();
+          return;
+        }
+        for (const list of [api!.processes, processes]) {
+          const i = list.findIndex((p) => p.name === name);
+          if (i < 0) continue;
+          if (list[i]!.exited() === undefined) throw new Error(`${name} still runs (pid ${list[i]!.pid})`);
+          const fresh = respawn(list[i]!);
+          list[i] = fresh;
+          writeState();
+          await served(fresh);
+          return;
+        }
+        throw new Error(`no component ${name}`);
+      },
       functionLog: () => readFileSync(fnLog, 'utf8'),
       crossplaneLog: () => readFileSync(crossplane.log, 'utf8'),
       stop: stopAll,

@@ -97,6 +97,31 @@ class World {
     });
     const status = (rsp.desired?.composite?.resource as Obj | undefined)?.['status'] as Obj | undefined;
     if (status) this.xr = { ...this.xr, status };
+    // What controllers make and what outlives a hand-over, readable as required resources: a StatefulSet's
+    // claims, a CloudNativePG Cluster (and it stays there until the user deletes it).
+    for (const obj of this.observed.values()) {
+      const made: Obj[] = [];
+      if (kindOf(obj) === 'StatefulSet')
+        for (const t of ((obj['spec'] as Obj)['volumeClaimTemplates'] ?? []) as Obj[])
+          made.push({
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
+            metadata: {
+              name: `${str(t, 'metadata', 'name')}-${str(obj, 'metadata', 'name')}-0`,
+              namespace: NAMESPACE,
+              uid: `uid-${str(t, 'metadata', 'name')}-${str(obj, 'metadata', 'name')}`,
+            },
+            status: { phase: 'Bound', capacity: { storage: '20Gi' } },
+          });
+      const manifest = (obj['spec'] as Obj | undefined)?.['forProvider'] as Obj | undefined;
+      if (kindOf(obj) === 'Object' && kindOf(manifest?.['manifest'] as Obj) === 'Cluster')
+        made.push(structuredClone(manifest!['manifest'] as Obj));
+      for (const m of made)
+        if (
+          !this.pool.some((p) => kindOf(p) === kindOf(m) && str(p, 'metadata', 'name') === str(m, 'metadata', 'name'))
+        )
+          this.pool.push(m);
+    }
   }
 
   step(): RunFunctionResponse {
@@ -380,6 +405,63 @@ describe('a DatabaseRestore of a Database in a StatefulSet', () => {
     );
   });
 
+  test('deleted under Retain after a restore and created again: it opens the restored data it last served, not the volume from before the restore', () => {
+    // Known defect (issue 29): the Database created again composed generation 0, whose volume holds the data
+    // from before the restore, and the user silently got old data back.
+    const RETAIN = { ...CLUSTER_DB, deletionPolicy: 'Retain' };
+    const w = servingDatabase(RETAIN);
+    w.pool.push(restoreRequest('undo', { fromBackup: { name: 'orders-db-202612020300' } }));
+    for (let i = 0; i < 8; i++) w.step();
+    assert.equal(w.selected(), 'server-r1');
+    const password = secretData(w.observed.get('credentials'))['password'];
+    const owners = (c: Obj | undefined) =>
+      (((c?.['metadata'] as Obj | undefined)?.['ownerReferences'] ?? []) as Obj[]).map((o) => o['name']);
+    assert.deepEqual(owners(w.observed.get('credentials')), ['data-orders-db-r1-0'], 'the Secret goes with r1');
+
+    // Deleted: both claims stay (Retain), and the credentials Secret with its data claim as its only owner.
+    const claims = w.pool.filter((o) => kindOf(o) === 'PersistentVolumeClaim');
+    assert.deepEqual(claims.map((c) => str(c, 'metadata', 'name')).sort(), ['data-orders-db-0', 'data-orders-db-r1-0']);
+    const kept = structuredClone(w.observed.get('credentials')!);
+    const again = new World(RETAIN);
+    again.pool.push(...claims, kept, backup('orders-db-202612020300', 'orders'));
+    for (let i = 0; i < 3; i++) again.step();
+    assert.equal(again.observed.has('statefulset'), false, 'the generation from before the restore is not opened');
+    assert.equal(str(again.observed.get('statefulset-r1'), 'metadata', 'name'), 'orders-db-r1');
+    assert.equal(again.selected(), 'server-r1');
+    assert.deepEqual(owners(again.observed.get('credentials')), ['data-orders-db-r1-0']);
+    assert.equal(secretData(again.observed.get('credentials'))['password'], password);
+    assert.equal(again.status()['instance'], 'orders-db-r1');
+    assert.equal(again.status()['ready'], true, String(again.status()['message']));
+
+    // Without a restore before it, the first generation, as always.
+    const plain = new World(RETAIN);
+    plain.step();
+    assert.ok(plain.observed.has('statefulset'));
+  });
+
+  test('status.kept lists what was handed over until the user deletes it', () => {
+    // Known defect (issue 29): status.kept was never pruned of what the user had since deleted.
+    const w = servingDatabase();
+    w.pool.push(
+      restoreRequest('first', { fromBackup: { name: 'orders-db-202612020300' } }, '2026-12-02T09:00:00Z'),
+      restoreRequest('second', { fromBackup: { name: 'orders-db-202612020300' } }, '2026-12-02T09:05:00Z'),
+    );
+    for (let i = 0; i < 14; i++) w.step();
+    assert.equal(w.selected(), 'server-r2');
+    const claimsKept = () =>
+      ((w.status()['kept'] ?? []) as string[]).map((k) => /^PersistentVolumeClaim (\S+)/.exec(k)?.[1]);
+    assert.deepEqual(claimsKept(), ['data-orders-db-0', 'data-orders-db-r1-0']);
+    // The user deletes the first, as status.kept says how; the other stays listed.
+    w.pool = w.pool.filter((o) => str(o, 'metadata', 'name') !== 'data-orders-db-0');
+    w.step();
+    assert.deepEqual(claimsKept(), ['data-orders-db-r1-0']);
+    w.pool = w.pool.filter((o) => str(o, 'metadata', 'name') !== 'data-orders-db-r1-0');
+    w.step();
+    assert.equal(w.status()['kept'], undefined, 'nothing left to delete by hand');
+    assert.equal(w.status()['ready'], true);
+    assert.equal(w.selected(), 'server-r2');
+  });
+
   test('property: stopped and resumed anywhere, with controllers lagging at random, it converges to the switch and never drops data', () => {
     fc.assert(
       fc.property(
@@ -542,6 +624,12 @@ describe('a DatabaseRestore of a highly available Database (CloudNativePG)', () 
       String((w.status()['kept'] as string[])[0]),
       /^CloudNativePG Cluster orders-db \(the data before a restore\) keeps running/,
     );
+    w.step();
+    assert.equal((w.status()['kept'] as string[]).length, 1, 'listed while it runs');
+    // The user deletes it: no longer listed.
+    w.pool = w.pool.filter((o) => !(kindOf(o) === 'Cluster' && str(o, 'metadata', 'name') === 'orders-db'));
+    w.step();
+    assert.equal(w.status()['kept'], undefined);
   });
 });
 

@@ -115,6 +115,26 @@ describe('a Database restored from a DatabaseBackup, in a StatefulSet', () => {
     assert.equal(desiredOf(failed, 'connection'), undefined);
   });
 
+  test('claims mode: the message names the Database by its claim, not by its composite', () => {
+    // Found by the chaos harness (issue 29): a claim read "restoring ledger-fbxkt from DatabaseBackup ...", the
+    // name of a composite the user never made.
+    const xr = restoredXr();
+    xr['kind'] = 'XDatabase';
+    xr['metadata'] = {
+      name: 'orders-copy-x7k2p',
+      uid: 'uid-orders-copy-x7k2p',
+      labels: { 'crossplane.io/claim-name': 'orders-copy', 'crossplane.io/claim-namespace': NAMESPACE },
+    };
+    const waiting = call(xr, [], found());
+    assert.equal(fatalOf(waiting), undefined, fatal(waiting));
+    assert.match(
+      String(statusOf(waiting)['message']),
+      /^restoring orders-copy from DatabaseBackup orders-db-202612020300 \(postgres 17, 48211 bytes\): waiting for the empty server to start/,
+    );
+    const missing = call(xr, [], answered({ 'restore-backup': [] }));
+    assert.match(String(statusOf(missing)['message']), /^restoring orders-copy: spec\.restore\.fromBackup\.name names/);
+  });
+
   test('a backup that does not exist (yet): Restoring, saying so; nothing restored, nobody connects', () => {
     const rsp = call(restoredXr(), [], answered({ 'restore-backup': [] }));
     assert.equal(fatalOf(rsp), undefined, fatal(rsp));
@@ -317,6 +337,58 @@ describe('a Database created from another one at a point in time, or from a snap
     assert.equal(desiredOf(rsp, 'connection'), undefined, 'nobody connects before the recovery');
   });
 
+  test('CloudNativePG from a backup of a Database since restored: the archive of the cluster the backup was taken of', () => {
+    // Known defect (issue 29): the recovery named the source's first cluster (orders-db), whose archive
+    // does not hold a backup taken after a DatabaseRestore moved orders to orders-db-r1.
+    const ha = { engine: 'postgres', storageGB: 20, highAvailability: true };
+    const source = databaseXr(ha, { status: { instance: 'orders-db-r1' } });
+    const backupXr = {
+      apiVersion: 'example.com/v1',
+      kind: 'DatabaseBackup',
+      metadata: { name: 'orders-nightly', namespace: NAMESPACE, uid: 'uid-nightly' },
+      spec: { databaseRef: { name: 'orders' } },
+    };
+    const taking = call(backupXr, [], answered({ database: [source] }));
+    assert.equal(
+      ((desiredOf(taking, 'cnpg-backup')!['spec'] as Obj)['cluster'] as Obj)['name'],
+      'orders-db-r1',
+      'the backup is of the cluster that serves',
+    );
+    const taken = call(
+      { ...backupXr, status: statusOf(taking) },
+      asObserved(taking, () => ({
+        phase: 'completed',
+        startedAt: '2026-12-02T03:00:00Z',
+        stoppedAt: '2026-12-02T03:00:40Z',
+        destinationPath: 's3://team-a-backups/orders',
+      })),
+      answered({ database: [source] }),
+    );
+    const status = statusOf(taken);
+    assert.equal(status['phase'], 'Completed');
+    assert.equal(status['instance'], 'orders-db-r1', 'the backup says which cluster it was taken of');
+
+    const copy = databaseXr({ ...ha, restore: { fromBackup: { name: 'orders-nightly' } } }, { name: 'orders-copy' });
+    const rsp = call(
+      copy,
+      [],
+      answered({
+        'restore-backup': [{ ...backupXr, status }],
+        'cnpg-crd': [CNPG_CRD_OBJECT],
+      }),
+    );
+    assert.equal(fatalOf(rsp), undefined, fatal(rsp));
+    const cluster = inner(desiredOf(rsp, 'cnpg-cluster'))!;
+    assert.deepEqual(((cluster['spec'] as Obj)['externalClusters'] as Obj[])[0]!['plugin'], {
+      name: 'barman-cloud.cloudnative-pg.io',
+      parameters: { barmanObjectName: 'orders-db-store', serverName: 'orders-db-r1' },
+    });
+    assert.equal(
+      ((((cluster['spec'] as Obj)['bootstrap'] as Obj)['recovery'] as Obj)['recoveryTarget'] as Obj)['targetTime'],
+      '2026-12-02T03:00:40Z',
+    );
+  });
+
   test('refused with Fatal, naming the field and what is allowed', () => {
     const cases: Array<[string, RunFunctionResponse, RegExp]> = [
       [
@@ -426,6 +498,77 @@ describe('the DatabaseRestore blueprint', () => {
       'a sentence, also when the Database keeps it only in its history',
     );
     assert.deepEqual(statusOf(switched)['kept'], [kept]);
+  });
+
+  test('Switched is final: the Database deleted and created again does not make the request Pending again', () => {
+    // Found by the chaos harness (issue 29): while a Database deleted under Retain was gone, its switched
+    // DatabaseRestores said Pending ("Database orders does not exist"); created again, the Database took the
+    // oldest of them up again and rolled its data back to that request's backup.
+    const switched = {
+      requested: 'fromBackup orders-db-202612020300',
+      phase: 'Switched',
+      instance: 'orders-db-r1',
+      previousInstance: 'orders-db',
+      switchedAt: '2026-12-02T04:00:00Z',
+      message: 'switched Database orders to orders-db-r1',
+    };
+    const xr = restoreXr({ fromBackup: { name: 'orders-db-202612020300' } }, { ...switched, ready: true });
+    for (const [what, rsp] of [
+      ['the Database gone', call(xr, [], answered({ database: [], backup: [backup()] }))],
+      ['the Database not read yet', call(xr, [])],
+      [
+        'the Database created again, knowing nothing of it',
+        call(xr, [], answered({ database: [clusterDb()], backup: [] })),
+      ],
+    ] as const) {
+      assert.equal(fatalOf(rsp), undefined, `${what}: ${fatal(rsp)}`);
+      assert.equal(statusOf(rsp)['phase'], 'Switched', what);
+      assert.equal(statusOf(rsp)['instance'], 'orders-db-r1', what);
+      assert.equal(statusOf(rsp)['ready'], true, what);
+    }
+  });
+
+  test('claims mode: the restore the Database reports is the claim, by its name', () => {
+    // Found by the chaos harness (issue 29): the composite's own name and uid never matched what the Database
+    // recorded (the claim's), so a DatabaseRestore claim said Pending forever after its restore had switched.
+    const composite = {
+      apiVersion: 'example.com/v1',
+      kind: 'XDatabaseRestore',
+      metadata: {
+        name: 'orders-undo-454hq',
+        uid: 'uid-x-orders-undo',
+        labels: { 'crossplane.io/claim-name': 'orders-undo', 'crossplane.io/claim-namespace': NAMESPACE },
+      },
+      spec: { databaseRef: { name: 'orders' }, fromBackup: { name: 'orders-db-202612020300' } },
+    };
+    const restore = {
+      name: 'orders-undo',
+      uid: 'uid-of-the-claim',
+      instance: 'orders-db-r1',
+      previousInstance: 'orders-db',
+    };
+    const running = call(
+      composite,
+      [],
+      answered({
+        database: [clusterDb({ restore: { ...restore, phase: 'Restoring', message: 'restoring orders' } })],
+        backup: [backup()],
+      }),
+    );
+    assert.equal(fatalOf(running), undefined, fatal(running));
+    assert.equal(statusOf(running)['phase'], 'Restoring');
+    const switched = call(
+      composite,
+      [],
+      answered({
+        database: [clusterDb({ restores: [{ ...restore, switchedAt: '2026-12-02T04:00:00Z' }] })],
+        backup: [],
+      }),
+    );
+    assert.equal(fatalOf(switched), undefined, fatal(switched));
+    assert.equal(statusOf(switched)['phase'], 'Switched');
+    assert.equal(statusOf(switched)['instance'], 'orders-db-r1');
+    assert.equal(statusOf(switched)['ready'], true);
   });
 
   // Issue 26: a request that cannot be done against the Database as it is was a Fatal answer, so the reason

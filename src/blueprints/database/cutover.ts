@@ -243,3 +243,24 @@ function sourceOf(meta: InstanceMeta, database: string, spec: ResolvedSpec, plac
     ...(point ? { completedAt: point } : {}),
   };
 }
+
+/** Required resources: each object status.kept names (`kept-0`, `kept-1`, ...), to see whether it is still there. */
+export const KEPT_PREFIX = 'kept-';
+
+/**
+ * The plan with status.kept as it still is: a sentence whose object the user
+ * has deleted since is no longer listed. Each object is read (one required
+ * resource each); until it has been read, and where the placement cannot read
+ * it (an RDS instance), the sentence stays.
+ */
+export function keptStillThere(input: DatabaseCall, placement: Placement, plan: CutoverPlan): CutoverPlan {
+  const kept: string[] = [];
+  const requirements = { ...plan.requirements };
+  plan.kept.forEach((sentence, i) => {
+    const object = placement.keptObject?.(input, sentence);
+    if (object) requirements[`${KEPT_PREFIX}${i}`] = object;
+    const answer = object ? input.required.get(`${KEPT_PREFIX}${i}`) : undefined;
+    if (answer === undefined || answer.length > 0) kept.push(sentence);
+  });
+  return { ...plan, kept, requirements };
+}

@@ -21,7 +21,7 @@ import { windowOf } from '../lifecycle/source.js';
 import { entry } from '../manifest.js';
 import { planBackups } from './backups.js';
 import { composeDatabase } from './compose.js';
-import { planCutover } from './cutover.js';
+import { keptStillThere, planCutover } from './cutover.js';
 import { runningVersion } from './observed.js';
 import { checkRestoreSpec, planRestore } from './restore.js';
 import { checkAgainstObserved, checkDatabaseRules } from './rules.js';
@@ -48,7 +48,7 @@ export const database: Blueprint<Resolution> = {
       spec: gate.effective === spec.version ? spec : { ...spec, version: gate.effective },
     };
     const restore = planRestore(input, spec, placement);
-    const live = placement.liveGeneration(ctx.observed);
+    const live = placement.reopened?.(input) ?? placement.liveGeneration(ctx.observed);
     const instances = {
       base: placement.instanceKey,
       live,
@@ -61,7 +61,8 @@ export const database: Blueprint<Resolution> = {
       ...windowOf({ status: { backup: placement.backupStatus(input, live) } }),
     };
     const created = restore.state === 'none' || restore.state === 'done';
-    const cutover = planCutover(input, spec, placement, instances, created, window);
+    // What was handed over and listed in status.kept: no longer listed once the user has deleted it.
+    const cutover = keptStillThere(input, placement, planCutover(input, spec, placement, instances, created, window));
     const growth = placement.growth?.(input, instances);
     // Where the place keeps no backups of its own, the Database takes DatabaseBackups on its schedule.
     const backups = placement.automatedBackups ? undefined : planBackups(input, spec, layered.storeSource);

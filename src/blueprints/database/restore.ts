@@ -12,7 +12,7 @@ import { judge } from '../../kinds/index.js';
 import { jobOf } from '../../kinds/batch.js';
 import { record, str, type Obj } from '../../kube.js';
 import type { Desired, Requirement } from '../blueprint.js';
-import { type DatabaseInput, majorVersion, type ResolvedSpec } from '../lifecycle/database.js';
+import { appName, type DatabaseInput, majorVersion, type ResolvedSpec } from '../lifecycle/database.js';
 import { DBNAME_ANNOTATION, FROM_ANNOTATION, hasInstance, POINT_ANNOTATION } from '../lifecycle/instances.js';
 import { PLACEMENTS, placementOf } from '../lifecycle/placements/index.js';
 import type { Creation, DatabaseCall, Placement } from '../lifecycle/placements/placement.js';
@@ -166,7 +166,7 @@ export function planRestore(input: DatabaseCall, spec: ResolvedSpec, placement: 
     return {
       state: 'running',
       creation: way.creationOf(made),
-      message: `restoring ${input.owner.name} from ${notes[FROM_ANNOTATION] ?? what}: ${verdict.detail}`,
+      message: `restoring ${appName(input.owner)} from ${notes[FROM_ANNOTATION] ?? what}: ${verdict.detail}`,
     };
   }
   const answer = input.required.get(requirement!.name);
@@ -177,7 +177,7 @@ export function planRestore(input: DatabaseCall, spec: ResolvedSpec, placement: 
     return {
       state: 'waiting',
       requirement,
-      message: `restoring ${input.owner.name}: ${r.fromBackup ? 'spec.restore.fromBackup.name' : 'spec.restore.fromDatabase.name'} names ${what}, which does not exist in namespace ${input.owner.namespace}`,
+      message: `restoring ${appName(input.owner)}: ${r.fromBackup ? 'spec.restore.fromBackup.name' : 'spec.restore.fromDatabase.name'} names ${what}, which does not exist in namespace ${input.owner.namespace}`,
     };
   const judged = judgeSource(input, spec, found);
   const point =
@@ -185,7 +185,7 @@ export function planRestore(input: DatabaseCall, spec: ResolvedSpec, placement: 
       ? judged.source.completedAt
       : (judged.source.time ?? str(found, 'status', 'backup', 'latestRestorableTime'));
   const done = { restoredFrom: restoredFromOf(r)!, ...(point ? { restorePoint: point } : {}) };
-  const message = `restoring ${input.owner.name} from ${describeSource(judged.source)}`;
+  const message = `restoring ${appName(input.owner)} from ${describeSource(judged.source)}`;
   if (way.by === 'job') {
     // A dump restored into the empty server by a Job, once the server runs.
     if (judged.source.kind !== 'backup') throw new SpecError([`spec.restore: ${placement.backup.restores}`]);

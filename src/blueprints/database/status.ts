@@ -5,7 +5,7 @@ import type { ExternalFacts } from '../../facts.js';
 import type { Verdict } from '../../kinds/index.js';
 import { record, str, type Obj } from '../../kube.js';
 import { firstBlocking, type Plan, type Summary } from '../blueprint.js';
-import { names, type StoreSource } from '../lifecycle/database.js';
+import { appName, names, type StoreSource } from '../lifecycle/database.js';
 import { CONNECTION_KEY, generationOfKey, type Instances } from '../lifecycle/instances.js';
 import type { DatabaseCall, GrowthPlan, Health, Placement } from '../lifecycle/placements/placement.js';
 import { pointOf } from '../lifecycle/source.js';
@@ -100,7 +100,7 @@ function cutoverStatus(
   if (target) {
     const progress = cutover.progress!;
     const into = instances.name(target.generation);
-    const head = `restoring ${input.owner.name} ${target.from} into ${into}`;
+    const head = `restoring ${appName(input.owner)} ${target.from} into ${into}`;
     const queued = cutover.queued.length > 0 ? `; waiting after it: ${cutover.queued.join(', ')}` : '';
     const message =
       progress.state === 'failed'

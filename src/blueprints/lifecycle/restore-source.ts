@@ -31,7 +31,7 @@ export function judgeBackup(field: string, backup: Obj, target: ResolvedSpec): E
     throw new SpecError([
       `${field}: DatabaseBackup ${name} holds ${engine} ${version}, and this Database is ${target.engine} ${target.version}; a restore needs the same engine and major version`,
     ]);
-  const { completedAt, sizeBytes } = seen;
+  const { completedAt, sizeBytes, instance } = seen;
   return {
     kind: 'backup',
     method,
@@ -42,6 +42,7 @@ export function judgeBackup(field: string, backup: Obj, target: ResolvedSpec): E
     location,
     ...(completedAt ? { completedAt } : {}),
     ...(sizeBytes !== undefined ? { sizeBytes } : {}),
+    ...(instance ? { instance } : {}),
   };
 }
 

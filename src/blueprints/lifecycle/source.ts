@@ -19,6 +19,8 @@ export type Source =
       /** The time its data is from. */
       completedAt?: string;
       sizeBytes?: number;
+      /** The instance it was taken of (CloudNativePG: the cluster whose archive holds it), as the backup says. */
+      instance?: string;
     }
   | {
       kind: 'point';

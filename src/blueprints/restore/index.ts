@@ -17,6 +17,7 @@ import * as validators from '../../generated/validators.js';
 import { list, record, str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
 import type { Blueprint, BlueprintInput, Context, Plan, Summary } from '../blueprint.js';
+import { appName } from '../lifecycle/database.js';
 import { judgeRequest } from '../lifecycle/restore-source.js';
 import { windowOf } from '../lifecycle/source.js';
 import { DATABASE, databaseRequirement, type Lookup, lookUp } from '../lifecycle/target.js';
@@ -93,9 +94,16 @@ function resolve(raw: unknown, ctx: Context): ResolvedRestore {
   return resolved;
 }
 
-/** What the Database says of this restore (this one: by name, and by uid where the Database recorded it). */
+/**
+ * What the Database says of this restore (this one: by name, and by uid where
+ * the Database recorded it). The Database knows the request it reads: in
+ * claims mode the claim, whose name is the claim's and whose uid is not the
+ * composite's this call is for, so there the name says it.
+ */
 function reported(r: ResolvedRestore): Obj | undefined {
-  const { name, uid } = r.input.owner;
+  const { owner } = r.input;
+  const name = appName(owner);
+  const uid = owner.claim ? undefined : owner.uid;
   const mine = (x: unknown) => str(x, 'name') === name && (!str(x, 'uid') || !uid || str(x, 'uid') === uid);
   const current = record(r.database, 'status', 'restore');
   // A refusal is this blueprint's to say (Fatal, naming the field), not the Database's.
@@ -135,6 +143,21 @@ function status(r: ResolvedRestore): Summary {
     status: { ...base, phase: 'Pending' },
     warnings: [],
   });
+  const said = reported(r);
+  const previous = record(r.input.xr, 'status') ?? {};
+  // Switched is final: whatever becomes of the Database since (its short history forgotten, or deleted under
+  // Retain and created again, when this reads it missing for a while), the record stays. A request that said
+  // Pending again would be taken up again by a Database of that name, and roll its data back to the backup.
+  if (str(previous, 'phase') === 'Switched' && str(said, 'phase') !== 'Switched') {
+    const { ready: _r, ...kept } = previous;
+    return {
+      ready: true,
+      reason: 'Switched',
+      message: str(previous, 'message') ?? 'switched',
+      status: kept,
+      warnings: [],
+    };
+  }
   if (r.lookup.state === 'unknown') return pending(`looking up Database ${db}`);
   if (r.lookup.state === 'missing') return pending(`Database ${db} does not exist in namespace ${owner.namespace}`);
   if (r.lookup.state === 'refused') return pending(`Database ${db} cannot be restored: ${r.lookup.why}`);
@@ -149,20 +172,7 @@ function status(r: ResolvedRestore): Summary {
       warnings: [{ reason: 'RestoreRefused', message }],
     };
   }
-  const said = reported(r);
-  const previous = record(r.input.xr, 'status') ?? {};
   if (!said) {
-    // Switched before and since forgotten by the Database's short history: the record here stays.
-    if (str(previous, 'phase') === 'Switched') {
-      const { ready: _r, ...kept } = previous;
-      return {
-        ready: true,
-        reason: 'Switched',
-        message: str(previous, 'message') ?? 'switched',
-        status: kept,
-        warnings: [],
-      };
-    }
     // The Database refused it on its own reading (its restorable window as it observes it): said as such.
     const current = record(r.database, 'status', 'restore');
     if (str(current, 'name') === owner.name && str(current, 'phase') === 'Failed' && !str(current, 'instance')) {

@@ -282,9 +282,11 @@ function compose(call: ComposeCall): Composed {
     });
     if (target) {
       const point = pointOf(target.source);
+      // A backup is in the archive of the cluster it was taken of, which may be an earlier generation.
+      const taken = target.source.kind === 'backup' ? target.source.instance : undefined;
       const recovery: Recovery = {
         store: objectStoreName(input),
-        server: instanceName(owner, live),
+        server: taken ?? instanceName(owner, live),
         ...(point ? { targetTime: point } : {}),
       };
       resources.push({
@@ -336,6 +338,8 @@ const backups: BackupMethod = {
     const { name, phase } = backup ?? {};
     const fields = {
       ...base,
+      // The cluster it was taken of: a restore from it reads that cluster's archive.
+      ...(backup?.cluster ? { instance: backup.cluster } : {}),
       attempts: 1,
       restorable: false,
       ...(backup?.startedAt ? { startedAt: backup.startedAt } : {}),
@@ -415,6 +419,12 @@ export const cnpgPlacement: Placement = {
       `CloudNativePG Cluster ${name} (${why}) keeps running with its volumes; delete it when it is no longer needed: kubectl delete clusters.postgresql.cnpg.io ${name} -n ${input.owner.namespace}`,
     ];
   },
+  keptObject: (input, sentence) => {
+    const name = /^CloudNativePG Cluster (\S+) \(/.exec(sentence)?.[1];
+    return name
+      ? { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Cluster', matchName: name, namespace: input.owner.namespace }
+      : undefined;
+  },
 
   backup: backups,
   // The ObjectStore's first recoverability point of the live cluster, to now.
@@ -438,7 +448,8 @@ export const cnpgPlacement: Placement = {
       const targetTime = source.kind === 'backup' ? source.completedAt : source.time;
       const made: Recovery = {
         store: objectStoreName({ owner: sourceOwner }),
-        server: sourceInstance ?? baseName(sourceOwner),
+        // A backup of a source since restored is in the archive of the cluster it was taken of, not the first.
+        server: sourceInstance ?? (source.kind === 'backup' ? source.instance : undefined) ?? baseName(sourceOwner),
         ...(targetTime ? { targetTime } : {}),
       };
       return { database: databaseName(source.database), made };

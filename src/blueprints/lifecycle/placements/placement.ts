@@ -169,6 +169,12 @@ export interface Placement {
   instanceName(input: Pick<DatabaseInput, 'owner'>, generation: number): string;
   /** The live generation, read off observed state. */
   liveGeneration(observed: ReadonlyMap<string, Obj>): number;
+  /**
+   * With nothing of it observed yet, the generation a Database created again
+   * on what a deleted one of its name kept under Retain opens: the one it last
+   * served, which after a restore is not the first. Undefined: liveGeneration.
+   */
+  reopened?(input: DatabaseCall): number | undefined;
   /** Whether observed state holds a Database of this placement: its instance, or what only it composes. */
   existsIn(observed: ReadonlyMap<string, Obj>): boolean;
 
@@ -217,6 +223,12 @@ export interface Placement {
   connectionPending(input: DatabaseCall, live: number): string | undefined;
   /** What the user is told was kept of a generation handed over, and how to delete it. */
   kept(input: DatabaseCall, generation: number, why: string): string[];
+  /**
+   * The object a sentence of `kept` names, read at each call so that the
+   * sentence goes once the user has deleted it; undefined where the cluster
+   * cannot tell (an RDS instance): it stays listed.
+   */
+  keptObject?(input: DatabaseCall, sentence: string): Requirement | undefined;
 
   // Backups and restores.
   backup: BackupMethod;

@@ -567,7 +567,12 @@ const snapshots: BackupMethod = {
     }),
   read: ({ input, attempt }, base): Summary => {
     const snapshot = rdsSnapshotOf(input.observed.get(AWS_KEYS.snapshot));
-    const fields = { ...base, attempts: attempt, restorable: false };
+    const fields = {
+      ...base,
+      ...(snapshot?.instance ? { instance: snapshot.instance } : {}),
+      attempts: attempt,
+      restorable: false,
+    };
     if (!snapshot) return backupSummary('Pending', 'creating the RDS snapshot', fields);
     const { name, ready, status: aws } = snapshot;
     const location = `rds-snapshot:${snapshot.externalName ?? name}`;

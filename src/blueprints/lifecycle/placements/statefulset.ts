@@ -11,10 +11,10 @@ import { statefulSetOf } from '../../../kinds/apps.js';
 import { jobOf } from '../../../kinds/batch.js';
 import { claimOf, selectorOf } from '../../../kinds/core.js';
 import { judge } from '../../../kinds/index.js';
-import type { Obj } from '../../../kube.js';
+import { list, type Obj, str } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
-import type { Desired } from '../../blueprint.js';
+import type { Desired, Requirement } from '../../blueprint.js';
 import { dumpBackups } from './backup-methods.js';
 import { baseName, type DatabaseInput, dbname, labels, meta, names, type ResolvedSpec } from '../database.js';
 import { ENGINES, tagOf } from '../engine.js';
@@ -30,7 +30,14 @@ import {
   withInstanceMeta,
 } from '../instances.js';
 import { restoreJob } from '../jobs.js';
-import { gi, inClusterIdentity, inClusterSecrets, podResources } from './in-cluster.js';
+import {
+  CREDENTIALS_KEY,
+  gi,
+  inClusterIdentity,
+  inClusterSecrets,
+  KEPT_CREDENTIALS,
+  podResources,
+} from './in-cluster.js';
 import type { ComposeCall, DatabaseCall, Placement, Progress } from './placement.js';
 import { DATA_CLAIM, planGrowth, RESTART_ANNOTATION, type VolumeGrowth } from './statefulset-volume.js';
 
@@ -65,6 +72,28 @@ const liveGeneration = oncePerCall((observed): number => {
   if (m) return m[1] ? Number(m[1]) : 0;
   return observedGenerations(observed, STATEFULSET_KEYS.statefulset)[0] ?? 0;
 });
+
+/**
+ * A Database created again under Retain, before any StatefulSet or client
+ * Service of it is observed: the generation whose data claim the credentials
+ * Secret (observed, or kept with that claim as its owner) names. The Secret
+ * goes with the live generation's data, so after a restore this is the
+ * restored generation; generation 0's volume holds the data from before it.
+ */
+function reopened(input: DatabaseCall): number | undefined {
+  const { observed } = input;
+  if (observedGenerations(observed, STATEFULSET_KEYS.statefulset).length > 0) return undefined;
+  if (observed.has(STATEFULSET_KEYS.service)) return undefined;
+  const credentials = observed.get(CREDENTIALS_KEY) ?? input.required.get(KEPT_CREDENTIALS)?.[0];
+  for (const owner of list(credentials, 'metadata', 'ownerReferences')) {
+    const name = str(owner, 'name');
+    if (str(owner, 'kind') !== 'PersistentVolumeClaim' || !name) continue;
+    const m = /-r([1-9][0-9]*)-0$/.exec(name);
+    const generation = m ? Number(m[1]) : 0;
+    if (dataClaimName(input, generation) === name) return generation;
+  }
+  return undefined;
+}
 
 /** The live generation's StatefulSet as observed, read through its accessor. */
 const liveStatefulSet = oncePerCall((observed) =>
@@ -301,6 +330,7 @@ export const statefulSetPlacement: Placement = {
   words: 'a StatefulSet',
   ...inClusterIdentity(STATEFULSET_KEYS.statefulset),
   liveGeneration,
+  reopened,
 
   refuses: (spec) => [
     ...(spec.highAvailability && spec.engine === 'mysql'
@@ -363,6 +393,12 @@ export const statefulSetPlacement: Placement = {
       (claim) =>
         `PersistentVolumeClaim ${claim} (${why}) is kept; delete it when it is no longer needed: kubectl delete pvc ${claim} -n ${input.owner.namespace}`,
     );
+  },
+  keptObject: (input, sentence): Requirement | undefined => {
+    const claim = /^PersistentVolumeClaim (\S+) \(/.exec(sentence)?.[1];
+    return claim
+      ? { apiVersion: 'v1', kind: 'PersistentVolumeClaim', matchName: claim, namespace: input.owner.namespace }
+      : undefined;
   },
 
   backup: dumpBackups('a Database in a StatefulSet restores a dump'),
