@@ -8,7 +8,7 @@
 //   BENCH_LEVELS=1,16,64    concurrency levels
 //   BENCH_CASES=a,b         only these cases (widget-seed, widget-cutover, database-aws,
 //                           database-aws-live (needs moto), database-cluster)
-//   BENCH_IMPLS=ours,bundle,floor,go-floor,py-floor,peer  (bundle: ours from dist/bundle; add `ours-tls`: ours over mutual TLS;
+//   BENCH_IMPLS=ours,bundle,floor,http2-floor,go-floor,py-floor,peer  (bundle: ours from dist/bundle; add `ours-tls`: ours over mutual TLS;
 //                           `candidate`: ours with the preload bench/candidate.ts)
 //   BENCH_LOADGEN=ghz       who sends the measured calls: ghz (Go), or `node` (the grpc-js client
 //                           in this process, which caps throughput from 16 in flight)
@@ -92,7 +92,10 @@ export function readConfig(environment: NodeJS.ProcessEnv = process.env): { conf
   if (levels.length === 0 || !levels.every((l) => Number.isInteger(l) && l > 0)) {
     throw new Error(`BENCH_LEVELS must be whole numbers above 0, got ${environment['BENCH_LEVELS']}`);
   }
-  const impls = listEnv('BENCH_IMPLS', quick ? IMPL_IDS.join(',') : 'ours,bundle,floor,go-floor,py-floor,peer');
+  const impls = listEnv(
+    'BENCH_IMPLS',
+    quick ? IMPL_IDS.join(',') : 'ours,bundle,floor,http2-floor,go-floor,py-floor,peer',
+  );
   const loadgen = env('BENCH_LOADGEN', 'ghz');
   if (loadgen !== 'ghz' && loadgen !== 'node') throw new Error(`BENCH_LOADGEN must be ghz or node, got ${loadgen}`);
   const sizes = env('BENCH_SIZES', quick ? '10' : '10,100,1000');

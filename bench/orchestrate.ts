@@ -139,7 +139,7 @@ function requestFor(c: Case, impl: ImplId): { bytes: Buffer; check: (raw: Buffer
     const p = c.peer!;
     return { bytes: p.bytes, check: (raw) => checkAnswer(raw, p.expectKeys, p.expectReady) };
   }
-  if (impl === 'floor' || impl === 'go-floor' || impl === 'py-floor')
+  if (impl === 'floor' || impl === 'http2-floor' || impl === 'go-floor' || impl === 'py-floor')
     return { bytes: c.bytes, check: (raw) => checkAnswer(raw, [], undefined) };
   // ours, the bundle, ours-tls and the candidate answer the same.
   return { bytes: c.bytes, check: (raw) => checkAnswer(raw, c.expectKeys, c.expectReady, c.expectAws) };

@@ -21,6 +21,7 @@ const COLORS: Record<ImplId, string> = {
   'ours-tls': '#0891b2',
   candidate: '#9333ea',
   floor: '#9ca3af',
+  'http2-floor': '#6b7280',
   'go-floor': '#f59e0b',
   'py-floor': '#dc2626',
   peer: '#16a34a',
@@ -161,6 +162,34 @@ export function printLoadgenHeadroom(setup: Setup, results: ImplCaseResult[]): v
       `the fastest level measured (${busiest.r.label}, ${busiest.r.case}, ${busiest.l.concurrency} in flight) ran ${f(busiest.l.throughput, 0)} calls/s ` +
       `with the generator at ${f(busiest.l.clientCores)} cores and the server at ${f(busiest.l.serverCores)} (${availableParallelism()} CPUs)`,
   );
+}
+
+/**
+ * What grpc-js costs a call by itself: the SDK floor (grpc-js) minus the
+ * transport floor (the same no-op and codec on node:http2), per case and level.
+ */
+export function printTransport(setup: Setup, results: ImplCaseResult[]): void {
+  const rows: string[][] = [];
+  for (const c of setup.cases) {
+    const grpcJs = resultOf(results, c.id, 'floor');
+    const http2 = resultOf(results, c.id, 'http2-floor');
+    for (const l of grpcJs?.levels ?? []) {
+      const h = levelOf(http2, l.concurrency);
+      if (!h) continue;
+      rows.push([
+        c.id,
+        String(l.concurrency),
+        f(l.cpuMsPerCall * 1000, 0),
+        f(h.cpuMsPerCall * 1000, 0),
+        f((l.cpuMsPerCall - h.cpuMsPerCall) * 1000, 0),
+        f(l.cpuMsPerCall / h.cpuMsPerCall),
+      ]);
+    }
+  }
+  if (rows.length === 0) return;
+  say();
+  say('Transport floors: the same no-op served by grpc-js and by node:http2 (server CPU per call)');
+  say(table(['case', 'conc', 'grpc-js µs', 'node:http2 µs', 'grpc-js costs µs', 'ratio'], rows));
 }
 
 /** What the AWS path costs a call once its answers are cached: database-aws-live minus database-aws. */

@@ -14,6 +14,7 @@ import {
   printLoadgenHeadroom,
   printProfiles,
   printRatios,
+  printTransport,
   ratios,
   writeFiles,
 } from './report.js';
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
   printFigures(setup, results);
   printLoadgenHeadroom(setup, results);
   printAwsPath(results);
+  printTransport(setup, results);
   // Ratios and targets for function-platform, and for the candidate when it ran.
   const subjects = (['ours', 'bundle', 'candidate'] as const).filter((id) => setup.order.includes(id));
   const rs = ratios(subjects, setup, config, results);

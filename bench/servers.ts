@@ -11,7 +11,17 @@ import { say } from './format.js';
 import { type Client, dial } from './load.js';
 
 /** Every implementation, in the order they run and are reported. */
-export const IMPL_IDS = ['ours', 'bundle', 'ours-tls', 'candidate', 'floor', 'go-floor', 'py-floor', 'peer'] as const;
+export const IMPL_IDS = [
+  'ours',
+  'bundle',
+  'ours-tls',
+  'candidate',
+  'floor',
+  'http2-floor',
+  'go-floor',
+  'py-floor',
+  'peer',
+] as const;
 export type ImplId = (typeof IMPL_IDS)[number];
 
 export interface Impl {
@@ -155,6 +165,17 @@ export function impls(
       command: (port) => ({
         file: node,
         args: [join(root, 'dist', 'bench', 'floor.js'), ...plaintext(port)],
+      }),
+    },
+    // The same no-op on node:http2 with gRPC's framing: the floor's codec without grpc-js.
+    'http2-floor': {
+      id: 'http2-floor',
+      label: 'transport floor (no-op on node:http2)',
+      path: V1,
+      proto: 'v1',
+      command: (port) => ({
+        file: node,
+        args: [join(root, 'dist', 'bench', 'floor-http2.js'), ...plaintext(port)],
       }),
     },
     'go-floor': {
