@@ -316,6 +316,7 @@ async function main(): Promise<void> {
   // After a failed pass (the API server restarting, say), wait longer each time before the next: a controller
   // backs off rather than hammer a server that is down. 100 ms, doubling up to 30 s; a pass that works resets it.
   let backoff = 0;
+  const nextBackoff = (ms: number) => Math.min(30_000, (ms || 50) * 2);
   while (!stopping) {
     if (dirty) {
       dirty = false;
@@ -326,12 +327,12 @@ async function main(): Promise<void> {
         try {
           await pass();
         } catch (e) {
-          say('pass failed; retrying', { error: (e as Error).message, inMs: Math.min(30_000, (backoff || 50) * 2) });
+          say('pass failed; retrying', { error: (e as Error).message, inMs: nextBackoff(backoff) });
           failed = true;
           dirty = true;
         }
       }
-      backoff = failed ? Math.min(30_000, (backoff || 50) * 2) : 0;
+      backoff = failed ? nextBackoff(backoff) : 0;
       // Changes close together are taken in one pass. A back-off ends early on a watch event or SIGTERM.
       if (failed) await until(backoff);
       else await sleep(100);
