@@ -45,6 +45,7 @@ export const KEYS = {
   pdb: 'pdb',
   hpa: 'hpa',
   ingress: 'ingress',
+  certificate: 'certificate',
 } as const;
 
 const validate = specValidator<WidgetSpec>(validators.widget as ValidateFunction, 'spec', (spec) =>
@@ -231,12 +232,34 @@ function hpa(owner: Owner, spec: WidgetSpec, color: string): Obj {
   } satisfies V2HorizontalPodAutoscaler);
 }
 
-function ingress(owner: Owner, host: string, ingressClassName: string | undefined): Obj {
+/** The Secret cert-manager keeps the host's certificate in: one name for the Widget's whole life. */
+export function tlsSecretName(owner: Owner): string {
+  return dnsLabel(appName(owner), 'tls');
+}
+
+/**
+ * The host's certificate, issued by the ClusterIssuer into the Secret the
+ * Ingress serves. A Certificate of our own rather than the ingress-shim's
+ * annotation: its Ready condition is what the Widget's url waits for.
+ */
+function certificate(owner: Owner, host: string, clusterIssuer: string): Obj {
+  return {
+    ...shared(owner, 'cert-manager.io/v1', 'Certificate'),
+    spec: {
+      secretName: tlsSecretName(owner),
+      dnsNames: [host],
+      issuerRef: { group: 'cert-manager.io', kind: 'ClusterIssuer', name: clusterIssuer },
+      usages: ['digital signature', 'key encipherment', 'server auth'],
+    },
+  };
+}
+
+function ingress(owner: Owner, host: string, ingressClassName: string | undefined, https: boolean): Obj {
   return plain({
     ...shared(owner, 'networking.k8s.io/v1', 'Ingress'),
     spec: {
       ...(ingressClassName ? { ingressClassName } : {}),
-      tls: [{ hosts: [host], secretName: dnsLabel(appName(owner), 'tls') }],
+      ...(https ? { tls: [{ hosts: [host], secretName: tlsSecretName(owner) }] } : {}),
       rules: [
         {
           host,
@@ -355,14 +378,23 @@ function compose({ input, release: r }: ResolvedWidget): Plan {
   if (spec.size >= 2 && (observed.has(KEYS.pdb) || servingUp))
     resources.push({ key: KEYS.pdb, object: pdb(owner, serving) });
   if (spec.autoscale) resources.push({ key: KEYS.hpa, object: hpa(owner, spec, serving) });
-  if (spec.host) resources.push({ key: KEYS.ingress, object: ingress(owner, spec.host, spec.ingressClassName) });
+  if (spec.host) {
+    const issuer = spec.tls?.clusterIssuer;
+    resources.push({
+      key: KEYS.ingress,
+      object: ingress(owner, spec.host, spec.ingressClassName, issuer !== undefined),
+    });
+    if (issuer !== undefined) resources.push({ key: KEYS.certificate, object: certificate(owner, spec.host, issuer) });
+  }
   return { resources };
 }
 
 function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary {
   const { owner, spec, observed } = input;
+  // https only once the certificate is in its Secret: before, a client would meet the controller's stand-in one.
+  const certificateReady = verdicts.get(KEYS.certificate)?.ready === true;
   const url = spec.host
-    ? `https://${spec.host}`
+    ? `${spec.tls && certificateReady ? 'https' : 'http'}://${spec.host}`
     : `http://${serviceName(owner)}.${owner.namespace}.svc.cluster.local:${spec.port}`;
   const activeDeployment = r.live === undefined ? undefined : observed.get(KEYS.deployment(r.live));
   const status: Obj = { url };
@@ -390,7 +422,25 @@ function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: Rea
     const soon = r.wantedAtFullSize && warnings.length === 0;
     return { ready: false, message, reason: 'SwitchingTraffic', status, warnings, ...(soon ? { soon } : {}) };
   }
-  const blocker = firstBlocking(plan, verdicts)?.message;
+  const blocking = firstBlocking(plan, verdicts);
+  if (blocking?.key === KEYS.certificate && spec.tls) {
+    // Everything else serves: only HTTPS is missing. Not Ready, since the Widget was asked to serve HTTPS, and an
+    // Ingress with a TLS section already sends plain HTTP to HTTPS, where the controller's stand-in certificate waits.
+    const stuckIssuing = blocking.verdict.state === 'stuck';
+    if (stuckIssuing)
+      warnings.push({
+        reason: 'CertificateNotIssued',
+        message: `${blocking.message}; see kubectl describe certificate -n ${owner.namespace} ${serviceName(owner)}`,
+      });
+    return {
+      ready: false,
+      message: `waiting for the certificate of ${spec.host} (ClusterIssuer ${spec.tls.clusterIssuer}, Secret ${tlsSecretName(owner)}): ${blocking.message}; serving ${url} until it is issued`,
+      reason: stuckIssuing ? 'CertificateNotIssued' : 'WaitingForCertificate',
+      status,
+      warnings,
+    };
+  }
+  const blocker = blocking?.message;
   if (blocker !== undefined) {
     const liveKey = KEYS.deployment(r.wanted);
     const rolling = !(verdicts.get(liveKey)?.ready ?? false);
@@ -428,13 +478,15 @@ function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: Rea
 export const widget: Blueprint<ResolvedWidget> = {
   ...entry('widget', widgetSpecSchema),
   resolve(raw, ctx) {
-    // The platform's class (the step's Input) where the Widget names none.
-    const platformClass = ctx.defaults?.widget?.ingressClassName;
-    const spec = validate(
-      isObj(raw) && raw['ingressClassName'] === undefined && platformClass
-        ? { ...raw, ingressClassName: platformClass }
-        : raw,
-    );
+    // The platform's class and issuer (the step's Input) where the Widget names none; its own tls is taken whole.
+    const platform = ctx.defaults?.widget;
+    const layered = isObj(raw) ? { ...raw } : raw;
+    if (isObj(layered)) {
+      if (layered['ingressClassName'] === undefined && platform?.ingressClassName)
+        layered['ingressClassName'] = platform.ingressClassName;
+      if (layered['tls'] === undefined && platform?.tls) layered['tls'] = { ...platform.tls };
+    }
+    const spec = validate(layered);
     return { input: { ...ctx, spec }, release: release(spec, ctx.observed, ctx.xr) };
   },
   compose: (resolved) => compose(resolved),

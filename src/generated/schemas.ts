@@ -81,7 +81,7 @@ export const widgetSpecSchema = {
     },
     "host": {
       "type": "string",
-      "description": "A DNS name; when set, an Ingress serves the Widget at https://<host>.",
+      "description": "A DNS name; when set, an Ingress serves the Widget at http://<host>, or https://<host> once the certificate of spec.tls (or the platform's) is issued.",
       "maxLength": 253,
       "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?\\.)*[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
     },
@@ -91,6 +91,22 @@ export const widgetSpecSchema = {
       "minLength": 1,
       "maxLength": 253,
       "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+    },
+    "tls": {
+      "type": "object",
+      "description": "HTTPS for spec.host through cert-manager: a Certificate for the host from this ClusterIssuer, served by the Ingress. Without it, the platform's (the Composition's Input); with neither, the Ingress serves plain HTTP.",
+      "required": [
+        "clusterIssuer"
+      ],
+      "properties": {
+        "clusterIssuer": {
+          "type": "string",
+          "description": "The cert-manager ClusterIssuer that signs the host's certificate.",
+          "minLength": 1,
+          "maxLength": 253,
+          "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+        }
+      }
     },
     "autoscale": {
       "type": "object",
@@ -166,10 +182,15 @@ export type WidgetSpec = {
     /** Memory request and limit, a Kubernetes quantity such as 128Mi or 1Gi. */
     "memory": string;
   };
-  /** A DNS name; when set, an Ingress serves the Widget at https://<host>. */
+  /** A DNS name; when set, an Ingress serves the Widget at http://<host>, or https://<host> once the certificate of spec.tls (or the platform's) is issued. */
   "host"?: string;
   /** The IngressClass of the Ingress (with spec.host); without it, the platform's default (the Composition's Input), else the cluster's default class. */
   "ingressClassName"?: string;
+  /** HTTPS for spec.host through cert-manager: a Certificate for the host from this ClusterIssuer, served by the Ingress. Without it, the platform's (the Composition's Input); with neither, the Ingress serves plain HTTP. */
+  "tls"?: {
+    /** The cert-manager ClusterIssuer that signs the host's certificate. */
+    "clusterIssuer": string;
+  };
   /** When set, a HorizontalPodAutoscaler scales the live color from spec.size up to maxSize. */
   "autoscale"?: {
     /** The most replicas the autoscaler may run. */
@@ -1459,6 +1480,23 @@ export const inputSchema = {
                 }
               }
             },
+            "network": {
+              "type": "object",
+              "description": "Who may reach a Database in the cluster. Each one gets a NetworkPolicy that admits its own namespace's pods (its backup and restore Jobs among them); these widen it.",
+              "properties": {
+                "allowNamespaces": {
+                  "type": "array",
+                  "description": "More namespaces, by name, whose pods may connect to every Database of this Composition.",
+                  "maxItems": 50,
+                  "items": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 63,
+                    "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+                  }
+                }
+              }
+            },
             "aws": {
               "type": "object",
               "description": "Defaults for a Database with placement aws; each stands in for the same field of its spec.aws.",
@@ -1513,6 +1551,22 @@ export const inputSchema = {
               "minLength": 1,
               "maxLength": 253,
               "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+            },
+            "tls": {
+              "type": "object",
+              "description": "HTTPS for every Widget with a host, through cert-manager (which must be installed), unless the Widget names its own (spec.tls, taken whole).",
+              "required": [
+                "clusterIssuer"
+              ],
+              "properties": {
+                "clusterIssuer": {
+                  "type": "string",
+                  "description": "The cert-manager ClusterIssuer that signs each host's certificate.",
+                  "minLength": 1,
+                  "maxLength": 253,
+                  "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+                }
+              }
             }
           }
         }
@@ -1558,6 +1612,11 @@ export type Input = {
         /** A store made for each Database (an S3 bucket and credentials scoped to it). Not supported yet: giving it is refused, so that no Composition believes it has it. */
         "provision"?: Record<string, unknown>;
       };
+      /** Who may reach a Database in the cluster. Each one gets a NetworkPolicy that admits its own namespace's pods (its backup and restore Jobs among them); these widen it. */
+      "network"?: {
+        /** More namespaces, by name, whose pods may connect to every Database of this Composition. */
+        "allowNamespaces"?: Array<string>;
+      };
       /** Defaults for a Database with placement aws; each stands in for the same field of its spec.aws. */
       "aws"?: {
         /** The AWS region, such as eu-west-1. */
@@ -1576,6 +1635,11 @@ export type Input = {
     "widget"?: {
       /** The IngressClass of a Widget's Ingress (spec.host), unless the Widget names one (spec.ingressClassName). */
       "ingressClassName"?: string;
+      /** HTTPS for every Widget with a host, through cert-manager (which must be installed), unless the Widget names its own (spec.tls, taken whole). */
+      "tls"?: {
+        /** The cert-manager ClusterIssuer that signs each host's certificate. */
+        "clusterIssuer": string;
+      };
     };
   };
 };

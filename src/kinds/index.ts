@@ -6,6 +6,7 @@ import { APPS } from './apps.js';
 import { AUTOSCALING } from './autoscaling.js';
 import { AWS_RDS, AWS_S3 } from './aws.js';
 import { BATCH } from './batch.js';
+import { CERT_MANAGER } from './cert-manager.js';
 import { CNPG } from './cnpg.js';
 import { byReadyCondition } from './conditions.js';
 import { CORE } from './core.js';
@@ -30,6 +31,7 @@ for (const k of [
   ...POLICY,
   ...AUTOSCALING,
   ...CNPG,
+  ...CERT_MANAGER,
   ...AWS_RDS,
   ...AWS_S3,
   ...PLATFORM,

@@ -138,7 +138,7 @@ const cases: RenderCase[] = [
     },
   },
   {
-    name: 'full: autoscaler, Ingress on shop.example.org, https URL',
+    name: 'full: autoscaler, Ingress on shop.example.org with its Certificate, http URL until it is issued',
     xr: `${DIR}/full.yaml`,
     check(r) {
       const hpa = findComposed(r, 'HorizontalPodAutoscaler');
@@ -147,7 +147,11 @@ const cases: RenderCase[] = [
       const ingress = findComposed(r, 'Ingress');
       assert.ok(ingress, 'no Ingress rendered');
       assert.equal(ingress['spec']['rules'][0]['host'], 'shop.example.org');
-      assert.equal(xrOf(r)['status']?.['url'], 'https://shop.example.org');
+      assert.deepEqual(ingress['spec']['tls'], [{ hosts: ['shop.example.org'], secretName: 'shop-tls' }]);
+      const certificate = findComposed(r, 'Certificate');
+      assert.ok(certificate, 'no Certificate rendered');
+      assert.equal(certificate['spec']['issuerRef']['name'], 'letsencrypt-prod');
+      assert.equal(xrOf(r)['status']?.['url'], 'http://shop.example.org', 'https once the Certificate is Ready');
       assert.equal(deployment(r, 'shop-green')['metadata']['namespace'], 'team-a');
     },
   },

@@ -104,7 +104,7 @@ function crossTalk(call: Call, rsp: RunFunctionResponse): string[] {
       str(desiredObj(rsp, 'service'), 'spec', 'selector', 'app.kubernetes.io/instance'),
       call.name,
     );
-    expect('status.url', status['url'], `https://w${call.i}.example.org`);
+    expect('status.url', status['url'], `http://w${call.i}.example.org`); // no issuer: plain HTTP
     // Ready from the second reconcile on; with a budget (size 2 and up) from the third, as it comes once the
     // Deployment is available (issue 26).
     expect('status.ready', status['ready'], call.stage >= (size >= 2 ? 2 : 1));

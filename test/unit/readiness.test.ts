@@ -99,6 +99,43 @@ describe('readiness per kind', () => {
     assert.equal(judge({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' }).ready, true);
   });
 
+  test('cert-manager Certificate: by its Ready condition; a failed issuance is stuck, with its reason', () => {
+    const cert = (status: object | undefined) => ({
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name: 'c' },
+      ...(status ? { status } : {}),
+    });
+    assert.deepEqual(judge(cert(undefined)), {
+      state: 'progressing',
+      ready: false,
+      detail: 'waiting for cert-manager to issue it',
+    });
+    assert.equal(judge(cert({ conditions: [{ type: 'Ready', status: 'True', reason: 'Ready' }] })).state, 'ready');
+    const notYet = {
+      type: 'Ready',
+      status: 'False',
+      reason: 'DoesNotExist',
+      message: 'Issuing certificate as Secret does not exist',
+    };
+    assert.deepEqual(judge(cert({ conditions: [notYet, { type: 'Issuing', status: 'True' }] })), {
+      state: 'progressing',
+      ready: false,
+      detail: 'not ready (DoesNotExist: Issuing certificate as Secret does not exist)',
+    });
+    const failedIssuing = { type: 'Issuing', status: 'False', reason: 'Failed', message: 'ACME order failed' };
+    assert.deepEqual(judge(cert({ conditions: [notYet, failedIssuing], failedIssuanceAttempts: 1 })), {
+      state: 'stuck',
+      ready: false,
+      detail: 'issuance failed 1 time (ACME order failed)',
+    });
+    // A renewal that fails while the old certificate is still valid: the Secret still serves.
+    assert.equal(
+      judge(cert({ conditions: [{ type: 'Ready', status: 'True' }, failedIssuing], failedIssuanceAttempts: 3 })).state,
+      'ready',
+    );
+  });
+
   test('PVC is ready when Bound', () => {
     assert.equal(judge({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', status: { phase: 'Bound' } }).ready, true);
     assert.deepEqual(judge({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', status: { phase: 'Pending' } }), {

@@ -123,7 +123,8 @@ describe('Widget blueprint', () => {
       { name: 'B', value: '2' },
       { name: 'PORT', value: '9090' },
     ]);
-    assert.equal(loop.status()['url'], 'https://shop.example.org');
+    assert.equal(ing['tls'], undefined, 'no issuer anywhere: plain HTTP, no TLS section naming a Secret nobody makes');
+    assert.equal(loop.status()['url'], 'http://shop.example.org');
   });
 
   test('rolling out: the message names the Deployment and its numbers', () => {
