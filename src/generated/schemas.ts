@@ -1494,6 +1494,13 @@ export const inputSchema = {
                     "maxLength": 63,
                     "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
                   }
+                },
+                "cnpgOperatorNamespace": {
+                  "type": "string",
+                  "description": "The namespace the CloudNativePG operator runs in, whose operator pods a highly available Database admits on the instance manager's port (8000) and PostgreSQL's (5432); built in, cnpg-system.",
+                  "minLength": 1,
+                  "maxLength": 63,
+                  "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
                 }
               }
             },
@@ -1616,6 +1623,8 @@ export type Input = {
       "network"?: {
         /** More namespaces, by name, whose pods may connect to every Database of this Composition. */
         "allowNamespaces"?: Array<string>;
+        /** The namespace the CloudNativePG operator runs in, whose operator pods a highly available Database admits on the instance manager's port (8000) and PostgreSQL's (5432); built in, cnpg-system. */
+        "cnpgOperatorNamespace"?: string;
       };
       /** Defaults for a Database with placement aws; each stands in for the same field of its spec.aws. */
       "aws"?: {

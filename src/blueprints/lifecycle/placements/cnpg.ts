@@ -17,8 +17,8 @@ import {
 } from '../../../kinds/cnpg.js';
 import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
 import { claimOf } from '../../../kinds/core.js';
-import { judge } from '../../../kinds/index.js';
-import { num, str, type Obj } from '../../../kube.js';
+import { judge, wrappedManifest } from '../../../kinds/index.js';
+import { groupOf, kindOf, nameOf, num, str, type Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired, Requirement, Summary } from '../../blueprint.js';
@@ -37,7 +37,17 @@ import {
   madeFrom,
 } from '../instances.js';
 import { pointOf } from '../source.js';
-import { gi, inClusterIdentity, inClusterSecrets, lasting, podResources, resizedBefore } from './in-cluster.js';
+import {
+  cnpgOperatorNamespace,
+  gi,
+  inClusterIdentity,
+  inClusterSecrets,
+  lasting,
+  namespaceNamed,
+  networkPolicy,
+  podResources,
+  resizedBefore,
+} from './in-cluster.js';
 import type {
   BackupMethod,
   ComposeCall,
@@ -257,6 +267,35 @@ function growth(input: DatabaseCall, clusterName: string): GrowthPlan {
   return plan;
 }
 
+/**
+ * The NetworkPolicy of a highly available Database: every composed Cluster's
+ * pods (CloudNativePG labels them with their Cluster's name). Besides what every
+ * Database admits, the operator reaches each instance's manager (8000) and
+ * PostgreSQL (5432), and the instances reach each other on any port (streaming
+ * replication, pg_rewind, the manager's status), as CloudNativePG's networking
+ * page asks.
+ */
+function clusterPolicy(input: DatabaseCall, clusters: string[]): Desired {
+  const pods = {
+    matchExpressions: [{ key: 'cnpg.io/cluster', operator: 'In', values: [...new Set(clusters)].sort() }],
+  };
+  return networkPolicy(input, pods, ENGINES[input.spec.engine].port, [
+    {
+      from: [
+        {
+          namespaceSelector: { matchLabels: namespaceNamed(cnpgOperatorNamespace(input)) },
+          podSelector: { matchLabels: { 'app.kubernetes.io/name': 'cloudnative-pg' } },
+        },
+      ],
+      ports: [
+        { protocol: 'TCP', port: 8000 },
+        { protocol: 'TCP', port: 5432 },
+      ],
+    },
+    { from: [{ podSelector: pods }] },
+  ]);
+}
+
 function compose(call: ComposeCall): Composed {
   const { input, instances, target, serving } = call;
   const { owner, spec } = input;
@@ -312,6 +351,11 @@ function compose(call: ComposeCall): Composed {
     spec.replicas > 0 ? { host: roHost(input, serving), port } : undefined,
   );
   resources.push(...secrets.resources);
+  const clusters = resources
+    .map(({ object }) => wrappedManifest(object))
+    .filter((m) => kindOf(m) === 'Cluster' && groupOf(m) === 'postgresql.cnpg.io')
+    .map((m) => nameOf(m));
+  if (clusters.length > 0) resources.push(clusterPolicy(input, clusters));
   return {
     resources,
     requirements: { ...requirements, ...secrets.requirements },

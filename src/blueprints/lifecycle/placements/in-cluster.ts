@@ -3,12 +3,19 @@
 // account from (its password generated once, and kept with the data under
 // Retain), the connection Secret built from it, and whether their volumes were
 // said to have been grown.
+import type {
+  V1LabelSelector,
+  V1NetworkPolicyIngressRule,
+  V1NetworkPolicyPeer,
+  V1NetworkPolicySpec,
+} from '@kubernetes/client-node';
 import { claimOf } from '../../../kinds/core.js';
 import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
 import { condition, type Obj } from '../../../kube.js';
 import type { Desired, Requirement } from '../../blueprint.js';
 import {
   APP_USER,
+  baseName,
   connectionSecret,
   type DatabaseInput,
   dbname,
@@ -148,4 +155,72 @@ export function inClusterSecrets(
     }),
   };
   return { resources, requirements, connection };
+}
+
+/** The NetworkPolicy's key: one per Database in the cluster. */
+export const NETWORK_POLICY_KEY = 'network-policy';
+/** An ingress rule as the API spells it (the client's model renames `from`, a reserved word, to `_from`). */
+export type IngressRule = Omit<V1NetworkPolicyIngressRule, '_from'> & { from?: V1NetworkPolicyPeer[] };
+/** The label the API server puts on every namespace: its name. */
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/**
+ * Closed by default: the database's pods admit connections to `port` from
+ * pods of their own namespace only (the applications beside it, and its own
+ * backup, restore and removal Jobs, which run there), and from the namespaces
+ * the platform lists (defaults.database.network.allowNamespaces); `more` are
+ * a placement's own needs (an operator that must reach its instances). Only
+ * ingress is restricted: the server's own way out (S3, the API server) is not.
+ * It holds no data, so it goes with the Database like any other object.
+ */
+export function networkPolicy(
+  input: DatabaseCall,
+  pods: V1LabelSelector,
+  port: number,
+  more: IngressRule[] = [],
+): Desired {
+  const ports = [{ protocol: 'TCP', port }];
+  const allowed = [...new Set(input.defaults?.database?.network?.allowNamespaces ?? [])]
+    .filter((ns) => ns !== input.owner.namespace)
+    .sort();
+  const ingress: IngressRule[] = [
+    { from: [{ podSelector: {} }], ports },
+    ...(allowed.length > 0
+      ? [
+          {
+            from: [
+              {
+                namespaceSelector: {
+                  matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'In', values: allowed }],
+                },
+              },
+            ],
+            ports,
+          },
+        ]
+      : []),
+    ...more,
+  ];
+  const spec: Omit<V1NetworkPolicySpec, 'ingress'> & { ingress: IngressRule[] } = {
+    podSelector: pods,
+    policyTypes: ['Ingress'],
+    ingress,
+  };
+  const policy = {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: meta(input.owner, input.spec, baseName(input.owner)),
+    spec,
+  };
+  return { key: NETWORK_POLICY_KEY, object: policy as Obj };
+}
+
+/** The namespace of the CloudNativePG operator, whose pods reach every instance: the platform's word, else its default. */
+export function cnpgOperatorNamespace(input: DatabaseCall): string {
+  return input.defaults?.database?.network?.cnpgOperatorNamespace ?? 'cnpg-system';
+}
+
+/** Namespace-selector peer for one namespace by name. */
+export function namespaceNamed(name: string): { [NAMESPACE_NAME_LABEL]: string } {
+  return { [NAMESPACE_NAME_LABEL]: name };
 }

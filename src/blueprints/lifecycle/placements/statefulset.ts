@@ -36,6 +36,7 @@ import {
   inClusterIdentity,
   inClusterSecrets,
   KEPT_CREDENTIALS,
+  networkPolicy,
   podResources,
 } from './in-cluster.js';
 import type { ComposeCall, DatabaseCall, Placement, Progress } from './placement.js';
@@ -318,6 +319,14 @@ function compose(call: ComposeCall) {
     keepWith,
   );
   resources.push(...secrets.resources);
+  // Every generation's pods (the live one, one a restore builds, those handed over): all hold this Database's data.
+  const pods = {
+    matchLabels: {
+      'app.kubernetes.io/name': 'database',
+      'app.kubernetes.io/instance': labels(input.owner, input.spec)['app.kubernetes.io/instance']!,
+    },
+  };
+  resources.push(networkPolicy(input, pods, ENGINES[input.spec.engine].port));
   return {
     resources,
     requirements: { ...growth?.requirements, ...secrets.requirements },
