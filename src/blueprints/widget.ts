@@ -110,10 +110,10 @@ const plain = (obj: object): Obj => obj as Obj;
 
 function deployment(owner: Owner, spec: WidgetSpec, color: string, replicas: number | undefined): Obj {
   const selector = colorSelector(owner, color);
-  const podSecurity: V1PodSecurityContext = { seccompProfile: { type: 'RuntimeDefault' } };
-  // The default image needs no root; a user's image may, so only ours is pinned to a uid.
-  if (spec.image === DEFAULT_IMAGE)
-    Object.assign(podSecurity, { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 });
+  // The restricted Pod Security Standard: never root. A user's image runs as its own (numeric, non-root) USER, which
+  // the kubelet checks before starting it; ours is pinned to a uid.
+  const podSecurity: V1PodSecurityContext = { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } };
+  if (spec.image === DEFAULT_IMAGE) Object.assign(podSecurity, { runAsUser: 65532, runAsGroup: 65532 });
   const probe = { tcpSocket: { port: 'http' }, periodSeconds: 10, failureThreshold: 3 };
   const d: V1Deployment = {
     apiVersion: 'apps/v1',
