@@ -101,7 +101,13 @@ async function startApplication(engine: Engine, name: string, secret: string): P
       metadata: { name, namespace: NS },
       spec: {
         restartPolicy: 'Never',
-        securityContext: { runAsUser: 999, runAsGroup: 999, runAsNonRoot: true },
+        // Admitted in the namespace's restricted Pod Security Standard, as the product's own pods are.
+        securityContext: {
+          runAsUser: 999,
+          runAsGroup: 999,
+          runAsNonRoot: true,
+          seccompProfile: { type: 'RuntimeDefault' },
+        },
         containers: [
           {
             name: 'app',
@@ -109,6 +115,7 @@ async function startApplication(engine: Engine, name: string, secret: string): P
             command: ['sleep', '86400'],
             env,
             resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
           },
         ],
       },

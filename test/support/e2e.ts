@@ -69,9 +69,28 @@ export async function eventsOf(cp: ControlPlane, namespace: string, kind: string
   return all.filter((e) => e['involvedObject']?.['kind'] === kind && e['involvedObject']?.['name'] === name);
 }
 
+/**
+ * The labels every test namespace carries: the API server's PodSecurity
+ * admission enforces the restricted Pod Security Standard there, so every pod
+ * the product composes is judged by it when the controllers create it (a
+ * refused pod is a FailedCreate event on its StatefulSet, ReplicaSet or Job).
+ */
+export const RESTRICTED_NAMESPACE_LABELS = {
+  'pod-security.kubernetes.io/enforce': 'restricted',
+  'pod-security.kubernetes.io/enforce-version': 'latest',
+};
+
 export async function ensureNamespace(cp: ControlPlane, name: string): Promise<void> {
   await cp.client.applyObj(
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: RESTRICTED_NAMESPACE_LABELS } },
     { fieldManager: 'kubectl', force: true },
   );
+}
+
+/** FailedCreate events in `namespace`: pods a controller could not create (PodSecurity's refusals among them). */
+export async function failedCreates(cp: ControlPlane, namespace: string): Promise<string[]> {
+  const all = await cp.client.listObjs('v1', 'Event', namespace);
+  return all
+    .filter((e) => e['reason'] === 'FailedCreate')
+    .map((e) => `${e['involvedObject']?.['kind']} ${e['involvedObject']?.['name']}: ${e['message']}`);
 }
