@@ -16,7 +16,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Json } from '../support/apiserver.js';
 import { type ControlPlane, controlPlaneSkipReason } from '../support/control-plane.js';
 import {
   conditionOf,
