@@ -391,7 +391,7 @@ function compose({ input, release: r }: ResolvedWidget): Plan {
 
 function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: ReadonlyMap<string, Verdict>): Summary {
   const { owner, spec, observed } = input;
-  // https only once the certificate is in its Secret: before, a client would meet the controller's stand-in one.
+  // https only once the certificate is in its Secret: before, a client would meet the ingress controller's default one.
   const certificateReady = verdicts.get(KEYS.certificate)?.ready === true;
   const url = spec.host
     ? `${spec.tls && certificateReady ? 'https' : 'http'}://${spec.host}`
@@ -425,7 +425,7 @@ function status({ input, release: r }: ResolvedWidget, plan: Plan, verdicts: Rea
   const blocking = firstBlocking(plan, verdicts);
   if (blocking?.key === KEYS.certificate && spec.tls) {
     // Everything else serves: only HTTPS is missing. Not Ready, since the Widget was asked to serve HTTPS, and an
-    // Ingress with a TLS section already sends plain HTTP to HTTPS, where the controller's stand-in certificate waits.
+    // Ingress with a TLS section already sends plain HTTP to HTTPS, where the controller's default certificate waits.
     const stuckIssuing = blocking.verdict.state === 'stuck';
     if (stuckIssuing)
       warnings.push({

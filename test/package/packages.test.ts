@@ -268,7 +268,7 @@ describe('the real crossplane CLI on the packages', () => {
     }
   });
 
-  test('every rendered output validates against the XRDs and the provider, provider-kubernetes and CloudNativePG CRDs', {
+  test('every rendered output validates against the XRDs and the provider, provider-kubernetes, CloudNativePG and cert-manager CRDs', {
     skip,
   }, () => {
     const scenarios = parse(readFileSync(join(repoRoot, 'examples', 'scenarios.yaml'), 'utf8')) as Array<{
@@ -293,9 +293,13 @@ describe('the real crossplane CLI on the packages', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fp-rendered-'));
     const file = join(dir, 'rendered.yaml');
     writeFileSync(file, docs.map((d) => `---\n${stringify(d)}`).join(''));
-    const crds = ['provider-upjet-aws', 'provider-kubernetes', 'cloudnative-pg', 'plugin-barman-cloud'].map((d) =>
-      join(repoRoot, '..', 'shared', 'crds', d),
-    );
+    const crds = [
+      'provider-upjet-aws',
+      'provider-kubernetes',
+      'cloudnative-pg',
+      'plugin-barman-cloud',
+      'cert-manager',
+    ].map((d) => join(repoRoot, '..', 'shared', 'crds', d));
     const { code, out } = validate([file], [...XRDS, ...crds]);
     assert.match(
       out,
