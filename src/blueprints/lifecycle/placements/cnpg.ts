@@ -37,7 +37,15 @@ import {
   madeFrom,
 } from '../instances.js';
 import { pointOf } from '../source.js';
-import { gi, inClusterIdentity, inClusterSecrets, lasting, podResources, resizedBefore } from './in-cluster.js';
+import {
+  gi,
+  inClusterDeletion,
+  inClusterIdentity,
+  inClusterSecrets,
+  lasting,
+  podResources,
+  resizedBefore,
+} from './in-cluster.js';
 import type {
   BackupMethod,
   ComposeCall,
@@ -413,6 +421,18 @@ export const cnpgPlacement: Placement = {
   },
   instanceBlocker: () => undefined,
   connectionPending: () => undefined,
+  deletion: (input, live, lastBackup) =>
+    input.spec.deletionPolicy === 'Retain'
+      ? {
+          keeps: `Retain: deleting this Database leaves CloudNativePG Cluster ${instanceName(input.owner, live)} running with its volumes, no longer managed; delete it when it is no longer needed`,
+        }
+      : inClusterDeletion(
+          input,
+          `CloudNativePG Cluster ${instanceName(input.owner, live)} and its volumes`,
+          // The plugin removes base backups and WALs only by the ObjectStore's retention, while a Cluster archives.
+          'its base backups and WAL archive',
+          lastBackup,
+        ),
   kept: (input, generation, why) => {
     const name = instanceName(input.owner, generation);
     return [
