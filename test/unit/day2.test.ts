@@ -495,18 +495,49 @@ describe('a CloudNativePG Database that grows', () => {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
       metadata: { name, namespace: 'team-a', labels: { 'cnpg.io/cluster': 'orders-db' } },
+      spec: { storageClassName: 'standard' },
       status: { phase: 'Bound', capacity: { storage: `${gb}Gi` } },
+    });
+    const standard = (allowVolumeExpansion: boolean): Obj => ({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: 'standard' },
+      provisioner: 'rancher.io/local-path',
+      allowVolumeExpansion,
     });
     const spec = { engine: 'postgres', storageGB: 20, highAvailability: true };
     const observed = asObserved(call(databaseXr(spec), [], answered({ 'cnpg-crd': [crd] })), (_k, obj) =>
       healthyStatus(obj),
     );
-    const grow = (claims: Obj[], status?: Obj) =>
+    const grow = (claims: Obj[], status?: Obj, expands = true) =>
       call(
         databaseXr({ ...spec, storageGB: 40 }, status ? { status } : {}),
         observed,
-        answered({ 'cnpg-crd': [crd], 'cnpg-claims': claims }),
+        answered({ 'cnpg-crd': [crd], 'cnpg-claims': claims, 'cnpg-storage-class': [standard(expands)] }),
       );
+    const sizeOf = (rsp: RunFunctionResponse) =>
+      ((((desiredOf(rsp, 'cnpg-cluster')!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj)['spec'] as Obj)[
+        'storage'
+      ];
+    // The StorageClass preflight (as the StatefulSet's): a class that cannot expand keeps the size composed.
+    const refused = grow([pvc('orders-db-1', 20), pvc('orders-db-2', 20)], undefined, false);
+    assert.equal(fatalOf(refused), undefined, fatalOf(refused)?.message);
+    assert.deepEqual(sizeOf(refused), { size: '20Gi' });
+    const c = refused.conditions.find((x) => x.type === 'StorageResized');
+    assert.equal(c?.reason, 'ExpansionNotAllowed');
+    assert.match(
+      c?.message ?? '',
+      /^StorageClass standard does not allow volume expansion: Cluster orders-db stays at 20Gi, spec\.storageGB asks 40Gi/,
+    );
+    assert.ok(refused.results.some((r) => r.reason === 'ExpansionNotAllowed'));
+    // Before the class is read (the first call of a reconcile), nothing grows either.
+    const unread = call(
+      databaseXr({ ...spec, storageGB: 40 }),
+      observed,
+      answered({ 'cnpg-crd': [crd], 'cnpg-claims': [pvc('orders-db-1', 20)] }),
+    );
+    assert.deepEqual(sizeOf(unread), { size: '20Gi' });
+    assert.ok(JSON.stringify(unread.requirements).includes('"standard"'), 'the StorageClass is asked for');
     const half = grow([pvc('orders-db-1', 40), pvc('orders-db-2', 20)]);
     assert.equal(fatalOf(half), undefined, fatalOf(half)?.message);
     const manifest = ((desiredOf(half, 'cnpg-cluster')!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj;

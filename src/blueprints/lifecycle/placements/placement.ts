@@ -71,6 +71,8 @@ export interface GrowthPlan {
   warnings: Array<{ reason: string; message: string }>;
   /** The capacity the volumes have, in GiB, once read. */
   capacityGB?: number;
+  /** The size to go on composing, GiB, while the volumes cannot grow to spec.storageGB (or that is not known yet). */
+  holdGB?: number;
 }
 
 /** How an instance is made from a source (spec.restore), as its placement records it on the instance. */

@@ -232,10 +232,15 @@ export function finalSnapshotIdentifier(input: Pick<DatabaseInput, 'owner'>, gen
   return `${stem}-final-${token}`;
 }
 
-/** The size a generation's instance is composed with: spec.storageGB, or what RDS reports when it grew past it. */
+/**
+ * The size a generation's instance is composed with: spec.storageGB, or what
+ * RDS reports when it grew past it, and never less than composed before (a
+ * status read without the size must not undo the floor). A smaller spec than
+ * what was asked is refused before this (rules.ts).
+ */
 function storageFloorGB(input: DatabaseInput, spec: ResolvedSpec, generation: number): number {
-  const reported = rdsInstanceOf(input.observed.get(keyOf(AWS_KEYS.instance, generation)))?.reportedAllocatedStorage;
-  return Math.max(spec.storageGB, reported ?? 0);
+  const seen = rdsInstanceOf(input.observed.get(keyOf(AWS_KEYS.instance, generation)));
+  return Math.max(spec.storageGB, seen?.reportedAllocatedStorage ?? 0, seen?.allocatedStorage ?? 0);
 }
 
 /**
