@@ -371,6 +371,10 @@ export const databaseSpecSchema = {
           "minimum": 1,
           "maximum": 35
         },
+        "finalSnapshot": {
+          "type": "boolean",
+          "description": "Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in the cluster the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true."
+        },
         "objectStore": {
           "type": "object",
           "description": "Where in-cluster backups go, off the database's own machine: an S3 bucket or an S3-compatible store. Without it, the platform's default store (the Composition's Input); status.backup.objectStore says which one is used.",
@@ -682,6 +686,42 @@ export const databaseStatusSchema = {
       "type": "string",
       "description": "host:port where read-only connections go (the replicas; the primary without them)."
     },
+    "deletion": {
+      "type": "object",
+      "description": "What deleting this Database deletes and what it keeps, said before it is deleted.",
+      "properties": {
+        "policy": {
+          "type": "string",
+          "description": "spec.deletionPolicy."
+        },
+        "keeps": {
+          "type": "string",
+          "description": "What stays after this Database is deleted, and what goes, in words."
+        },
+        "finalSnapshot": {
+          "type": "string",
+          "description": "On AWS under Delete, the identifier of the final snapshot RDS takes before deleting the instance."
+        },
+        "lastBackup": {
+          "type": "object",
+          "description": "In the cluster, the newest Completed backup, which stays in the store when the Database goes.",
+          "properties": {
+            "name": {
+              "type": "string",
+              "description": "The DatabaseBackup."
+            },
+            "location": {
+              "type": "string",
+              "description": "Where it is stored."
+            },
+            "completedAt": {
+              "type": "string",
+              "description": "When it finished (RFC 3339)."
+            }
+          }
+        }
+      }
+    },
     "storage": {
       "type": "object",
       "description": "The storage asked for and what the instance has.",
@@ -689,6 +729,10 @@ export const databaseStatusSchema = {
         "requestedGB": {
           "type": "integer",
           "description": "spec.storageGB."
+        },
+        "message": {
+          "type": "string",
+          "description": "What the storage is doing when it differs from what was asked (RDS grew it past spec.storageGB)."
         },
         "capacityGB": {
           "type": "integer",
@@ -862,6 +906,8 @@ export type DatabaseSpec = {
     "schedule"?: string;
     /** Days a backup is kept. Without it, the platform's default (the Composition's Input), else 7. */
     "retentionDays"?: number;
+    /** Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in the cluster the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true. */
+    "finalSnapshot"?: boolean;
     /** Where in-cluster backups go, off the database's own machine: an S3 bucket or an S3-compatible store. Without it, the platform's default store (the Composition's Input); status.backup.objectStore says which one is used. */
     "objectStore"?: {
       /** The bucket. */
@@ -980,10 +1026,30 @@ export type DatabaseStatus = {
   "lastFailover"?: string;
   /** host:port where read-only connections go (the replicas; the primary without them). */
   "readEndpoint"?: string;
+  /** What deleting this Database deletes and what it keeps, said before it is deleted. */
+  "deletion"?: {
+    /** spec.deletionPolicy. */
+    "policy"?: string;
+    /** What stays after this Database is deleted, and what goes, in words. */
+    "keeps"?: string;
+    /** On AWS under Delete, the identifier of the final snapshot RDS takes before deleting the instance. */
+    "finalSnapshot"?: string;
+    /** In the cluster, the newest Completed backup, which stays in the store when the Database goes. */
+    "lastBackup"?: {
+      /** The DatabaseBackup. */
+      "name"?: string;
+      /** Where it is stored. */
+      "location"?: string;
+      /** When it finished (RFC 3339). */
+      "completedAt"?: string;
+    };
+  };
   /** The storage asked for and what the instance has. */
   "storage"?: {
     /** spec.storageGB. */
     "requestedGB"?: number;
+    /** What the storage is doing when it differs from what was asked (RDS grew it past spec.storageGB). */
+    "message"?: string;
     /** What the instance has (RDS's allocated storage, which autoscaling may grow). */
     "capacityGB"?: number;
     /** On AWS, the ceiling RDS may grow to by itself (spec.maxStorageGB). */
@@ -1424,6 +1490,10 @@ export const inputSchema = {
                   "minimum": 1,
                   "maximum": 35
                 },
+                "finalSnapshot": {
+                  "type": "boolean",
+                  "description": "Under deletionPolicy Delete, keep a last copy (an RDS final snapshot; the store's backups in the cluster); built in, true."
+                },
                 "objectStore": {
                   "type": "object",
                   "description": "An existing S3 or S3-compatible store every Database's backups go to, unless the Database names its own (spec.backup.objectStore, taken whole). Each Database writes under its own name below the prefix.",
@@ -1600,6 +1670,8 @@ export type Input = {
         "schedule"?: string;
         /** Days a backup is kept; built in, 7. */
         "retentionDays"?: number;
+        /** Under deletionPolicy Delete, keep a last copy (an RDS final snapshot; the store's backups in the cluster); built in, true. */
+        "finalSnapshot"?: boolean;
         /** An existing S3 or S3-compatible store every Database's backups go to, unless the Database names its own (spec.backup.objectStore, taken whole). Each Database writes under its own name below the prefix. */
         "objectStore"?: {
           /** The bucket. */

@@ -23,6 +23,11 @@ const RDS_FAILED = new Set([
   'insufficient-capacity',
 ]);
 
+/** A whole number written as text (an annotation), or undefined. */
+function wholeNumber(text: string | undefined): number | undefined {
+  return text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined;
+}
+
 function rdsInstance(obj: Obj): Verdict {
   const status = str(obj, 'status', 'atProvider', 'status');
   const whenFalse = (detail: string) =>
@@ -82,6 +87,8 @@ export const rdsInstanceOf = accessor((obj) => {
   const reported = numbers(obj, ['status', 'atProvider'], ['port', 'allocatedStorage']);
   return {
     ...strings(obj, ['metadata'], ['name', 'creationTimestamp']),
+    /** The spec.storageGB the function composed it for (an annotation): allocatedStorage may be a grown floor. */
+    requestedStorage: wholeNumber(str(obj, 'metadata', 'annotations', 'function-platform.dev/requested-storage-gb')),
     ...strings(obj, ['spec', 'forProvider'], ['identifier', 'engine', 'engineVersion', 'snapshotIdentifier']),
     ...numbers(obj, ['spec', 'forProvider'], ['allocatedStorage', 'maxAllocatedStorage', 'backupRetentionPeriod']),
     ...(pitr ? { restoreToPointInTime: strings(pitr, [], ['sourceDbInstanceIdentifier', 'restoreTime']) } : {}),

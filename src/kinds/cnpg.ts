@@ -39,6 +39,7 @@ export const cnpgClusterOf = accessor((obj) => {
     ...strings(obj, ['metadata'], ['name', 'namespace']),
     imageName: str(obj, 'spec', 'imageName'),
     storageSize: str(obj, 'spec', 'storage', 'size'),
+    storageClass: str(obj, 'spec', 'storage', 'storageClass'),
     ...strings(obj, ['status'], ['image', 'currentPrimary', 'currentPrimaryTimestamp']),
     recovery: {
       store: str(origin, 'plugin', 'parameters', 'barmanObjectName'),

@@ -527,7 +527,10 @@ const cases: RenderCase[] = [
       const fp = forProvider(inst);
       assert.equal(fp['multiAz'], true);
       assert.deepEqual(inst['spec']['managementPolicies'], ['*']);
-      assert.equal(fp['skipFinalSnapshot'], true);
+      // Delete still keeps a last copy (spec.backup.finalSnapshot defaults to true): RDS's final snapshot.
+      assert.equal(fp['skipFinalSnapshot'], false);
+      assert.match(fp['finalSnapshotIdentifier'], /^team-b-billing-db-final-[0-9a-f]{6}$/);
+      assert.equal(xrOf(r)['status']?.['deletion']?.['finalSnapshot'], fp['finalSnapshotIdentifier']);
       assert.equal(fp['deletionProtection'], false);
       assert.equal(fp['engine'], 'mysql');
       assert.equal(fp['region'], 'us-east-1');
@@ -552,6 +555,19 @@ const cases: RenderCase[] = [
         assert.equal(d['spec']['providerConfigRef']?.['name'], 'billing-account', `${key} uses another ProviderConfig`);
         assert.deepEqual(d['spec']['managementPolicies'], ['*'], `${key} is not deleted with the Database`);
       }
+    },
+  },
+
+  {
+    name: 'aws Delete with spec.backup.finalSnapshot false: no final snapshot, and status.deletion says nothing stays',
+    xr: `${DIR}/aws-delete-no-final-snapshot.yaml`,
+    check(r) {
+      const fp = forProvider(byKey(r, 'rds-instance'));
+      assert.equal(fp['skipFinalSnapshot'], true);
+      assert.equal(fp['finalSnapshotIdentifier'], undefined);
+      const deletion = xrOf(r)['status']?.['deletion'];
+      assert.equal(deletion?.['policy'], 'Delete');
+      assert.match(String(deletion?.['keeps']), /with no final snapshot/);
     },
   },
 

@@ -355,12 +355,16 @@ describe('Database: refusals are Fatal, name the field, and compose nothing', ()
       /never shrink/,
       /50/,
     );
-    // Storage autoscaling grew it in AWS: the spec says 40, AWS says 50.
+    // RDS grew it (autoscaling, or by hand): the spec says 40, AWS says 50. 45 is no shrink of what was asked, and
+    // the grown 50 is what is composed, so RDS is never asked to shrink.
     const forty = call(databaseXr({ ...AWS, storageGB: 40 }));
     const observed = asObserved(forty, (key) =>
       key === 'rds-instance' ? rdsStatus(true, { allocatedStorage: 50 }) : undefined,
     );
-    assertRefused(call(databaseXr({ ...AWS, storageGB: 45 }), observed), 'spec.storageGB', /never shrink/);
+    const grown = call(databaseXr({ ...AWS, storageGB: 45 }), observed);
+    assert.equal(fatalOf(grown), undefined, fatalOf(grown)?.message);
+    assert.equal(forProvider(grown)['allocatedStorage'], 50);
+    assertRefused(call(databaseXr({ ...AWS, storageGB: 30 }), observed), 'spec.storageGB', /never shrink/, /40/);
   });
 
   test('storageGB shrink of a CloudNativePG cluster', () => {
@@ -546,8 +550,10 @@ describe('Database on AWS: safe defaults', () => {
     assert.equal(fp['storageEncrypted'], true);
     assert.equal(fp['publiclyAccessible'], false);
     assert.equal(fp['deletionProtection'], false);
-    assert.equal(fp['skipFinalSnapshot'], true);
-    assert.equal(fp['finalSnapshotIdentifier'], undefined);
+    // A last copy anyway (spec.backup.finalSnapshot defaults to true): RDS's final snapshot.
+    assert.equal(fp['skipFinalSnapshot'], false);
+    assert.match(String(fp['finalSnapshotIdentifier']), /^team-a-orders-db-final-[0-9a-f]{6}$/);
+    assert.equal(fp['deleteAutomatedBackups'], true);
     assert.equal(fp['multiAz'], true);
     assert.equal(fp['backupRetentionPeriod'], 7);
     for (const res of Object.values(rsp.desired!.resources))

@@ -63,8 +63,46 @@ describe('storage that grows by itself on AWS', () => {
     const rsp = call(databaseXr(spec), observedRds(spec, { allocatedStorage: 180 }), rdsSecret);
     assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
     assert.equal(forProvider(rsp)['maxAllocatedStorage'], 400);
-    assert.equal(forProvider(rsp)['allocatedStorage'], 100);
-    assert.deepEqual(statusOf(rsp)['storage'], { requestedGB: 100, capacityGB: 180, maxGB: 400 });
+    // What RDS grew to is composed as the floor: asking for 100 would ask RDS to shrink.
+    assert.equal(forProvider(rsp)['allocatedStorage'], 180);
+    assert.deepEqual(statusOf(rsp)['storage'], {
+      requestedGB: 100,
+      capacityGB: 180,
+      maxGB: 400,
+      message:
+        'RDS grew the storage to 180 GB, past spec.storageGB 100: 180 GB is the floor now (RDS never shrinks storage)',
+    });
+  });
+
+  test('spec.maxStorageGB removed after RDS grew the disk: no Fatal, the grown size stays the floor, and status says so', () => {
+    const before = { ...AWS, storageGB: 100, maxStorageGB: 400 };
+    const grown = observedRds(before, { allocatedStorage: 180 });
+    const { maxStorageGB: _gone, ...after } = before;
+    const rsp = call(databaseXr(after), grown, rdsSecret);
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    assert.equal(forProvider(rsp)['allocatedStorage'], 180, 'RDS is not asked to shrink');
+    assert.equal(forProvider(rsp)['maxAllocatedStorage'], undefined, 'autoscaling is off');
+    const storage = statusOf(rsp)['storage'] as Obj;
+    assert.equal(storage['capacityGB'], 180);
+    assert.match(String(storage['message']), /180 GB is the floor now/);
+    // The reconcile after, reading back what was applied (allocatedStorage 180, no ceiling): still no Fatal.
+    const applied = asObserved(rsp, (_key, obj) => {
+      const s = healthyStatus(obj);
+      if (obj['kind'] === 'Instance') s['atProvider'] = { ...(s['atProvider'] as Obj), allocatedStorage: 180 };
+      return s;
+    });
+    const next = call(databaseXr(after), applied, rdsSecret);
+    assert.equal(fatalOf(next), undefined, fatalOf(next)?.message);
+    assert.equal(forProvider(next)['allocatedStorage'], 180);
+    // Raising spec.storageGB past the floor grows it; lowering it below what was asked is still refused.
+    assert.equal(
+      forProvider(call(databaseXr({ ...after, storageGB: 200 }), applied, rdsSecret))['allocatedStorage'],
+      200,
+    );
+    assert.match(
+      fatalOf(call(databaseXr({ ...after, storageGB: 90 }), applied, rdsSecret))?.message ?? '',
+      /spec\.storageGB is 90 but the database has 100; spec\.storageGB may grow but never shrink/,
+    );
   });
 
   test('autoscaling grew the instance: the spec is not a shrink; a shrink below what was asked still is', () => {
@@ -75,12 +113,11 @@ describe('storage that grows by itself on AWS', () => {
       fatalOf(call(databaseXr({ ...spec, storageGB: 50 }), grown, rdsSecret))?.message ?? '',
       /spec\.storageGB is 50 but the database has 100; spec\.storageGB may grow but never shrink/,
     );
-    // Without autoscaling, what RDS has is the floor (it was grown out of band).
+    // Without autoscaling (grown out of band), what RDS has is the floor composed; the spec is not refused.
     const plain = observedRds({ ...AWS, storageGB: 100 }, { allocatedStorage: 180 });
-    assert.match(
-      fatalOf(call(databaseXr({ ...AWS, storageGB: 120 }), plain, rdsSecret))?.message ?? '',
-      /the database has 180/,
-    );
+    const rsp = call(databaseXr({ ...AWS, storageGB: 120 }), plain, rdsSecret);
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    assert.equal(forProvider(rsp)['allocatedStorage'], 180);
   });
 
   test('bad input: a ceiling below spec.storageGB is refused naming the field; in the cluster it is a warning', () => {
@@ -458,18 +495,49 @@ describe('a CloudNativePG Database that grows', () => {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
       metadata: { name, namespace: 'team-a', labels: { 'cnpg.io/cluster': 'orders-db' } },
+      spec: { storageClassName: 'standard' },
       status: { phase: 'Bound', capacity: { storage: `${gb}Gi` } },
+    });
+    const standard = (allowVolumeExpansion: boolean): Obj => ({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: 'standard' },
+      provisioner: 'rancher.io/local-path',
+      allowVolumeExpansion,
     });
     const spec = { engine: 'postgres', storageGB: 20, highAvailability: true };
     const observed = asObserved(call(databaseXr(spec), [], answered({ 'cnpg-crd': [crd] })), (_k, obj) =>
       healthyStatus(obj),
     );
-    const grow = (claims: Obj[], status?: Obj) =>
+    const grow = (claims: Obj[], status?: Obj, expands = true) =>
       call(
         databaseXr({ ...spec, storageGB: 40 }, status ? { status } : {}),
         observed,
-        answered({ 'cnpg-crd': [crd], 'cnpg-claims': claims }),
+        answered({ 'cnpg-crd': [crd], 'cnpg-claims': claims, 'cnpg-storage-class': [standard(expands)] }),
       );
+    const sizeOf = (rsp: RunFunctionResponse) =>
+      ((((desiredOf(rsp, 'cnpg-cluster')!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj)['spec'] as Obj)[
+        'storage'
+      ];
+    // The StorageClass preflight (as the StatefulSet's): a class that cannot expand keeps the size composed.
+    const refused = grow([pvc('orders-db-1', 20), pvc('orders-db-2', 20)], undefined, false);
+    assert.equal(fatalOf(refused), undefined, fatalOf(refused)?.message);
+    assert.deepEqual(sizeOf(refused), { size: '20Gi' });
+    const c = refused.conditions.find((x) => x.type === 'StorageResized');
+    assert.equal(c?.reason, 'ExpansionNotAllowed');
+    assert.match(
+      c?.message ?? '',
+      /^StorageClass standard does not allow volume expansion: Cluster orders-db stays at 20Gi, spec\.storageGB asks 40Gi/,
+    );
+    assert.ok(refused.results.some((r) => r.reason === 'ExpansionNotAllowed'));
+    // Before the class is read (the first call of a reconcile), nothing grows either.
+    const unread = call(
+      databaseXr({ ...spec, storageGB: 40 }),
+      observed,
+      answered({ 'cnpg-crd': [crd], 'cnpg-claims': [pvc('orders-db-1', 20)] }),
+    );
+    assert.deepEqual(sizeOf(unread), { size: '20Gi' });
+    assert.ok(JSON.stringify(unread.requirements).includes('"standard"'), 'the StorageClass is asked for');
     const half = grow([pvc('orders-db-1', 40), pvc('orders-db-2', 20)]);
     assert.equal(fatalOf(half), undefined, fatalOf(half)?.message);
     const manifest = ((desiredOf(half, 'cnpg-cluster')!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj;

@@ -135,6 +135,8 @@ export interface BackupPlan {
   retiring: Array<{ key: string; why: string }>;
   /** status.backup */
   status: Obj;
+  /** The newest Completed backup: retention never removes it, and it stays in the store when the Database goes. */
+  newest?: { name: string; location?: string; completedAt?: string };
   /** The BackupHealthy condition. */
   health: { ok: boolean; reason: string; message: string };
   /** Backup trouble to say in the Database's sentence (phase Degraded); it never holds back readiness. */
@@ -210,6 +212,12 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec, storeSourc
   // From Completed records only (the newest is never pruned): not from an earlier version's CronJob.
   const lastSuccess = keep?.completedAt;
   if (lastSuccess) out.status['lastSuccessfulTime'] = lastSuccess;
+  if (keep)
+    out.newest = {
+      name: databaseBackupOf(keep.object)?.name ?? scheduledBackupName(input, keep.stamp),
+      ...(keep.location ? { location: keep.location } : {}),
+      ...(keep.completedAt ? { completedAt: keep.completedAt } : {}),
+    };
   // Only a place that holds a backup is named.
   if (keep && store) out.status['location'] = storePath(store, appName(owner));
   const failedAfter = records.filter((r) => r.phase === 'Failed' && (!keep || r.slot.getTime() > keep.slot.getTime()));

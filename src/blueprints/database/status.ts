@@ -227,6 +227,13 @@ export function databaseStatus(
   status['version'] = version;
   warnings.push(...gate.warnings);
   status['storage'] = storageStatus(input, placement, growth);
+  // What deleting it keeps, said while it lives (nothing runs once it is deleted), and said once as an event.
+  const deletion = placement.deletion(input, instances.live, backups?.newest);
+  status['deletion'] = { policy: spec.deletionPolicy, ...deletion };
+  if (str(input.xr, 'status', 'deletion', 'keeps') !== deletion.keeps) {
+    const now = deletion.lastBackup ? ` (now DatabaseBackup ${deletion.lastBackup.name})` : '';
+    notices.push({ reason: 'DeletionKeeps', message: `${deletion.keeps}${now}` });
+  }
   if (growth) warnings.push(...growth.warnings);
   const upgrade = gate.waiting ?? pendingVersion(input, placement, version);
   if (spec.maxStorageGB !== undefined && !placement.autoscalesStorage)

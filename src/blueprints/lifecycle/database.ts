@@ -12,7 +12,9 @@ import { databaseName, ENGINES, newestVersion } from './engine.js';
 export const ENGINE_LABEL = 'function-platform.dev/engine';
 
 /** A Database's spec once the platform's and the built-in defaults are in (withDefaults). */
-export type DatabaseSpec = DeclaredSpec & { backup: { schedule: string; retentionDays: number } };
+export type DatabaseSpec = DeclaredSpec & {
+  backup: { schedule: string; retentionDays: number; finalSnapshot: boolean };
+};
 
 export type DatabaseInput = BlueprintInput<DatabaseSpec>;
 
@@ -22,7 +24,8 @@ export type DatabaseInput = BlueprintInput<DatabaseSpec>;
  * the platform's would never apply.
  */
 export const BUILT_IN_DEFAULTS = {
-  backup: { schedule: '0 3 * * *', retentionDays: 7 },
+  // Delete keeps a last copy unless told not to: RDS's own API asks for a final snapshot by default.
+  backup: { schedule: '0 3 * * *', retentionDays: 7, finalSnapshot: true },
   aws: { providerConfigName: 'default' },
 } as const;
 

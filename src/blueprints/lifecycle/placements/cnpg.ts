@@ -40,6 +40,7 @@ import { pointOf } from '../source.js';
 import {
   cnpgOperatorNamespace,
   gi,
+  inClusterDeletion,
   inClusterIdentity,
   inClusterSecrets,
   lasting,
@@ -73,6 +74,8 @@ export const CNPG_CRD = 'cnpg-crd';
 const CNPG_CRD_NAME = 'clusters.postgresql.cnpg.io';
 /** Required resource: the PersistentVolumeClaims of the live Cluster, by the label the operator puts on them. */
 export const CNPG_CLAIMS = 'cnpg-claims';
+/** Required resource: the StorageClass of the live Cluster's volumes, read before asking them to grow. */
+export const CNPG_STORAGE_CLASS = 'cnpg-storage-class';
 
 /** The Barman Cloud plugin: where CloudNativePG archives WAL and writes base backups. */
 export const CNPG_PLUGIN = 'barman-cloud.cloudnative-pg.io';
@@ -242,6 +245,37 @@ function growth(input: DatabaseCall, clusterName: string): GrowthPlan {
     },
     warnings: [],
   };
+  // A size asked above the composed one is a growth: only if the volumes' StorageClass allows expansion (the
+  // StatefulSet's preflight, statefulset-volume.ts). Otherwise the composed size stays and the user is told why;
+  // asked anyway, the operator would leave the claims pending a resize that never comes.
+  const want = input.spec.storageGB;
+  const composedGB = wholeGigabytes(liveCluster(input.observed)?.storageSize);
+  if (composedGB !== undefined && want > composedGB) {
+    const claims = input.required.get(CNPG_CLAIMS);
+    const className =
+      claims?.map((c) => claimOf(c)?.storageClassName).find(Boolean) ?? liveCluster(input.observed)?.storageClass;
+    if (className)
+      plan.requirements[CNPG_STORAGE_CLASS] = {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        matchName: className,
+      };
+    const answer = className ? input.required.get(CNPG_STORAGE_CLASS) : [];
+    // Not known yet (the first call of a reconcile): nothing grows until it is.
+    if (claims === undefined || answer === undefined) plan.holdGB = composedGB;
+    else if (answer[0]?.['allowVolumeExpansion'] !== true) {
+      const why = !className
+        ? `the volumes of Cluster ${clusterName} have no StorageClass, so they cannot be expanded`
+        : !answer[0]
+          ? `StorageClass ${className} does not exist, so it cannot expand volumes`
+          : `StorageClass ${className} does not allow volume expansion`;
+      const message = `${why}: Cluster ${clusterName} stays at ${composedGB}Gi, spec.storageGB asks ${want}Gi; nothing was changed (move the data to a Database on a class that can grow, or set spec.storageGB back to ${composedGB})`;
+      plan.holdGB = composedGB;
+      plan.condition = { ok: false, reason: 'ExpansionNotAllowed', message };
+      plan.warnings.push({ reason: 'ExpansionNotAllowed', message });
+      return plan;
+    }
+  }
   // Bound claims only: a new standby's claim has no size yet.
   const sizes = (input.required.get(CNPG_CLAIMS) ?? [])
     .map((c) => wholeGigabytes(claimOf(c)?.capacity))
@@ -249,7 +283,7 @@ function growth(input: DatabaseCall, clusterName: string): GrowthPlan {
   if (sizes.length === 0) return plan;
   const capacity = Math.min(...sizes);
   plan.capacityGB = capacity;
-  const want = input.spec.storageGB;
+  if (plan.holdGB !== undefined) return plan;
   if (capacity >= want) {
     // Said only once the volumes grew: since the size last reported, or a resize said before.
     const before = num(input.xr, 'status', 'storage', 'capacityGB');
@@ -296,6 +330,13 @@ function clusterPolicy(input: DatabaseCall, clusters: string[]): Desired {
   ]);
 }
 
+/** The Cluster's Object with its storage size set to `gb`. */
+function holdSize(object: KubernetesObject<CnpgCluster>, gb: number): KubernetesObject<CnpgCluster> {
+  const storage = (object.spec.forProvider.manifest.spec as Obj)['storage'] as Obj;
+  storage['size'] = gi(gb);
+  return object;
+}
+
 function compose(call: ComposeCall): Composed {
   const { input, instances, target, serving } = call;
   const { owner, spec } = input;
@@ -315,9 +356,11 @@ function compose(call: ComposeCall): Composed {
       return cluster(input, g, { keep, meta, ...(made ? { recovery: made } : {}) });
     };
     const made = call.restore.creation?.made as Recovery | undefined;
+    const live0 = generation(live, false, live === 0 && made ? { made } : undefined);
     resources.push({
       key: keyOf(CNPG_KEYS.cluster, live),
-      object: generation(live, false, live === 0 && made ? { made } : undefined),
+      // Held at the size it has while its volumes cannot grow (growth's StorageClass preflight).
+      object: call.growth?.holdGB !== undefined ? holdSize(live0, call.growth.holdGB) : live0,
     });
     if (target) {
       const point = pointOf(target.source);
@@ -457,6 +500,18 @@ export const cnpgPlacement: Placement = {
   },
   instanceBlocker: () => undefined,
   connectionPending: () => undefined,
+  deletion: (input, live, lastBackup) =>
+    input.spec.deletionPolicy === 'Retain'
+      ? {
+          keeps: `Retain: deleting this Database leaves CloudNativePG Cluster ${instanceName(input.owner, live)} running with its volumes, no longer managed; delete it when it is no longer needed`,
+        }
+      : inClusterDeletion(
+          input,
+          `CloudNativePG Cluster ${instanceName(input.owner, live)} and its volumes`,
+          // The plugin removes base backups and WALs only by the ObjectStore's retention, while a Cluster archives.
+          'its base backups and WAL archive',
+          lastBackup,
+        ),
   kept: (input, generation, why) => {
     const name = instanceName(input.owner, generation);
     return [

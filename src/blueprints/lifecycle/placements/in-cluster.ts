@@ -28,7 +28,7 @@ import {
 } from '../database.js';
 import { POD_RESOURCES } from '../engine.js';
 import { CONNECTION_KEY, hasInstance, instanceName } from '../instances.js';
-import type { ComposeCall, DatabaseCall, Placement } from './placement.js';
+import type { ComposeCall, DatabaseCall, Deletion, LastBackup, Placement } from './placement.js';
 
 /** The credentials Secret's key: the server's account, and the password the connection Secret repeats. */
 export const CREDENTIALS_KEY = 'credentials';
@@ -223,4 +223,42 @@ export function cnpgOperatorNamespace(input: DatabaseCall): string {
 /** Namespace-selector peer for one namespace by name. */
 export function namespaceNamed(name: string): { [NAMESPACE_NAME_LABEL]: string } {
   return { [NAMESPACE_NAME_LABEL]: name };
+}
+
+/**
+ * What deleting an in-cluster Database under Delete keeps. No backup can be
+ * taken at that moment: Crossplane (v2.2, v2.3) runs no function while a
+ * composite is deleted; it removes its finalizer and Kubernetes' garbage
+ * collector deletes what it composed, in no order a backup could wait for
+ * (function-controlled deletion is a draft, crossplane/crossplane#7242).
+ * What is kept is what is already in the store: deleting a DatabaseBackup
+ * record removes no stored object (only retention does, while the Database
+ * lives, and never the newest), so the backups stay there. Said outright,
+ * with the newest one by name and how to keep later data.
+ */
+export function inClusterDeletion(
+  input: DatabaseCall,
+  goes: string,
+  stays: string,
+  lastBackup: LastBackup | undefined,
+): Deletion {
+  const { spec } = input;
+  const store = spec.backup.objectStore;
+  if (!spec.backup.enabled || !store)
+    return {
+      keeps: `Delete: deleting this Database deletes ${goes}; ${spec.backup.enabled ? 'backups have nowhere to go' : 'backups are off'}, so nothing of its data is kept`,
+    };
+  const where = `bucket ${store.bucket}${store.prefix ? ` (prefix ${store.prefix})` : ''}`;
+  if (spec.backup.finalSnapshot === false)
+    return {
+      keeps: `Delete with spec.backup.finalSnapshot false: deleting this Database deletes ${goes}; no last copy is kept on purpose, and ${stays} already in ${where} are not removed by the deletion (nothing runs then): they stay until the store's own lifecycle expires them`,
+    };
+  // The newest one by name is in status.deletion.lastBackup: the sentence stays the same from one backup to the next.
+  const newest = lastBackup
+    ? 'the newest of them is status.deletion.lastBackup'
+    : 'none has completed yet, so nothing would be kept now';
+  return {
+    keeps: `Delete: deleting this Database deletes ${goes}; no backup is taken at that moment (Crossplane runs no function while a Database is deleted), and ${stays} in ${where} stay: ${newest}. Data written after it is not kept: make a DatabaseBackup just before deleting, and wait for it to complete. The DatabaseBackup records this Database composed go with it; what they stored stays`,
+    ...(lastBackup ? { lastBackup } : {}),
+  };
 }

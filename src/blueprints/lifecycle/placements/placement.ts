@@ -42,6 +42,22 @@ export interface Progress {
 }
 
 /** A Database growing its own volumes (spec.storageGB raised): what is composed, read and said for it. */
+/** The newest Completed backup of a Database, as its record says. */
+export interface LastBackup {
+  name: string;
+  location?: string;
+  completedAt?: string;
+}
+
+/** What deleting a Database keeps: in words, and the last copies by name. */
+export interface Deletion {
+  keeps: string;
+  /** On AWS: the final snapshot RDS takes before deleting the instance. */
+  finalSnapshot?: string;
+  /** In the cluster: the backup that stays in the store. */
+  lastBackup?: LastBackup;
+}
+
 export interface GrowthPlan {
   requirements: Record<string, Requirement>;
   /** The resize Object, once there is one to compose. */
@@ -55,6 +71,8 @@ export interface GrowthPlan {
   warnings: Array<{ reason: string; message: string }>;
   /** The capacity the volumes have, in GiB, once read. */
   capacityGB?: number;
+  /** The size to go on composing, GiB, while the volumes cannot grow to spec.storageGB (or that is not known yet). */
+  holdGB?: number;
 }
 
 /** How an instance is made from a source (spec.restore), as its placement records it on the instance. */
@@ -200,7 +218,10 @@ export interface Placement {
   /** Whether a major upgrade is made in place, behind a pinned backup (database/upgrade.ts). */
   upgradesInPlace(spec: ResolvedSpec): boolean;
   /** status.storage beyond what was asked: the capacity it has, the ceiling it may grow to by itself. */
-  storage(input: DatabaseCall, growth: GrowthPlan | undefined): { capacityGB?: number; maxGB?: number };
+  storage(
+    input: DatabaseCall,
+    growth: GrowthPlan | undefined,
+  ): { capacityGB?: number; maxGB?: number; message?: string };
   /** Whether it grows its storage itself up to spec.maxStorageGB (elsewhere the field changes nothing). */
   autoscalesStorage: boolean;
   /** Where applications connect to a generation, once known. */
@@ -229,6 +250,15 @@ export interface Placement {
    * cannot tell (an RDS instance): it stays listed.
    */
   keptObject?(input: DatabaseCall, sentence: string): Requirement | undefined;
+
+  /**
+   * What deleting the Database keeps (status.deletion), said while it lives:
+   * Crossplane runs no function while a Database is deleted (its composed
+   * resources go by garbage collection), so whatever is kept must be set up
+   * beforehand, and said beforehand. `lastBackup` is the newest Completed
+   * DatabaseBackup the Database composed, where it schedules them.
+   */
+  deletion(input: DatabaseCall, live: number, lastBackup?: LastBackup): Deletion;
 
   // Backups and restores.
   backup: BackupMethod;

@@ -20,7 +20,7 @@ import {
 } from '../../../kinds/aws.js';
 import { judge, type Verdict } from '../../../kinds/index.js';
 import { str, type Obj } from '../../../kube.js';
-import { dnsLabel } from '../../../names.js';
+import { dnsLabel, shortHash } from '../../../names.js';
 import type { Desired, Owner, Requirement, Summary } from '../../blueprint.js';
 import { backedUp, backupSummary, oneObject } from './backup-methods.js';
 import {
@@ -53,6 +53,7 @@ import type {
   ComposeCall,
   Composed,
   DatabaseCall,
+  Deletion,
   InstanceMeta,
   Placement,
   RestoreTarget,
@@ -142,6 +143,7 @@ function instance(
 ): RdsInstance {
   const aws = spec.aws!;
   const retain = spec.deletionPolicy === 'Retain';
+  const finalSnapshot = keepsFinalSnapshot(spec);
   const window = backupWindow(spec.backup.schedule);
   const identifier = rdsIdentifier(input, generation);
   const forProvider: RdsInstanceParameters = {
@@ -153,7 +155,8 @@ function instance(
     // Only when the spec asks for a newer major version than RDS runs.
     ...(upgrading(input, spec) ? { allowMajorVersionUpgrade: true } : {}),
     instanceClass: aws.instanceClass ?? INSTANCE_CLASSES[spec.size],
-    allocatedStorage: spec.storageGB,
+    // A disk RDS grew (autoscaling, or by hand) is the floor: asking for less would ask RDS to shrink it.
+    allocatedStorage: storageFloorGB(input, spec, generation),
     // Storage autoscaling: RDS grows the instance by itself up to this.
     ...(spec.maxStorageGB !== undefined ? { maxAllocatedStorage: spec.maxStorageGB } : {}),
     ...(spec.maintenance?.window ? { maintenanceWindow: spec.maintenance.window } : {}),
@@ -174,12 +177,10 @@ function instance(
     copyTagsToSnapshot: true,
     autoMinorVersionUpgrade: true,
     deletionProtection: retain,
-    skipFinalSnapshot: !retain,
-    ...(retain
-      ? {
-          finalSnapshotIdentifier: `${identifier.slice(0, 48).replace(/-+$/, '')}-final-${identity(input.owner, 6)}`,
-        }
-      : {}),
+    // Retain orphans the instance (no Delete in the management policies); Delete takes it, after RDS made the
+    // final snapshot unless spec.backup.finalSnapshot is false.
+    skipFinalSnapshot: !finalSnapshot,
+    ...(finalSnapshot ? { finalSnapshotIdentifier: finalSnapshotIdentifier(input, generation) } : {}),
     deleteAutomatedBackups: !retain,
     ...(aws.subnetIds?.length ? { dbSubnetGroupNameRef: { name: dnsLabel(baseName(input.owner), 'subnets') } } : {}),
     ...(aws.securityGroupIds?.length ? { vpcSecurityGroupIds: aws.securityGroupIds } : {}),
@@ -190,6 +191,8 @@ function instance(
     meta(input.owner, spec, instanceName(input.owner, generation), restored.labels),
     restored,
   );
+  // What was asked, apart from the floor composed: the shrink guard compares a new spec.storageGB with it.
+  metadata.annotations = { ...metadata.annotations, [REQUESTED_STORAGE]: String(spec.storageGB) };
   return {
     apiVersion: 'rds.aws.m.upbound.io/v1beta1',
     kind: 'Instance',
@@ -200,6 +203,70 @@ function instance(
       forProvider,
       writeConnectionSecretToRef: { name: rdsSecretName(input, generation) },
     },
+  };
+}
+
+/** On an RDS Instance: the spec.storageGB it was composed for (its allocatedStorage may be larger: RDS grew it). */
+export const REQUESTED_STORAGE = 'function-platform.dev/requested-storage-gb';
+
+/** Whether deleting the instance leaves a final snapshot: always under Retain, under Delete unless told not to. */
+function keepsFinalSnapshot(spec: Pick<ResolvedSpec, 'deletionPolicy' | 'backup'>): boolean {
+  return spec.deletionPolicy === 'Retain' || spec.backup.finalSnapshot !== false;
+}
+
+/**
+ * The final snapshot's identifier: stable across calls, and unique per
+ * Database (the XR's uid) and generation, so a Database made again under the
+ * same name, or a restore's next instance, never collides with an older final
+ * snapshot (RDS refuses a deletion whose final snapshot name exists). RDS
+ * allows 255 letters, digits and single hyphens, starting with a letter and
+ * not ending with a hyphen; the identifier is at most 48 + 13 characters.
+ */
+export function finalSnapshotIdentifier(input: Pick<DatabaseInput, 'owner'>, generation = 0): string {
+  const stem = rdsIdentifier(input, generation).slice(0, 48).replace(/-+$/, '');
+  // Generation 0 keeps the token earlier versions composed; the others add the generation to what is hashed.
+  const token =
+    generation === 0
+      ? identity(input.owner, 6)
+      : shortHash(`${input.owner.uid || `${input.owner.namespace}/${input.owner.name}`}#${generation}`, 6);
+  return `${stem}-final-${token}`;
+}
+
+/**
+ * The size a generation's instance is composed with: spec.storageGB, or what
+ * RDS reports when it grew past it, and never less than composed before (a
+ * status read without the size must not undo the floor). A smaller spec than
+ * what was asked is refused before this (rules.ts).
+ */
+function storageFloorGB(input: DatabaseInput, spec: ResolvedSpec, generation: number): number {
+  const seen = rdsInstanceOf(input.observed.get(keyOf(AWS_KEYS.instance, generation)));
+  return Math.max(spec.storageGB, seen?.reportedAllocatedStorage ?? 0, seen?.allocatedStorage ?? 0);
+}
+
+/**
+ * What deleting the Database does to the live RDS instance. The final
+ * snapshot is made by RDS while the provider deletes the instance, after the
+ * Database and the DatabaseBackups it composed are gone: nothing of the
+ * function runs then to record it as a DatabaseBackup, and a record made
+ * beforehand would name a snapshot that does not exist yet. So it is named
+ * here, by the identifier RDS will give it, with the way to restore it.
+ */
+function rdsDeletion(input: DatabaseInput, live: number): Deletion {
+  const { spec } = input;
+  const id = rdsIdentifier(input, live);
+  const replicas = spec.replicas > 0 ? ' and its read replicas' : '';
+  if (spec.deletionPolicy === 'Retain')
+    return {
+      keeps: `Retain: deleting this Database leaves RDS instance ${id} in AWS, no longer managed, with deletion protection on and its automated backups; delete it there when it is no longer needed`,
+    };
+  if (!keepsFinalSnapshot(spec))
+    return {
+      keeps: `Delete with spec.backup.finalSnapshot false: deleting this Database deletes RDS instance ${id}${replicas} and its automated backups, with no final snapshot; nothing of its data stays in AWS but the snapshots of DatabaseBackups that still exist`,
+    };
+  const snapshot = finalSnapshotIdentifier(input, live);
+  return {
+    keeps: `Delete: deleting this Database deletes RDS instance ${id}${replicas} and its automated backups; RDS first takes final snapshot ${snapshot}, which stays in AWS (not a DatabaseBackup: nothing runs after the Database is gone to record one). Restore it with aws rds restore-db-instance-from-db-snapshot --db-snapshot-identifier ${snapshot}; set spec.backup.finalSnapshot: false to keep nothing`,
+    finalSnapshot: snapshot,
   };
 }
 
@@ -629,12 +696,10 @@ export const rdsPlacement: Placement = {
   composedVersion: (observed) => live(observed)?.engineVersion,
   composedEngine: (observed) => live(observed)?.engine,
   composedStorageGB: (observed) => {
-    const rds = live(observed);
-    // With storage autoscaling RDS grows the instance past what was asked: only what was asked is the floor.
-    const autoscaled = rds?.maxAllocatedStorage !== undefined;
-    return [rds?.allocatedStorage, autoscaled ? undefined : rds?.reportedAllocatedStorage].filter(
-      (n): n is number => n !== undefined,
-    );
+    // Only what was asked is refused to shrink: what RDS grew past it (autoscaling, before or after
+    // spec.maxStorageGB went) stays composed as the floor (allocatedStorage), so a smaller spec asks no shrink.
+    const asked = live(observed)?.requestedStorage ?? live(observed)?.allocatedStorage;
+    return asked !== undefined ? [asked] : [];
   },
   runningVersion: (input, facts) => live(input.observed)?.engineVersionActual ?? facts?.aws?.instance?.engineVersion,
   pendingVersion: (input, from, wanted) => {
@@ -647,9 +712,16 @@ export const rdsPlacement: Placement = {
   upgradesInPlace: () => true,
   storage: (input) => {
     const capacityGB = live(input.observed)?.reportedAllocatedStorage;
+    const asked = input.spec.storageGB;
+    const grown = capacityGB !== undefined && capacityGB > asked;
     return {
       ...(capacityGB !== undefined ? { capacityGB } : {}),
       ...(input.spec.maxStorageGB !== undefined ? { maxGB: input.spec.maxStorageGB } : {}),
+      ...(grown
+        ? {
+            message: `RDS grew the storage to ${capacityGB} GB, past spec.storageGB ${asked}: ${capacityGB} GB is the floor now (RDS never shrinks storage)`,
+          }
+        : {}),
     };
   },
   autoscalesStorage: true,
@@ -662,6 +734,7 @@ export const rdsPlacement: Placement = {
   connectionPending: (input, live) =>
     `waiting for provider-upjet-aws to write the connection Secret of RDS instance ${rdsIdentifier(input, live)}`,
   kept: (input, generation, why) => [keptRds(rdsIdentifier(input, generation), why)],
+  deletion: (input, live) => rdsDeletion(input, live),
 
   backup: snapshots,
   automatedBackups: {

@@ -33,6 +33,7 @@ import { restoreJob } from '../jobs.js';
 import {
   CREDENTIALS_KEY,
   gi,
+  inClusterDeletion,
   inClusterIdentity,
   inClusterSecrets,
   KEPT_CREDENTIALS,
@@ -395,6 +396,17 @@ export const statefulSetPlacement: Placement = {
   prerequisite: () => undefined,
   instanceBlocker: () => undefined,
   connectionPending: () => undefined,
+  deletion: (input, live, lastBackup) =>
+    input.spec.deletionPolicy === 'Retain'
+      ? {
+          keeps: `Retain: deleting this Database keeps the data volume of StatefulSet ${instanceName(input.owner, live)} and the credentials that open it; a Database made again under this name in this namespace opens them`,
+        }
+      : inClusterDeletion(
+          input,
+          `StatefulSet ${instanceName(input.owner, live)} and its data volume`,
+          'its dumps',
+          lastBackup,
+        ),
   kept: (input, generation, why) => {
     const name = instanceName(input.owner, generation);
     const sts = input.observed.get(keyOf(STATEFULSET_KEYS.statefulset, generation));
