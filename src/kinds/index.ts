@@ -4,7 +4,7 @@
 import { groupOf, kindOf, nameOf, record, str, type Obj } from '../kube.js';
 import { APPS } from './apps.js';
 import { AUTOSCALING } from './autoscaling.js';
-import { AWS_RDS, AWS_S3 } from './aws.js';
+import { AWS_IAM, AWS_RDS, AWS_S3 } from './aws.js';
 import { BATCH } from './batch.js';
 import { CNPG } from './cnpg.js';
 import { byReadyCondition } from './conditions.js';
@@ -32,6 +32,7 @@ for (const k of [
   ...CNPG,
   ...AWS_RDS,
   ...AWS_S3,
+  ...AWS_IAM,
   ...PLATFORM,
   ...providerKubernetesFamily(judge),
 ]) {
