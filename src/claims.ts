@@ -55,7 +55,7 @@ function clusterScopedManagedResource(owner: Owner, obj: Obj, apiVersion: string
   const spec = { ...(record(obj, 'spec') ?? {}) };
   const forProvider = { ...(record(spec, 'forProvider') ?? {}) };
   // References name other managed resources, which are renamed the same way.
-  for (const ref of ['bucketRef', 'dbSubnetGroupNameRef', 'replicateSourceDbRef']) {
+  for (const ref of ['bucketRef', 'dbSubnetGroupNameRef', 'replicateSourceDbRef', 'userRef', 'policyArnRef']) {
     const name = str(forProvider, ref, 'name');
     if (name) forProvider[ref] = { name: clusterName(owner, name) };
   }

@@ -67,14 +67,31 @@ export function observedComposite(req: RunFunctionRequest): Obj {
 
 const validateInput = specValidator<Input>(validators.input as ValidateFunction, 'input');
 
-/** What the Input's schema cannot say: the parts of it not built yet, and a schedule cron reads. */
+/**
+ * What makes a bucket name invalid beyond the schema's pattern (S3's naming
+ * rules), in words; undefined when it is valid.
+ */
+export function bucketNameProblem(bucket: string): string | undefined {
+  if (/\.\.|\.-|-\./.test(bucket)) return 'it must not have two periods, or a period and a hyphen, side by side';
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(bucket)) return 'it must not look like an IP address';
+  if (/^(xn--|sthree-|amzn-s3-demo-)/.test(bucket))
+    return 'it must not start with xn--, sthree- or amzn-s3-demo- (AWS keeps them)';
+  if (/(-s3alias|--ol-s3|--x-s3|--table-s3)$/.test(bucket) || bucket.endsWith('.mrap'))
+    return 'it must not end with a suffix AWS keeps (-s3alias, --ol-s3, --x-s3, --table-s3, .mrap)';
+  return undefined;
+}
+
+/** What the Input's schema cannot say: one store at most, a bucket S3 accepts, and a schedule cron reads. */
 function inputRules(input: Input): string[] {
   const problems: string[] = [];
   const backup = input.defaults?.database?.backup;
-  if (backup?.provision !== undefined)
+  if (backup?.provision !== undefined && backup.objectStore !== undefined)
     problems.push(
-      'input.defaults.database.backup.provision is not supported yet: name an existing store in input.defaults.database.backup.objectStore',
+      'input.defaults.database.backup.provision and input.defaults.database.backup.objectStore are both set: name an existing store (objectStore) or have one made for each Database (provision), not both',
     );
+  const bucket = backup?.objectStore?.bucket;
+  const named = bucket === undefined ? undefined : bucketNameProblem(bucket);
+  if (named) problems.push(`input.defaults.database.backup.objectStore.bucket is ${JSON.stringify(bucket)}; ${named}`);
   const cron = backup?.schedule === undefined ? undefined : cronProblem(backup.schedule);
   if (cron) problems.push(`input.defaults.database.backup.schedule is ${JSON.stringify(backup!.schedule)}; ${cron}`);
   return problems;

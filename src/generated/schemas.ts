@@ -424,6 +424,36 @@ export const databaseSpecSchema = {
               }
             }
           }
+        },
+        "provision": {
+          "type": "object",
+          "description": "Make a store for this Database's backups instead of naming one: a private S3 bucket of its own (versioned, every public-access block on, encrypted, expiring no sooner than retentionDays plus one day) and an IAM access key allowed only that bucket, whose Secret lands in this namespace. spec.backup.objectStore wins over it; without either, the platform's default (the Composition's Input). For a Database in the cluster (on AWS, RDS keeps its own backups). Under deletionPolicy Retain none of it is deleted with the Database.",
+          "required": [
+            "aws"
+          ],
+          "properties": {
+            "aws": {
+              "type": "object",
+              "description": "The bucket and the access key, made through provider-upjet-aws.",
+              "required": [
+                "region"
+              ],
+              "properties": {
+                "region": {
+                  "type": "string",
+                  "description": "The bucket's AWS region, such as eu-west-1.",
+                  "maxLength": 32,
+                  "pattern": "^(us|eu|ap|sa|ca|me|af|il|mx|cn)(-gov|-iso|-isob)?-(north|south|east|west|central|northeast|northwest|southeast|southwest)-[0-9]{1,2}$"
+                },
+                "providerConfigName": {
+                  "type": "string",
+                  "description": "The provider-upjet-aws ClusterProviderConfig to make them with; default.",
+                  "minLength": 1,
+                  "maxLength": 253
+                }
+              }
+            }
+          }
         }
       }
     },
@@ -794,7 +824,7 @@ export const databaseStatusSchema = {
         },
         "objectStore": {
           "type": "object",
-          "description": "The store backups really go to, and where that was said: the Database's own spec.backup.objectStore (spec) or the platform's default in the Composition's Input (platform). DatabaseBackups of this Database, composed or made by hand, write to it.",
+          "description": "The store backups really go to, and where that was said: the Database's own spec.backup.objectStore (spec), the platform's default in the Composition's Input (platform), or a store made for this Database (provisioned). DatabaseBackups of this Database, composed or made by hand, write to it.",
           "properties": {
             "bucket": {
               "type": "string",
@@ -824,10 +854,11 @@ export const databaseStatusSchema = {
             },
             "source": {
               "type": "string",
-              "description": "spec or platform.",
+              "description": "spec, platform, or provisioned (a bucket and access key made for this Database by spec.backup.provision or the platform's default; published once both are ready).",
               "enum": [
                 "spec",
-                "platform"
+                "platform",
+                "provisioned"
               ]
             }
           }
@@ -922,6 +953,16 @@ export type DatabaseSpec = {
       "credentialsSecretRef": {
         /** The Secret's name. */
         "name": string;
+      };
+    };
+    /** Make a store for this Database's backups instead of naming one: a private S3 bucket of its own (versioned, every public-access block on, encrypted, expiring no sooner than retentionDays plus one day) and an IAM access key allowed only that bucket, whose Secret lands in this namespace. spec.backup.objectStore wins over it; without either, the platform's default (the Composition's Input). For a Database in the cluster (on AWS, RDS keeps its own backups). Under deletionPolicy Retain none of it is deleted with the Database. */
+    "provision"?: {
+      /** The bucket and the access key, made through provider-upjet-aws. */
+      "aws": {
+        /** The bucket's AWS region, such as eu-west-1. */
+        "region": string;
+        /** The provider-upjet-aws ClusterProviderConfig to make them with; default. */
+        "providerConfigName"?: string;
       };
     };
   };
@@ -1079,7 +1120,7 @@ export type DatabaseStatus = {
     "nextScheduledTime"?: string;
     /** The newest scheduled time no backup was taken for (nothing reconciled the Database then); missed slots are reported, not taken late. */
     "missedSlot"?: string;
-    /** The store backups really go to, and where that was said: the Database's own spec.backup.objectStore (spec) or the platform's default in the Composition's Input (platform). DatabaseBackups of this Database, composed or made by hand, write to it. */
+    /** The store backups really go to, and where that was said: the Database's own spec.backup.objectStore (spec), the platform's default in the Composition's Input (platform), or a store made for this Database (provisioned). DatabaseBackups of this Database, composed or made by hand, write to it. */
     "objectStore"?: {
       /** The bucket. */
       "bucket"?: string;
@@ -1094,8 +1135,8 @@ export type DatabaseStatus = {
         /** The Secret's name. */
         "name"?: string;
       };
-      /** spec or platform. */
-      "source"?: "spec" | "platform";
+      /** spec, platform, or provisioned (a bucket and access key made for this Database by spec.backup.provision or the platform's default; published once both are ready). */
+      "source"?: "spec" | "platform" | "provisioned";
     };
   };
   /** Where the instance lives (region and ClusterProviderConfig, as the spec or the platform said), and live facts read from AWS when the Composition step has AWS credentials. */
@@ -1545,8 +1586,33 @@ export const inputSchema = {
                 },
                 "provision": {
                   "type": "object",
-                  "description": "A store made for each Database (an S3 bucket and credentials scoped to it). Not supported yet: giving it is refused, so that no Composition believes it has it.",
-                  "x-kubernetes-preserve-unknown-fields": true
+                  "description": "Instead of objectStore (naming both is refused): a store made for each Database, a private S3 bucket of its own and an IAM access key allowed only that bucket, unless the Database names a store or provision of its own.",
+                  "required": [
+                    "aws"
+                  ],
+                  "properties": {
+                    "aws": {
+                      "type": "object",
+                      "description": "The bucket and the access key, made through provider-upjet-aws's namespaced managed resources.",
+                      "required": [
+                        "region"
+                      ],
+                      "properties": {
+                        "region": {
+                          "type": "string",
+                          "description": "The buckets' AWS region, such as eu-west-1.",
+                          "maxLength": 32,
+                          "pattern": "^(us|eu|ap|sa|ca|me|af|il|mx|cn)(-gov|-iso|-isob)?-(north|south|east|west|central|northeast|northwest|southeast|southwest)-[0-9]{1,2}$"
+                        },
+                        "providerConfigName": {
+                          "type": "string",
+                          "description": "The provider-upjet-aws ClusterProviderConfig to make them with; built in, default.",
+                          "minLength": 1,
+                          "maxLength": 253
+                        }
+                      }
+                    }
+                  }
                 }
               }
             },
@@ -1688,8 +1754,16 @@ export type Input = {
             "name": string;
           };
         };
-        /** A store made for each Database (an S3 bucket and credentials scoped to it). Not supported yet: giving it is refused, so that no Composition believes it has it. */
-        "provision"?: Record<string, unknown>;
+        /** Instead of objectStore (naming both is refused): a store made for each Database, a private S3 bucket of its own and an IAM access key allowed only that bucket, unless the Database names a store or provision of its own. */
+        "provision"?: {
+          /** The bucket and the access key, made through provider-upjet-aws's namespaced managed resources. */
+          "aws": {
+            /** The buckets' AWS region, such as eu-west-1. */
+            "region": string;
+            /** The provider-upjet-aws ClusterProviderConfig to make them with; built in, default. */
+            "providerConfigName"?: string;
+          };
+        };
       };
       /** Who may reach a Database in the cluster. Each one gets a NetworkPolicy that admits its own namespace's pods (its backup and restore Jobs among them); these widen it. */
       "network"?: {

@@ -75,6 +75,14 @@ export const AWS_S3: Family = [
   ...both('s3.aws.m.upbound.io', 'BucketLifecycleConfiguration', 's3.aws.upbound.io/v1beta2'),
 ];
 
+/** The IAM user, policy and access key of a store made for one Database's backups (none of them holds data). */
+export const AWS_IAM: Family = [
+  ...both('iam.aws.m.upbound.io', 'User', 'iam.aws.upbound.io/v1beta1'),
+  ...both('iam.aws.m.upbound.io', 'Policy', 'iam.aws.upbound.io/v1beta1'),
+  ...both('iam.aws.m.upbound.io', 'UserPolicyAttachment', 'iam.aws.upbound.io/v1beta1'),
+  ...both('iam.aws.m.upbound.io', 'AccessKey', 'iam.aws.upbound.io/v1beta1'),
+];
+
 /**
  * An observed RDS Instance: what it is set to (spec.forProvider: its
  * identifier, engine and version, storage, how it was made from a source) and
@@ -170,3 +178,12 @@ export type RdsSubnetGroup = ManagedResource<
 >;
 /** A bucket and its configuration resources: each its own parameters besides the region. */
 export type S3Resource = ManagedResource<string, { region?: string } & Record<string, unknown>>;
+/** An IAM user, policy, attachment or access key: global, no region. */
+export type IamResource = ManagedResource<string, Record<string, unknown>>;
+
+/**
+ * The keys provider-upjet-aws writes into an AccessKey's connection Secret
+ * (config/iam of the provider): the key's id as username, its secret as
+ * password, besides attribute.* keys of its own.
+ */
+export const ACCESS_KEY_SECRET_KEYS = { accessKeyId: 'username', secretAccessKey: 'password' } as const;

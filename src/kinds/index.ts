@@ -4,7 +4,7 @@
 import { groupOf, kindOf, nameOf, record, str, type Obj } from '../kube.js';
 import { APPS } from './apps.js';
 import { AUTOSCALING } from './autoscaling.js';
-import { AWS_RDS, AWS_S3 } from './aws.js';
+import { AWS_IAM, AWS_RDS, AWS_S3 } from './aws.js';
 import { BATCH } from './batch.js';
 import { CERT_MANAGER } from './cert-manager.js';
 import { CNPG } from './cnpg.js';
@@ -34,6 +34,7 @@ for (const k of [
   ...CERT_MANAGER,
   ...AWS_RDS,
   ...AWS_S3,
+  ...AWS_IAM,
   ...PLATFORM,
   ...providerKubernetesFamily(judge),
 ]) {

@@ -91,7 +91,7 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
     await ensureNamespace(cp, NS);
     // The namespaced managed resources' CRDs, installed by Crossplane's package manager from the
     // stand-in provider packages the Configuration's dependencies resolved to.
-    for (const file of readdirSync(UPJET_CRDS).filter((f) => /^(rds|s3)\.aws\.m\.upbound\.io_/.test(f))) {
+    for (const file of readdirSync(UPJET_CRDS).filter((f) => /^(rds|s3|iam)\.aws\.m\.upbound\.io_/.test(f))) {
       const crd = parse(readFileSync(join(UPJET_CRDS, file), 'utf8')) as Json;
       await cp.client.waitEstablished(String(crd['metadata']['name']));
     }
@@ -184,5 +184,106 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
     assert.equal(done['status']['restorable'], true);
     assert.equal(done['status']['sizeBytes'], 20 * 2 ** 30);
     assert.match(String(done['status']['location']), /^rds-snapshot:orders-before-migration$/);
+  });
+  test('in the cluster with spec.backup.provision: the store is accepted by its CRDs, waited for, then used by a backup Job', async () => {
+    const NAME = 'ledger';
+    const get = (apiVersion: string, kind: string, name: string) =>
+      cp.client.getObj({ apiVersion, kind, metadata: { name, namespace: NS } });
+    await cp.kubectl(['apply', '-f', '-'], {
+      input: `apiVersion: example.com/v1\nkind: Database\nmetadata: {name: ${NAME}, namespace: ${NS}}\nspec:\n  engine: postgres\n  storageGB: 20\n  backup:\n    provision:\n      aws: {region: eu-west-1}\n`,
+    });
+    const STORE_KINDS = [
+      'AccessKey',
+      'Bucket',
+      'BucketLifecycleConfiguration',
+      'BucketPublicAccessBlock',
+      'BucketServerSideEncryptionConfiguration',
+      'BucketVersioning',
+      'Policy',
+      'User',
+      'UserPolicyAttachment',
+    ];
+    const store = await eventually('the store composed and applied', async () => {
+      const db = await get('example.com/v1', 'Database', NAME);
+      const refs: Json[] = db?.['spec']?.['crossplane']?.['resourceRefs'] ?? [];
+      const objs: Json[] = [];
+      for (const r of refs.filter((r) => STORE_KINDS.includes(String(r['kind'])))) {
+        const obj = await get(String(r['apiVersion']), String(r['kind']), String(r['name']));
+        if (obj) objs.push(obj);
+      }
+      return objs.length === STORE_KINDS.length ? objs : undefined;
+    });
+    assert.deepEqual(store.map((o) => String(o['kind'])).sort(), STORE_KINDS);
+    // Serving (kwok's pods are Ready) while the store is being made: Ready, and BackupHealthy names the bucket.
+    const waiting = await eventually(
+      'the Database Ready, BackupHealthy waiting for the bucket',
+      async () => {
+        const db = await get('example.com/v1', 'Database', NAME);
+        const health = db?.['status']?.['conditions']?.find((c: Json) => c['type'] === 'BackupHealthy');
+        return db && readyAndSynced(db) && health?.['reason'] === 'ObjectStoreProvisioning'
+          ? { db, health }
+          : undefined;
+      },
+      120_000,
+    );
+    assert.match(String(waiting.health['message']), /Bucket \S+ is not ready/);
+    assert.equal(waiting.db['status']['backup']?.['objectStore'], undefined, 'not published before it is there');
+
+    // STAND-IN for provider-upjet-aws: every store resource Ready, and the AccessKey's connection Secret
+    // with the keys the provider writes (the key id as username, the secret as password).
+    const now = new Date().toISOString();
+    for (const obj of store) {
+      if (obj['kind'] === 'AccessKey')
+        await applyManifest(cp.client, {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: obj['spec']['writeConnectionSecretToRef']['name'], namespace: NS },
+          type: 'connection.crossplane.io/v1alpha1',
+          stringData: {
+            username: 'AKIASTANDIN00000001',
+            password: 'stand-in-access-key-secret-0123',
+            'attribute.secret': 'stand-in-access-key-secret-0123',
+          },
+        });
+      await cp.client.mergeStatus(obj, {
+        conditions: [
+          { type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: now },
+          { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: now },
+        ],
+        atProvider: { id: obj['metadata']['name'] },
+      });
+    }
+    const published = await eventually(
+      'the made store published (source provisioned)',
+      async () => {
+        const db = await get('example.com/v1', 'Database', NAME);
+        const s = db?.['status']?.['backup']?.['objectStore'];
+        return s?.['source'] === 'provisioned' ? s : undefined;
+      },
+      120_000,
+    );
+    const bucket = store.find((o) => o['kind'] === 'Bucket')!;
+    assert.equal(published['bucket'], bucket['metadata']['annotations']['crossplane.io/external-name']);
+
+    // A backup made by hand finds it, and its Job's credentials come from the access key's Secret.
+    await cp.kubectl(['apply', '-f', '-'], {
+      input: `apiVersion: example.com/v1\nkind: DatabaseBackup\nmetadata: {name: ledger-by-hand, namespace: ${NS}}\nspec:\n  databaseRef: {name: ${NAME}}\n`,
+    });
+    const job = await eventually(
+      'the dump Job of the backup',
+      async () => {
+        const jobs = await cp.client.listObjs('batch/v1', 'Job', NS, 'app.kubernetes.io/instance=ledger-by-hand');
+        return jobs[0];
+      },
+      120_000,
+    );
+    const upload = job['spec']['template']['spec']['containers'][0];
+    const env = Object.fromEntries(
+      (upload['env'] as Json[]).map((e) => [e['name'], e['value'] ?? e['valueFrom']['secretKeyRef']]),
+    );
+    const secret = store.find((o) => o['kind'] === 'AccessKey')!['spec']['writeConnectionSecretToRef']['name'];
+    assert.deepEqual(env['AWS_ACCESS_KEY_ID'], { name: secret, key: 'username' });
+    assert.deepEqual(env['AWS_SECRET_ACCESS_KEY'], { name: secret, key: 'password' });
+    assert.equal(env['BUCKET'], published['bucket']);
   });
 });

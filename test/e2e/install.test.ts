@@ -97,6 +97,7 @@ describe('the packages installed by Crossplane’s package manager', { skip }, (
     const providers = await cp.client.listObjs('pkg.crossplane.io/v1', 'Provider');
     const sources = providers.map((p) => String(p['spec']['package'])).sort();
     assert.deepEqual(sources, [
+      'xpkg.crossplane.io/crossplane-contrib/provider-aws-iam:v2.0.0',
       'xpkg.crossplane.io/crossplane-contrib/provider-aws-rds:v2.0.0',
       'xpkg.crossplane.io/crossplane-contrib/provider-aws-s3:v2.0.0',
       'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v1.0.0',

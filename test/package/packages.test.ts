@@ -50,6 +50,7 @@ describe('package metadata and APIs', () => {
       /^Function [a-z0-9.-]+\.[a-z]+\/.+\/function-platform >=/,
       /^Provider [a-z0-9.-]+\.[a-z]+\/.+\/provider-aws-rds >=v2/,
       /^Provider .+\/provider-aws-s3 >=v2/,
+      /^Provider .+\/provider-aws-iam >=v2/,
       /^Provider .+\/provider-kubernetes >=/,
     ]) {
       assert.ok(

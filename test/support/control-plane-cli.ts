@@ -56,6 +56,12 @@ function tryIt(state: ControlPlaneState): void {
     say(
       `its keys are the Secret in ${relative(repoRoot, state.objectStore.secretFile)}, its endpoint in ${relative(repoRoot, state.objectStore.endpointFile)}.`,
     );
+    say(
+      "The installed Database Composition names it as the platform's default store (its Secret is in team-a): a two-line Database backs up there.",
+    );
+    say();
+    say('  kubectl apply -n team-a -f examples/database/two-line.yaml');
+    say('  kubectl get database -n team-a -o jsonpath={.status.backup.objectStore}');
   }
   say();
   say(`Logs: ${relative(repoRoot, join(state.dir, 'logs'))}/. Stop it with: npm run cluster:down`);
@@ -87,6 +93,8 @@ async function up(claims: boolean, realNodes: boolean): Promise<void> {
     claims,
     realNodes,
     objectStore,
+    // The installed Database Composition names that store as the platform's default: a two-line Database backs up.
+    platformStore: objectStore,
     say: (l) => say(`  ${l}`),
     keepOnFailure: process.env['CLUSTER_KEEP_ON_FAILURE'] === '1',
   });

@@ -21,10 +21,19 @@
 // that are real file systems, and an S3 API (moto's server) pods reach, whose
 // address and credentials go to object-store.json.
 import { execFile, execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parseAllDocuments, parseDocument, stringify } from 'yaml';
 import { ApiError, type ApiServer, type Json, type KubeClient, startApiServer } from './apiserver.js';
 import { FUNCTION_DNS } from './crossplane-tls.js';
 import { repoRoot } from '../../dev/infra/paths.js';
@@ -146,6 +155,12 @@ export interface ControlPlaneOptions {
    * control plane with real nodes always has one, on the host's end of the node's link, where pods reach it.
    */
   objectStore?: boolean;
+  /**
+   * With an object store: the installed Database Composition names it as the platform's default
+   * (defaults.database.backup.objectStore in its step's Input), and its keys' Secret is in namespace team-a,
+   * so a two-line Database there gets backups with nothing to configure (npm run cluster does this).
+   */
+  platformStore?: boolean;
 }
 
 /** The Secret of the object store's keys, as the backup Jobs read them (no namespace: apply it with -n). */
@@ -690,7 +705,12 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     else await pushPackage(join(repoRoot, 'package', 'function'), functionRef);
     const configurationRoot = join(repoRoot, 'package', claims ? 'configuration-claims' : 'configuration');
     const configurationName = packageName(configurationRoot);
-    await pushPackage(configurationRoot, `${registry}/function-platform/${configurationName}:${FUNCTION_VERSION}`);
+    // With the platform's default store, the package installed is the Configuration with it in the Input.
+    const platformStore = objectStore && opts.platformStore ? objectStore : undefined;
+    const installedRoot = platformStore
+      ? withPlatformStore(configurationRoot, fileOf(dir, 'configuration-with-store'), platformStore)
+      : configurationRoot;
+    await pushPackage(installedRoot, `${registry}/function-platform/${configurationName}:${FUNCTION_VERSION}`);
     for (const dep of providerDependencies(configurationRoot)) {
       const root = writeStandInProvider(dep, fileOf(dir, 'stand-in-packages'), PROVIDER_KUBERNETES_CRDS);
       await pushPackage(root, `${registry}/stand-ins/${dep.source.slice(dep.source.indexOf('/') + 1)}:${dep.version}`);
@@ -759,6 +779,13 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       if (xrd['spec']?.['claimNames']) await waitCondition(client, ref, 'Offered', 60_000);
     }
     lap('XRDs established');
+    if (platformStore) {
+      // The platform team puts the default store's Secret in each namespace its Databases live in.
+      await applyManifest(client, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
+      const secret = objectStoreSecret(platformStore);
+      await applyManifest(client, { ...secret, metadata: { ...secret['metadata'], namespace: 'team-a' } });
+      lap("the platform's default object store set in the Database Composition, its Secret in team-a");
+    }
 
     // 10. Claims mode: provider-kubernetes out of cluster, with a ProviderConfig.
     if (claims) {
@@ -1045,6 +1072,41 @@ async function startObjectStore(
   );
   writeFileSync(store.endpointFile, store.endpoint);
   return store;
+}
+
+/** The Database Composition's step Input naming `store` as the platform's default object store. */
+export function platformStoreInput(store: Pick<ObjectStore, 'bucket' | 'region' | 'endpoint'>): Json {
+  return {
+    apiVersion: 'platform.fn.example.com/v1beta1',
+    kind: 'Input',
+    defaults: {
+      database: {
+        backup: {
+          objectStore: {
+            bucket: store.bucket,
+            region: store.region,
+            endpoint: store.endpoint,
+            prefix: 'databases',
+            credentialsSecretRef: { name: objectStoreSecret(store as ObjectStore)['metadata']['name'] },
+          },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * A copy of the Configuration package root at `to` whose Database Composition
+ * sets the platform's default store in its step's Input (comments kept).
+ */
+export function withPlatformStore(from: string, to: string, store: ObjectStore): string {
+  rmSync(to, { recursive: true, force: true });
+  cpSync(from, to, { recursive: true });
+  const file = join(to, 'apis', 'database', 'composition.yaml');
+  const doc = parseDocument(readFileSync(file, 'utf8'));
+  doc.setIn(['spec', 'pipeline', 0, 'input'], doc.createNode(platformStoreInput(store)));
+  writeFileSync(file, doc.toString({ lineWidth: 0 }));
+  return to;
 }
 
 /** The YAML of objects, for kubectl apply -f -. */

@@ -51,6 +51,8 @@ function crdFilesFor(name: string, providerKubernetesCrds: string): string[] {
       return under(upjet, (f) => f.startsWith('rds.aws.'));
     case 'provider-aws-s3':
       return under(upjet, (f) => f.startsWith('s3.aws.'));
+    case 'provider-aws-iam':
+      return under(upjet, (f) => f.startsWith('iam.aws.'));
     case 'provider-kubernetes':
       // The CRDs of the provider-kubernetes that claims mode runs, when built; else the shared schemas.
       return existsSync(providerKubernetesCrds)

@@ -311,9 +311,38 @@ describe('the Input is checked against its CRD: a wrong or unknown field is Fata
       /input\.defaults\.database\.aws\.region is "mars"; it must match/,
     ],
     [
-      'provision, not built yet',
-      { defaults: { database: { backup: { provision: { aws: { region: 'eu-west-1' } } } } } },
-      /input\.defaults\.database\.backup\.provision is not supported yet/,
+      'a default naming both a store and a provision',
+      {
+        defaults: {
+          database: { backup: { objectStore: PLATFORM_STORE, provision: { aws: { region: 'eu-west-1' } } } },
+        },
+      },
+      /input\.defaults\.database\.backup\.provision and input\.defaults\.database\.backup\.objectStore are both set/,
+    ],
+    [
+      'a provision in an unknown region',
+      { defaults: { database: { backup: { provision: { aws: { region: 'eu-westt-1' } } } } } },
+      /input\.defaults\.database\.backup\.provision\.aws\.region is "eu-westt-1"; it must match/,
+    ],
+    [
+      'a provision without a region',
+      { defaults: { database: { backup: { provision: { aws: { providerConfigName: 'default' } } } } } },
+      /input\.defaults\.database\.backup\.provision\.aws\.region is required/,
+    ],
+    [
+      'a typo inside a provision',
+      { defaults: { database: { backup: { provision: { aws: { region: 'eu-west-1', bucket: 'mine' } } } } } },
+      /input\.defaults\.database\.backup\.provision\.aws\.bucket is not a known field/,
+    ],
+    [
+      'a bucket name S3 refuses (two periods side by side)',
+      { defaults: { database: { backup: { objectStore: { ...PLATFORM_STORE, bucket: 'team..backups' } } } } },
+      /input\.defaults\.database\.backup\.objectStore\.bucket is "team\.\.backups"; it must not have two periods/,
+    ],
+    [
+      'a bucket name that looks like an IP address',
+      { defaults: { database: { backup: { objectStore: { ...PLATFORM_STORE, bucket: '192.168.5.4' } } } } },
+      /input\.defaults\.database\.backup\.objectStore\.bucket is "192\.168\.5\.4"; it must not look like an IP address/,
     ],
     [
       'a Widget typo',

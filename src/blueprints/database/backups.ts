@@ -15,7 +15,15 @@ import { boundedLabel } from '../../names.js';
 import { firedAtOrBefore, nextFiring } from '../../spec/cron.js';
 import type { Desired, Requirement } from '../blueprint.js';
 import { storePath } from '../lifecycle/commands.js';
-import { appName, baseName, type DatabaseInput, type ResolvedSpec, type StoreSource } from '../lifecycle/database.js';
+import {
+  appName,
+  baseName,
+  type CredentialKeys,
+  type DatabaseInput,
+  type ResolvedSpec,
+  type StoreSource,
+  USER_CREDENTIAL_KEYS,
+} from '../lifecycle/database.js';
 import { removeJob } from '../lifecycle/jobs.js';
 
 /** Composition-resource keys: `scheduled-backup-<slot>` and its removal `backup-removal-<slot>`. */
@@ -94,8 +102,6 @@ function backupObject(input: DatabaseInput, stamp: string): DatabaseBackup {
 
 /** Required resource: the object store's credentials Secret, to say when it cannot work (never to echo it). */
 export const STORE_CREDENTIALS = 'backup-store-credentials';
-/** The keys a dump and CloudNativePG's plugin read from it. */
-const CREDENTIAL_KEYS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
 /** Values that stand where a credential should be: the examples' `replace-me` and its kind. */
 const PLACEHOLDER = /^(?:|replace[-_ ]?me|change[-_ ]?me|todo|placeholder|example|x{3,}|\*+|<[^>]*>)$/i;
 
@@ -109,7 +115,10 @@ export function credentialsProblem(
   name: string,
   namespace: string,
   field = 'spec.backup.objectStore.credentialsSecretRef',
+  keys: CredentialKeys = USER_CREDENTIAL_KEYS,
 ): string | undefined {
+  // The keys a dump and CloudNativePG's plugin read from it.
+  const CREDENTIAL_KEYS = [keys.accessKeyId, keys.secretAccessKey];
   const where = `Secret ${name} (${field})`;
   if (!secret) return `${where} does not exist in namespace ${namespace}: backups cannot write to the object store`;
   const data = (record(secret, 'data') ?? {}) as Record<string, unknown>;
@@ -149,9 +158,19 @@ const CREDENTIALS_FIELD: Record<StoreSource, string> = {
   spec: 'spec.backup.objectStore.credentialsSecretRef',
   platform:
     "the platform's default store, defaults.database.backup.objectStore.credentialsSecretRef in the Composition",
+  provisioned: "the connection Secret of the access key made for this Database's backups",
 };
 
-export function planBackups(input: DatabaseInput, spec: ResolvedSpec, storeSource: StoreSource = 'spec'): BackupPlan {
+/**
+ * `waiting`: the store made for this Database is not there yet (what it
+ * waits for, in words): no backup is taken, and BackupHealthy says so.
+ */
+export function planBackups(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  storeSource: StoreSource = 'spec',
+  waiting?: string,
+): BackupPlan {
   const { now, owner } = input;
   const store = spec.backup.objectStore;
   const records = taken(input);
@@ -241,6 +260,11 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec, storeSourc
     };
     return out;
   }
+  if (!store && waiting) {
+    // Being made: not trouble (the database serves, phase stays), but no backup has anywhere to go yet.
+    out.health = { ok: false, reason: 'ObjectStoreProvisioning', message: waiting };
+    return out;
+  }
   if (!store) {
     out.trouble =
       'backups have nowhere to go: set spec.backup.objectStore (bucket, region, credentialsSecretRef) to an S3 or S3-compatible store off this cluster (or ask the platform team for a default store in the Composition), or set spec.backup.enabled: false';
@@ -263,7 +287,13 @@ export function planBackups(input: DatabaseInput, spec: ResolvedSpec, storeSourc
   const credentials =
     answer === undefined
       ? undefined
-      : credentialsProblem(answer[0], secretName, owner.namespace, CREDENTIALS_FIELD[storeSource]);
+      : credentialsProblem(
+          answer[0],
+          secretName,
+          owner.namespace,
+          CREDENTIALS_FIELD[storeSource],
+          store.credentialKeys ?? USER_CREDENTIAL_KEYS,
+        );
   if (credentials) out.warnings.push({ reason: 'BackupCredentials', message: credentials });
 
   // The slot now due, and the one before it (one schedule period back).

@@ -43,6 +43,11 @@ export function composeDatabase(r: Resolution, facts: ExternalFacts | undefined)
   // Its own status tells how a restore goes: the Job does not hold readiness by itself.
   if (restore.job) resources.push({ ...restore.job, independent: true });
   if (own.connection) resources.push(own.connection);
+  // The store made for backups, and the Secret read to know its key is there.
+  if (r.store) {
+    resources.push(...r.store.resources);
+    Object.assign(requirements, r.store.requirements);
+  }
   if (backups) {
     resources.push(...backups.resources);
     Object.assign(requirements, backups.requirements);

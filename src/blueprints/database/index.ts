@@ -12,8 +12,9 @@ import type { ValidateFunction } from 'ajv';
 import { databaseSpecSchema } from '../../generated/schemas.js';
 import * as validators from '../../generated/validators.js';
 import { specValidator } from '../../spec/validate.js';
-import type { Blueprint } from '../blueprint.js';
-import { type DatabaseSpec, resolveSpec, withDefaults } from '../lifecycle/database.js';
+import type { Blueprint, Context, Summary } from '../blueprint.js';
+import { type DatabaseSpec, resolveSpec, type StoreSource, withDefaults } from '../lifecycle/database.js';
+import { planProvisionedStore, type StorePlan } from '../lifecycle/object-store.js';
 import { observedGenerations } from '../lifecycle/instances.js';
 import { placementOf } from '../lifecycle/placements/index.js';
 import type { DatabaseCall } from '../lifecycle/placements/placement.js';
@@ -28,6 +29,35 @@ import { checkAgainstObserved, checkDatabaseRules } from './rules.js';
 import { databaseStatus, type Resolution } from './status.js';
 import { planUpgradeGate } from './upgrade.js';
 
+/**
+ * The store made for this Database, if one is asked for or was made: only
+ * where backups go to a store (on AWS, RDS keeps them itself), and said when
+ * a provision in the spec is not what is used.
+ */
+function planStore(
+  ctx: Context,
+  spec: DatabaseSpec,
+  layered: ReturnType<typeof withDefaults>,
+): { plan?: StorePlan; storeSource?: StoreSource; warnings: Summary['warnings'] } {
+  const warnings: Summary['warnings'] = [];
+  const own = spec.backup.provision !== undefined;
+  const toStore = placementOf(spec).backup.needsObjectStore;
+  if (own && spec.backup.objectStore !== undefined && layered.storeSource === 'spec')
+    warnings.push({
+      reason: 'FieldIgnored',
+      message: 'spec.backup.provision is not used: spec.backup.objectStore names the store, and it wins',
+    });
+  if (own && !toStore)
+    warnings.push({
+      reason: 'FieldIgnored',
+      message: 'spec.backup.provision is for a Database in the cluster: on AWS, RDS keeps the backups itself',
+    });
+  const asked = toStore && layered.storeSource === 'provisioned' ? layered.provision : undefined;
+  const plan = planProvisionedStore(ctx, spec, asked);
+  const storeSource = layered.storeSource === 'provisioned' && !asked ? undefined : layered.storeSource;
+  return { ...(plan ? { plan } : {}), ...(storeSource ? { storeSource } : {}), warnings };
+}
+
 const validate = specValidator<DatabaseSpec>(validators.database as ValidateFunction, 'spec', checkDatabaseRules);
 
 export const database: Blueprint<Resolution> = {
@@ -35,7 +65,13 @@ export const database: Blueprint<Resolution> = {
   resolve(raw, ctx) {
     // The platform's defaults (the step's Input) under the spec, the built-in ones under those.
     const layered = withDefaults(raw, ctx.defaults?.database);
-    const parsed = validate(layered.spec);
+    const validated = validate(layered.spec);
+    // A store made for this Database: where backups go once its bucket, key and Secret are there.
+    const made = planStore(ctx, validated, layered);
+    const storeSource = made.storeSource;
+    const parsed = made.plan?.store
+      ? { ...validated, backup: { ...validated.backup, objectStore: made.plan.store } }
+      : validated;
     // The version defaults to the newest only at creation: an existing database keeps what it runs.
     const spec = resolveSpec(parsed, runningVersion(parsed.engine, ctx));
     const placement = placementOf(spec);
@@ -65,7 +101,7 @@ export const database: Blueprint<Resolution> = {
     const cutover = keptStillThere(input, placement, planCutover(input, spec, placement, instances, created, window));
     const growth = placement.growth?.(input, instances);
     // Where the place keeps no backups of its own, the Database takes DatabaseBackups on its schedule.
-    const backups = placement.automatedBackups ? undefined : planBackups(input, spec, layered.storeSource);
+    const backups = placement.automatedBackups ? undefined : planBackups(input, spec, storeSource, made.plan?.waiting);
     return {
       input,
       placement,
@@ -74,7 +110,9 @@ export const database: Blueprint<Resolution> = {
       instances,
       cutover,
       ...(backups ? { backups } : {}),
-      ...(layered.storeSource ? { storeSource: layered.storeSource } : {}),
+      ...(storeSource ? { storeSource } : {}),
+      ...(made.plan ? { store: made.plan } : {}),
+      storeWarnings: made.warnings,
       ...(growth ? { growth } : {}),
     };
   },

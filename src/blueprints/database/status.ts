@@ -9,6 +9,7 @@ import { appName, names, type StoreSource } from '../lifecycle/database.js';
 import { CONNECTION_KEY, generationOfKey, type Instances } from '../lifecycle/instances.js';
 import type { DatabaseCall, GrowthPlan, Health, Placement } from '../lifecycle/placements/placement.js';
 import { pointOf } from '../lifecycle/source.js';
+import type { StorePlan } from '../lifecycle/object-store.js';
 import type { BackupPlan } from './backups.js';
 import type { CutoverPlan } from './cutover.js';
 import type { RestorePlan } from './restore.js';
@@ -27,6 +28,10 @@ export interface Resolution {
   cutover: CutoverPlan;
   /** Who named the store backups go to, when there is one. */
   storeSource?: StoreSource;
+  /** A store made for this Database (its managed resources), when one is asked for or was made. */
+  store?: StorePlan;
+  /** What the spec asks of the store that is not used, said. */
+  storeWarnings?: Summary['warnings'];
 }
 
 /**
@@ -170,6 +175,7 @@ export function databaseStatus(
       : undefined;
   if (aws || where) status['aws'] = { ...aws, ...where };
   if (backups) warnings.push(...backups.warnings);
+  warnings.push(...(resolved.storeWarnings ?? []));
   const kept = instances.generations.length > 0 ? '; status.aws keeps the facts last read' : '';
   for (const message of said?.warnings ?? []) warnings.push({ reason: 'AwsUnavailable', message: `${message}${kept}` });
 

@@ -11,9 +11,28 @@ import { databaseName, ENGINES, newestVersion } from './engine.js';
 
 export const ENGINE_LABEL = 'function-platform.dev/engine';
 
+/** The keys of a store's credentials Secret that hold the access key's id and its secret. */
+export interface CredentialKeys {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/** The keys a Secret the user or the platform names holds: the AWS CLI's own variable names. */
+export const USER_CREDENTIAL_KEYS: CredentialKeys = {
+  accessKeyId: 'AWS_ACCESS_KEY_ID',
+  secretAccessKey: 'AWS_SECRET_ACCESS_KEY',
+};
+
+/**
+ * Where backups go. A store made for the Database (object-store.ts) carries
+ * the key names of its Secret, which the provider writes; one the user or the
+ * platform names has USER_CREDENTIAL_KEYS.
+ */
+export type ObjectStore = NonNullable<DeclaredSpec['backup']['objectStore']> & { credentialKeys?: CredentialKeys };
+
 /** A Database's spec once the platform's and the built-in defaults are in (withDefaults). */
 export type DatabaseSpec = DeclaredSpec & {
-  backup: { schedule: string; retentionDays: number; finalSnapshot: boolean };
+  backup: { schedule: string; retentionDays: number; finalSnapshot: boolean; objectStore?: ObjectStore };
 };
 
 export type DatabaseInput = BlueprintInput<DatabaseSpec>;
@@ -29,11 +48,17 @@ export const BUILT_IN_DEFAULTS = {
   aws: { providerConfigName: 'default' },
 } as const;
 
-/** Who named the store backups go to: the Database's own spec, or the platform's Input. */
-export type StoreSource = 'spec' | 'platform';
+/** Who named the store backups go to: the Database's own spec, the platform's Input, or a store made for it. */
+export type StoreSource = 'spec' | 'platform' | 'provisioned';
 
 /** Fields taken whole, never field by field: a bucket from one place and credentials from another reach nothing. */
-const WHOLE = new Set(['objectStore']);
+const WHOLE = new Set(['objectStore', 'provision']);
+
+/** What provision.aws asks for, with the built-in ClusterProviderConfig. */
+export interface ProvisionAsked {
+  region: string;
+  providerConfigName: string;
+}
 
 /** `base` with what `layer` says where `base` says nothing; objects are filled field by field, lists taken whole. */
 function fill(base: Obj, layer: Obj): Obj {
@@ -51,20 +76,26 @@ function fill(base: Obj, layer: Obj): Obj {
  * A Database's raw spec with the platform's defaults under it and the
  * built-in ones under those: what the spec says wins, then the platform, then
  * the function. AWS settings come in only for placement aws. Returns the
- * layered spec (still to be validated) and who named the object store.
+ * layered spec (still to be validated), who named the object store, and the
+ * store to make when that is asked: the spec's objectStore, then the spec's
+ * provision, then the platform's objectStore or provision (the Input names
+ * one of them at most).
  */
 export function withDefaults(
   raw: unknown,
   platform: PlatformDefaults['database'],
-): { spec: unknown; storeSource?: StoreSource } {
+): { spec: unknown; storeSource?: StoreSource; provision?: ProvisionAsked } {
   if (!isObj(raw)) return { spec: raw };
   const onAws = raw['placement'] === 'aws';
+  const own = isObj(raw['backup']) ? raw['backup'] : {};
+  const ownProvision = isObj(own['provision']) ? own['provision'] : undefined;
   const layer: Obj = {};
   if (platform?.storageClassName !== undefined) layer['storageClassName'] = platform.storageClassName;
   if (platform?.backup) {
-    // Only what the platform says: provision is refused with the Input, before this.
-    const { provision: _refused, ...backup } = platform.backup;
-    layer['backup'] = backup;
+    // A provision is never layered in: the spec's stays its own, the platform's is answered below. A spec that
+    // asks for a store to be made takes no platform store either.
+    const { provision: _answered, objectStore, ...backup } = platform.backup;
+    layer['backup'] = { ...backup, ...(objectStore && !ownProvision ? { objectStore } : {}) };
   }
   if (onAws && platform?.aws) layer['aws'] = { ...platform.aws };
   const layered = fill(raw, layer);
@@ -72,9 +103,24 @@ export function withDefaults(
     backup: { ...BUILT_IN_DEFAULTS.backup },
     ...(isObj(layered['aws']) ? { aws: { ...BUILT_IN_DEFAULTS.aws } } : {}),
   });
-  const own = isObj(raw['backup']) && raw['backup']['objectStore'] !== undefined;
-  const storeSource: StoreSource | undefined = own ? 'spec' : platform?.backup?.objectStore ? 'platform' : undefined;
-  return { spec, ...(storeSource ? { storeSource } : {}) };
+  const asked = (p: unknown): ProvisionAsked | undefined => {
+    const aws = isObj(p) && isObj(p['aws']) ? p['aws'] : undefined;
+    const region = aws?.['region'];
+    if (typeof region !== 'string') return undefined;
+    const config = aws?.['providerConfigName'];
+    return {
+      region,
+      providerConfigName: typeof config === 'string' ? config : BUILT_IN_DEFAULTS.aws.providerConfigName,
+    };
+  };
+  if (own['objectStore'] !== undefined) return { spec, storeSource: 'spec' };
+  if (ownProvision) {
+    const provision = asked(ownProvision);
+    return { spec, ...(provision ? { storeSource: 'provisioned', provision } : {}) };
+  }
+  if (platform?.backup?.objectStore) return { spec, storeSource: 'platform' };
+  const provision = asked(platform?.backup?.provision);
+  return provision ? { spec, storeSource: 'provisioned', provision } : { spec };
 }
 
 /** The spec after every default, including the version that depends on the engine. */

@@ -7,7 +7,7 @@ import { list, record, str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import type { Owner } from '../blueprint.js';
 import { backupKey, downloadScript, dumpScript, removeScript, restoreScript, uploadScript } from './commands.js';
-import { baseName, dbname, names, type ResolvedSpec } from './database.js';
+import { baseName, dbname, names, type ResolvedSpec, USER_CREDENTIAL_KEYS } from './database.js';
 import { ENGINES } from './engine.js';
 
 /** The Database a Job backs up or restores into: its owner (its names derive from it) and its spec. */
@@ -148,9 +148,11 @@ type ObjectStore = NonNullable<Target['spec']['backup']['objectStore']>;
 
 /** A container of the S3 client image running `script` against BUCKET and KEY of the object store. */
 function s3Container(name: string, script: string, store: ObjectStore, bucket: string, key: string, env: V1EnvVar[]) {
-  const secretEnv = (variable: string): V1EnvVar => ({
+  // A store made for the Database has the provider's key names; one the user or the platform names, the CLI's.
+  const keys = store.credentialKeys ?? USER_CREDENTIAL_KEYS;
+  const secretEnv = (variable: string, key: string): V1EnvVar => ({
     name: variable,
-    valueFrom: { secretKeyRef: { name: store.credentialsSecretRef.name, key: variable } },
+    valueFrom: { secretKeyRef: { name: store.credentialsSecretRef.name, key } },
   });
   return {
     name,
@@ -162,8 +164,8 @@ function s3Container(name: string, script: string, store: ObjectStore, bucket: s
       { name: 'KEY', value: key },
       { name: 'AWS_REGION', value: store.region },
       ...(store.endpoint ? [{ name: 'S3_ENDPOINT', value: store.endpoint }] : []),
-      secretEnv('AWS_ACCESS_KEY_ID'),
-      secretEnv('AWS_SECRET_ACCESS_KEY'),
+      secretEnv('AWS_ACCESS_KEY_ID', keys.accessKeyId),
+      secretEnv('AWS_SECRET_ACCESS_KEY', keys.secretAccessKey),
       // The CLI wants a home; the image's is not writable by this user.
       { name: 'HOME', value: WORK },
     ],

@@ -13,7 +13,8 @@ import * as validators from '../../generated/validators.js';
 import { record, str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
 import type { Owner, PlatformDefaults, Requirement } from '../blueprint.js';
-import { type DatabaseSpec, resolveSpec, withDefaults } from './database.js';
+import { ACCESS_KEY_SECRET_KEYS } from '../../kinds/aws.js';
+import { type DatabaseSpec, type ObjectStore, resolveSpec, withDefaults } from './database.js';
 import { placementOf } from './placements/index.js';
 import type { Target } from './placements/placement.js';
 
@@ -52,18 +53,37 @@ function published(db: Obj): PlatformDefaults['database'] {
   return out;
 }
 
+/** The store made for a Database, as it published it (source provisioned), with the provider's key names. */
+function madeStore(db: Obj): ObjectStore | undefined {
+  const store = record(db, 'status', 'backup', 'objectStore');
+  const bucket = str(store, 'bucket');
+  const secret = str(store, 'credentialsSecretRef', 'name');
+  if (str(store, 'source') !== 'provisioned' || !bucket || !secret) return undefined;
+  return {
+    bucket,
+    region: str(store, 'region') ?? 'us-east-1',
+    credentialsSecretRef: { name: secret },
+    credentialKeys: { ...ACCESS_KEY_SECRET_KEYS },
+  };
+}
+
 /** The Database found for `name` in `namespace`, judged: can it be backed up, and how. */
 export function lookUp(answer: Obj[] | undefined, name: string, namespace: string): Lookup {
   if (answer === undefined) return { state: 'unknown' };
   const db = answer[0];
   if (!db) return { state: 'missing' };
   let parsed: DatabaseSpec;
+  let layered: ReturnType<typeof withDefaults>;
   try {
-    parsed = validateDatabase(withDefaults(db['spec'] ?? {}, published(db)).spec);
+    layered = withDefaults(db['spec'] ?? {}, published(db));
+    parsed = validateDatabase(layered.spec);
   } catch (err) {
     if (err instanceof SpecError) return { state: 'refused', why: `its spec is invalid (${err.message})` };
     throw err;
   }
+  // A store made for it: as it published it, once its bucket and key were there (its own spec's store wins).
+  const made = madeStore(db);
+  if (made && layered.storeSource !== 'spec') parsed = { ...parsed, backup: { ...parsed.backup, objectStore: made } };
   // The version it runs when it names none: the newest at its creation, which the Database keeps.
   const spec = resolveSpec(parsed);
   const placement = placementOf(spec);

@@ -24,7 +24,17 @@ import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired, Requirement, Summary } from '../../blueprint.js';
 import { backedUp, backupSummary, oneObject } from './backup-methods.js';
 import { storePath } from '../commands.js';
-import { APP_USER, appName, baseName, type DatabaseInput, dbname, labels, meta, names } from '../database.js';
+import {
+  APP_USER,
+  appName,
+  baseName,
+  type DatabaseInput,
+  dbname,
+  labels,
+  meta,
+  names,
+  USER_CREDENTIAL_KEYS,
+} from '../database.js';
 import { databaseName, ENGINES, tagOf } from '../engine.js';
 import {
   asMade,
@@ -201,6 +211,8 @@ function objectStore(input: DatabaseCall): CnpgObjectStore {
   const { spec } = input;
   const store = spec.backup.objectStore!;
   const secret = store.credentialsSecretRef.name;
+  // A store made for the Database has the provider's key names; one the user or the platform names, the CLI's.
+  const keys = store.credentialKeys ?? USER_CREDENTIAL_KEYS;
   return {
     apiVersion: 'barmancloud.cnpg.io/v1',
     kind: 'ObjectStore',
@@ -212,8 +224,8 @@ function objectStore(input: DatabaseCall): CnpgObjectStore {
         destinationPath: storePath(store, appName(input.owner)),
         ...(store.endpoint ? { endpointURL: store.endpoint } : {}),
         s3Credentials: {
-          accessKeyId: { name: secret, key: 'AWS_ACCESS_KEY_ID' },
-          secretAccessKey: { name: secret, key: 'AWS_SECRET_ACCESS_KEY' },
+          accessKeyId: { name: secret, key: keys.accessKeyId },
+          secretAccessKey: { name: secret, key: keys.secretAccessKey },
         },
         wal: { compression: 'gzip' },
         data: { compression: 'gzip' },
