@@ -65,6 +65,9 @@ export function observedComposite(req: RunFunctionRequest): Obj {
   return xr;
 }
 
+/** How soon Crossplane calls again when the Input's requeue says nothing: the settled and changing TTLs. */
+export const BUILT_IN_REQUEUE = { settledSeconds: 60, changingSeconds: 15 } as const;
+
 const validateInput = specValidator<Input>(validators.input as ValidateFunction, 'input');
 
 /** What the Input's schema cannot say: the parts of it not built yet, and a schedule cron reads. */
@@ -74,6 +77,11 @@ function inputRules(input: Input): string[] {
   if (backup?.provision !== undefined)
     problems.push(
       'input.defaults.database.backup.provision is not supported yet: name an existing store in input.defaults.database.backup.objectStore',
+    );
+  const { settledSeconds, changingSeconds } = { ...BUILT_IN_REQUEUE, ...input.requeue };
+  if (settledSeconds < changingSeconds)
+    problems.push(
+      `input.requeue.settledSeconds is ${settledSeconds}, shorter than changingSeconds (${changingSeconds}): a settled composite would be called more often than a changing one`,
     );
   const cron = backup?.schedule === undefined ? undefined : cronProblem(backup.schedule);
   if (cron) problems.push(`input.defaults.database.backup.schedule is ${JSON.stringify(backup!.schedule)}; ${cron}`);

@@ -15,7 +15,11 @@ export class Loop {
   xr: Obj;
   last: RunFunctionResponse | undefined;
 
-  constructor(xr: Obj) {
+  /** `input`: the Composition step's Input every call carries, if any. */
+  constructor(
+    xr: Obj,
+    private readonly input?: Obj,
+  ) {
     this.xr = structuredClone(xr);
   }
 
@@ -33,7 +37,7 @@ export class Loop {
 
   /** One call of the function against the current observed state. */
   call(): RunFunctionResponse {
-    const rsp = runFunction(buildRequest(this.xr, this.composed()));
+    const rsp = runFunction(buildRequest(this.xr, this.composed(), [], this.input));
     this.last = rsp;
     return rsp;
   }
