@@ -18,7 +18,7 @@ import type { ExternalFacts, ExternalQuery } from './facts.js';
 import { judge, type Verdict } from './kinds/index.js';
 import type { Input } from './generated/schemas.js';
 import { condition, isObj, record, str, type Obj } from './kube.js';
-import { contextOf, observedComposite, observedResources, stepInput } from './request.js';
+import { BUILT_IN_REQUEUE, contextOf, observedComposite, observedResources, stepInput } from './request.js';
 import { conditionOf, fatal, normal, warning } from './results.js';
 import { guardNothingLost } from './safety.js';
 import { unknownFields } from './spec/validate.js';
@@ -30,9 +30,6 @@ export interface Log {
   warn(obj: object, msg?: string): void;
 }
 
-/** Seconds a response may be cached: short while something is still moving. */
-const TTL_SETTLED = 60;
-const TTL_MOVING = 15;
 /**
  * After an answer that turned status.ready, or one whose next step is seconds
  * away (Summary.soon): that call is normally started at once by a watch event
@@ -45,6 +42,18 @@ const TTL_MOVING = 15;
 const TTL_SOON = 2;
 /** While Crossplane's watch circuit breaker is open (it stays open 30 s at least). */
 const TTL_BLIND = 5;
+
+/**
+ * The response's TTL for a call in `state`: the platform's settled and
+ * changing intervals (the Input's requeue), else the built-in ones; the
+ * short ones never wait longer than the changing interval.
+ */
+export function ttlOf(input: Input | undefined, state: 'soon' | 'blind' | 'settled' | 'moving'): number {
+  const { settledSeconds, changingSeconds } = { ...BUILT_IN_REQUEUE, ...input?.requeue };
+  if (state === 'settled') return settledSeconds;
+  if (state === 'moving') return changingSeconds;
+  return Math.min(state === 'soon' ? TTL_SOON : TTL_BLIND, changingSeconds);
+}
 
 /** A call after phase one: the blueprint, what the request said, and the resolved spec. */
 export interface Prepared {
@@ -91,7 +100,7 @@ export function queryOf(p: Prepared): ExternalQuery | undefined {
 /** The fresh response: previous steps' desired state carried through untouched. */
 function newResponse(req: RunFunctionRequest): RunFunctionResponse {
   return {
-    meta: { tag: req.meta?.tag ?? '', ttl: { seconds: TTL_SETTLED, nanos: 0 } },
+    meta: { tag: req.meta?.tag ?? '', ttl: { seconds: BUILT_IN_REQUEUE.settledSeconds, nanos: 0 } },
     desired: { composite: req.desired?.composite, resources: { ...(req.desired?.resources ?? {}) } },
     results: [],
     context: req.context,
@@ -167,7 +176,7 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
   // With Crossplane's watch circuit breaker open (Responsive False) the XR's own spec changes are dropped too:
   // a color patched then waited the settled minute. Polling is what is left, so poll often until it closes.
   const blind = condition(xr, 'Responsive')?.status === 'False';
-  const ttl = turning || summary.soon ? TTL_SOON : blind ? TTL_BLIND : summary.ready ? TTL_SETTLED : TTL_MOVING;
+  const ttl = ttlOf(p.input, turning || summary.soon ? 'soon' : blind ? 'blind' : summary.ready ? 'settled' : 'moving');
   rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: ttl, nanos: 0 } };
   log?.debug(
     { xr: `${owner.kind}/${owner.name}`, blueprint: blueprint.name, ready: summary.ready, reason: summary.reason },

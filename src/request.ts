@@ -65,6 +65,9 @@ export function observedComposite(req: RunFunctionRequest): Obj {
   return xr;
 }
 
+/** How soon Crossplane calls again when the Input's requeue says nothing: the settled and changing TTLs. */
+export const BUILT_IN_REQUEUE = { settledSeconds: 60, changingSeconds: 15 } as const;
+
 const validateInput = specValidator<Input>(validators.input as ValidateFunction, 'input');
 
 /**
@@ -92,6 +95,11 @@ function inputRules(input: Input): string[] {
   const bucket = backup?.objectStore?.bucket;
   const named = bucket === undefined ? undefined : bucketNameProblem(bucket);
   if (named) problems.push(`input.defaults.database.backup.objectStore.bucket is ${JSON.stringify(bucket)}; ${named}`);
+  const { settledSeconds, changingSeconds } = { ...BUILT_IN_REQUEUE, ...input.requeue };
+  if (settledSeconds < changingSeconds)
+    problems.push(
+      `input.requeue.settledSeconds is ${settledSeconds}, shorter than changingSeconds (${changingSeconds}): a settled composite would be called more often than a changing one`,
+    );
   const cron = backup?.schedule === undefined ? undefined : cronProblem(backup.schedule);
   if (cron) problems.push(`input.defaults.database.backup.schedule is ${JSON.stringify(backup!.schedule)}; ${cron}`);
   return problems;

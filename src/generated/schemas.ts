@@ -1500,6 +1500,24 @@ export const inputSchema = {
       "type": "string",
       "description": "An AWS endpoint for the live facts a Database on AWS reads (an emulator, a private endpoint); without it, the endpoint key of the step's aws credentials, or AWS's own."
     },
+    "requeue": {
+      "type": "object",
+      "description": "How soon Crossplane calls again without a watch event (the response's TTL). Calls seconds away (a step about to finish, Crossplane's watch circuit breaker open) still come sooner, never later than changingSeconds.",
+      "properties": {
+        "settledSeconds": {
+          "type": "integer",
+          "description": "While the composite is ready and nothing moves; built in, 60.",
+          "minimum": 5,
+          "maximum": 3600
+        },
+        "changingSeconds": {
+          "type": "integer",
+          "description": "While something is still changing (created, released, backed up, restored); built in, 15.",
+          "minimum": 1,
+          "maximum": 600
+        }
+      }
+    },
     "defaults": {
       "type": "object",
       "description": "Platform policy, set once per Composition: what a composite gets when its own spec does not say. A composite's spec wins over these, and these win over the built-in defaults.",
@@ -1724,6 +1742,13 @@ export type Input = {
   "blueprint"?: "widget" | "database" | "databasebackup" | "databaserestore";
   /** An AWS endpoint for the live facts a Database on AWS reads (an emulator, a private endpoint); without it, the endpoint key of the step's aws credentials, or AWS's own. */
   "awsEndpoint"?: string;
+  /** How soon Crossplane calls again without a watch event (the response's TTL). Calls seconds away (a step about to finish, Crossplane's watch circuit breaker open) still come sooner, never later than changingSeconds. */
+  "requeue"?: {
+    /** While the composite is ready and nothing moves; built in, 60. */
+    "settledSeconds"?: number;
+    /** While something is still changing (created, released, backed up, restored); built in, 15. */
+    "changingSeconds"?: number;
+  };
   /** Platform policy, set once per Composition: what a composite gets when its own spec does not say. A composite's spec wins over these, and these win over the built-in defaults. */
   "defaults"?: {
     /** Defaults for every Database this Composition serves. */

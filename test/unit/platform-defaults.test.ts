@@ -9,6 +9,7 @@ import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescrip
 import { runFunction } from '../../src/function.js';
 import type { Obj } from '../../src/kube.js';
 import { buildRequest } from '../../src/render.js';
+import { Loop } from '../support/loop.js';
 import {
   answered,
   asObserved,
@@ -345,6 +346,12 @@ describe('the Input is checked against its CRD: a wrong or unknown field is Fata
       /input\.defaults\.database\.backup\.objectStore\.bucket is "192\.168\.5\.4"; it must not look like an IP address/,
     ],
     [
+      'a requeue settled sooner than changing',
+      { requeue: { settledSeconds: 10 } },
+      /input\.requeue\.settledSeconds is 10, shorter than changingSeconds \(15\)/,
+    ],
+    ['a requeue typo', { requeue: { settledSecond: 120 } }, /input\.requeue\.settledSecond/],
+    [
       'a Widget typo',
       { defaults: { widget: { ingresClassName: 'nginx' } } },
       /input\.defaults\.widget\.ingresClassName/,
@@ -361,4 +368,47 @@ describe('the Input is checked against its CRD: a wrong or unknown field is Fata
       assert.match(fatal?.message ?? '', said);
       assert.deepEqual(Object.keys(rsp.desired?.resources ?? {}), []);
     });
+});
+
+describe('platform requeue: how soon Crossplane calls again (the response TTL)', () => {
+  const ttl = (rsp: RunFunctionResponse) => Number(rsp.meta?.ttl?.seconds);
+  const requeue = (r: Obj): Obj => ({ apiVersion: 'platform.fn.example.com/v1beta1', kind: 'Input', requeue: r });
+  const widget: Obj = {
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'shop', namespace: NAMESPACE, uid: 'u-1' },
+    spec: { image: 'shop:1', size: 2 },
+  };
+
+  /** A Widget through creation to settled: the TTL of each call. */
+  function ttls(input?: Obj): { creating: number; turning: number; settled: number } {
+    const loop = new Loop(widget, input);
+    const creating = ttl(loop.call());
+    loop.apply();
+    loop.rollOut('deployment-blue');
+    loop.settle();
+    loop.apply(loop.call());
+    loop.settle();
+    const turning = loop.call();
+    loop.apply(turning);
+    const settled = loop.call();
+    assert.equal(loop.status()['ready'], true, String(loop.status()['message']));
+    return { creating, turning: ttl(turning), settled: ttl(settled) };
+  }
+
+  test('built in: 15 s while changing, 2 s on the call that turns ready, 60 s settled', () => {
+    assert.deepEqual(ttls(), { creating: 15, turning: 2, settled: 60 });
+  });
+
+  test("the platform's intervals, the short call kept short", () => {
+    assert.deepEqual(ttls(requeue({ settledSeconds: 300, changingSeconds: 30 })), {
+      creating: 30,
+      turning: 2,
+      settled: 300,
+    });
+  });
+
+  test('a changing interval under the built-in short ones caps them', () => {
+    assert.deepEqual(ttls(requeue({ changingSeconds: 1, settledSeconds: 5 })), { creating: 1, turning: 1, settled: 5 });
+  });
 });
