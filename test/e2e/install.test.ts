@@ -113,7 +113,7 @@ describe('the packages installed by Crossplane’s package manager', { skip }, (
       kind: 'Lock',
       metadata: { name: 'lock' },
     });
-    assert.equal(((lock?.['packages'] ?? []) as Json[]).length, 5, 'the Function, the Configuration, three providers');
+    assert.equal(((lock?.['packages'] ?? []) as Json[]).length, 6, 'the Function, the Configuration, four providers');
     // The namespaced RDS instance's CRD, made by the package manager, not by this test.
     const crd = await cp.client.waitEstablished('instances.rds.aws.m.upbound.io');
     assert.ok(
