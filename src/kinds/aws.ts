@@ -187,3 +187,19 @@ export type IamResource = ManagedResource<string, Record<string, unknown>>;
  * password, besides attribute.* keys of its own.
  */
 export const ACCESS_KEY_SECRET_KEYS = { accessKeyId: 'username', secretAccessKey: 'password' } as const;
+
+/**
+ * The lifecycle rule of a bucket that holds backups: every object and every
+ * noncurrent version expires `days` after it was written (or replaced), and an
+ * upload left unfinished goes after a day.
+ */
+export function expireBackups(days: number) {
+  return {
+    id: 'expire-backups',
+    status: 'Enabled',
+    filter: [{ prefix: '' }],
+    expiration: [{ days }],
+    noncurrentVersionExpiration: [{ noncurrentDays: days }],
+    abortIncompleteMultipartUpload: [{ daysAfterInitiation: 1 }],
+  };
+}

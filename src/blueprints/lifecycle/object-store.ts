@@ -9,7 +9,13 @@
 // says which one it waits for. Once made, none of it leaves desired state,
 // whatever the spec says later: the bucket holds the backups, and the key is
 // how they are reached.
-import { ACCESS_KEY_SECRET_KEYS, type IamResource, type ManagedResource, type S3Resource } from '../../kinds/aws.js';
+import {
+  ACCESS_KEY_SECRET_KEYS,
+  expireBackups,
+  type IamResource,
+  type ManagedResource,
+  type S3Resource,
+} from '../../kinds/aws.js';
 import { describe, judge } from '../../kinds/index.js';
 import { record, str, type Obj } from '../../kube.js';
 import { dnsLabel } from '../../names.js';
@@ -251,16 +257,7 @@ export function storeResources(ctx: Ctx, spec: DatabaseSpec, provision: Provisio
       STORE_KEYS.lifecycle,
       s3('BucketLifecycleConfiguration', `${bucket}-lifecycle`, {
         ...ref,
-        rule: [
-          {
-            id: 'expire-backups',
-            status: 'Enabled',
-            filter: [{ prefix: '' }],
-            expiration: [{ days }],
-            noncurrentVersionExpiration: [{ noncurrentDays: days }],
-            abortIncompleteMultipartUpload: [{ daysAfterInitiation: 1 }],
-          },
-        ],
+        rule: [expireBackups(days)],
       }),
     ],
     [STORE_KEYS.user, user],

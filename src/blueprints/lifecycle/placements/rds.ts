@@ -18,6 +18,7 @@ import {
   rdsSnapshotOf,
   type S3Resource,
 } from '../../../kinds/aws.js';
+import { expireBackups } from '../../../kinds/aws.js';
 import { judge, type Verdict } from '../../../kinds/index.js';
 import { str, type Obj } from '../../../kube.js';
 import { dnsLabel, shortHash } from '../../../names.js';
@@ -420,16 +421,7 @@ function bucketResources(input: DatabaseInput, spec: ResolvedSpec): Desired[] {
       key: AWS_KEYS.lifecycle,
       object: s3(input, spec, 'BucketLifecycleConfiguration', `${bucket}-lifecycle`, {
         ...ref,
-        rule: [
-          {
-            id: 'expire-backups',
-            status: 'Enabled',
-            filter: [{ prefix: '' }],
-            expiration: [{ days }],
-            noncurrentVersionExpiration: [{ noncurrentDays: days }],
-            abortIncompleteMultipartUpload: [{ daysAfterInitiation: 1 }],
-          },
-        ],
+        rule: [expireBackups(days)],
       }),
     },
   ];
