@@ -5,12 +5,14 @@
 // something new.
 //
 // The pure run emits a Normal event when the reason differs from the one on
-// the observed condition. During fast reconciles Crossplane can call again
+// the observed condition, one per condition that moves (a Database's Ready
+// and BackupHealthy can move in the same answer). During fast reconciles Crossplane can call again
 // before that condition is stored (seen under real Crossplane: the same
 // Normal event four times within a second), and warnings would repeat on every
 // poll. The server therefore remembers, per composite, what it said last:
-// a Normal event with the same reason, or a warning with the same reason and
-// message, is not said again within the memory's time. It is a filter on
+// a Normal event whose reason was among the Normal reasons of the last answer
+// that carried any, or a warning with the same reason and message, is not
+// said again within the memory's time. It is a filter on
 // events alone; nothing composed depends on it, and a restarted function
 // forgets, at worst saying a thing once more.
 //
@@ -33,8 +35,8 @@ export interface EventMemoryOptions {
 }
 
 export class EventMemory {
-  /** The reason of the last Normal event, per composite uid. */
-  private readonly lastNormal: LRUCache<string, string>;
+  /** The Normal reasons of the last answer that carried any, per composite uid. */
+  private readonly lastNormal: LRUCache<string, ReadonlySet<string>>;
   /** Warnings said, by uid, reason and message. */
   private readonly warned: LRUCache<string, true>;
 
@@ -57,12 +59,14 @@ export class EventMemory {
       return rsp;
     }
     if (!uid) return rsp;
+    const before = this.lastNormal.get(uid);
+    const now = new Set<string>();
     rsp.results = rsp.results.filter((r) => {
       const reason = r.reason ?? '';
       if (r.severity === Severity.SEVERITY_NORMAL) {
-        if (this.lastNormal.get(uid) === reason) return false;
-        this.lastNormal.set(uid, reason);
-        return true;
+        const news = !before?.has(reason) && !now.has(reason);
+        now.add(reason);
+        return news;
       }
       if (r.severity === Severity.SEVERITY_WARNING) {
         const key = `${uid}\0${reason}\0${r.message}`;
@@ -71,6 +75,8 @@ export class EventMemory {
       }
       return true;
     });
+    // Remembered whole, said or not: the same answer again says nothing.
+    if (now.size > 0) this.lastNormal.set(uid, now);
     return rsp;
   }
 }

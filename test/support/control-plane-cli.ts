@@ -32,9 +32,9 @@ function tryIt(state: ControlPlaneState): void {
     `  export PATH=${join(repoRoot, '.cache', 'cli')}:$PATH KUBECONFIG=${state.kubeconfig} KUBECACHEDIR=${kubecache}`,
   );
   say();
-  say('Then try:');
+  say('Then try, in namespace team-a (made for an application team):');
   say();
-  say('  kubectl create namespace team-a && kubectl apply -n team-a -f examples/widget/seed.yaml');
+  say('  kubectl apply -n team-a -f examples/widget/seed.yaml');
   say('  kubectl get widgets -n team-a -w');
   say('  kubectl get composite -A');
   say('  crossplane beta trace widget my-widget -n team-a');

@@ -779,9 +779,22 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       if (xrd['spec']?.['claimNames']) await waitCondition(client, ref, 'Offered', 60_000);
     }
     lap('XRDs established');
+    // The application team's namespace, made as a platform team onboards a team, closed by default (pods must
+    // meet the restricted Pod Security Standard): the default store's Secret goes there, and the README's walk
+    // starts in it.
+    await applyManifest(client, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: {
+        name: 'team-a',
+        labels: {
+          'pod-security.kubernetes.io/enforce': 'restricted',
+          'pod-security.kubernetes.io/enforce-version': 'latest',
+        },
+      },
+    });
     if (platformStore) {
       // The platform team puts the default store's Secret in each namespace its Databases live in.
-      await applyManifest(client, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
       const secret = objectStoreSecret(platformStore);
       await applyManifest(client, { ...secret, metadata: { ...secret['metadata'], namespace: 'team-a' } });
       lap("the platform's default object store set in the Database Composition, its Secret in team-a");

@@ -41,6 +41,34 @@ describe('event memory', () => {
     );
   });
 
+  // Found by the fuzz suite: remembering only the last Normal reason made an answer whose Ready and
+  // BackupHealthy both moved say its first event again on every call.
+  test('two Normal reasons in one answer are said once, and the same answer again says neither', () => {
+    const m = new EventMemory();
+    const both = () =>
+      rsp(
+        result(Severity.SEVERITY_NORMAL, 'Available'),
+        result(Severity.SEVERITY_NORMAL, 'BackupsHealthy'),
+        result(Severity.SEVERITY_WARNING, 'Slow'),
+      );
+    assert.deepEqual(reasons(m.filter('u1', both())), [
+      `${Severity.SEVERITY_NORMAL}:Available`,
+      `${Severity.SEVERITY_NORMAL}:BackupsHealthy`,
+      `${Severity.SEVERITY_WARNING}:Slow`,
+    ]);
+    assert.deepEqual(reasons(m.filter('u1', both())), []);
+    assert.deepEqual(
+      reasons(
+        m.filter(
+          'u1',
+          rsp(result(Severity.SEVERITY_NORMAL, 'Available'), result(Severity.SEVERITY_NORMAL, 'BackupFailing')),
+        ),
+      ),
+      [`${Severity.SEVERITY_NORMAL}:BackupFailing`],
+      'only the reason that moved is news',
+    );
+  });
+
   test('a warning is said once per message; another message is said', () => {
     const m = new EventMemory();
     const w = (msg: string) => rsp(result(Severity.SEVERITY_WARNING, 'AwsUnavailable', msg));
