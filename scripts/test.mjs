@@ -3,7 +3,7 @@
 // Each tool comes from a package registry through the project's own script;
 // without what a script needs (Go, Python), the suites that use the tool skip
 // loudly, except in CI where they must run.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 
 function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
@@ -101,21 +101,94 @@ const tools = [
     skipped: 'the claims e2e suite',
   },
 ];
+// The installs run side by side: a Go build leaves a core idle while it links, downloads or compiles its
+// last big package, and apt, pip and the Go builds wait on different things. At most two Go builds at once
+// (two cores here); apt's users one at a time (dpkg's lock); the node after what it builds on.
+// Each install's output is printed whole when it ends, so the log reads one install at a time.
+const byScript = new Map(tools.map((t) => [t.script, t]));
+const after = {
+  'scripts/install-node.sh': [
+    'scripts/install-crossplane.sh',
+    'scripts/install-kube.sh',
+    'scripts/install-databases.sh',
+  ],
+};
+const goBuilds = new Set([
+  'scripts/install-crossplane.sh',
+  'scripts/install-kube.sh',
+  'scripts/install-bench-anchors.sh',
+  'scripts/install-peer.sh',
+  'scripts/install-provider-kubernetes.sh',
+  'scripts/install-node.sh',
+]);
+// Longest first, so the long builds start at once and the short ones fill the gaps.
+const order = [
+  'scripts/install-kube.sh',
+  'scripts/install-crossplane.sh',
+  'scripts/install-databases.sh',
+  'scripts/install-moto.sh',
+  'scripts/install-provider-kubernetes.sh',
+  'scripts/install-peer.sh',
+  'scripts/install-bench-anchors.sh',
+  'scripts/install-node.sh',
+];
+const installStarted = Date.now();
+const done = new Map(); // script -> true (installed) or false (failed or skipped)
+const running = new Set();
+const queue = order.filter((s) => byScript.has(s));
 for (const tool of tools) {
-  if (!tool.ok()) {
-    if (ci) {
-      console.error(`CI needs ${tool.needs} for ${tool.what}`);
-      process.exit(1);
-    }
-    console.warn(`\n!!! ${tool.needs} is not installed: ${tool.skipped} will be SKIPPED !!!\n`);
-    continue;
+  if (tool.ok()) continue;
+  if (ci) {
+    console.error(`CI needs ${tool.needs} for ${tool.what}`);
+    process.exit(1);
   }
-  if (!run('bash', [tool.script]).ok) {
-    console.error(`installing ${tool.what} failed`);
-    if (ci) process.exit(1);
-    console.warn(`\n!!! no ${tool.what}: ${tool.skipped} will be SKIPPED !!!\n`);
-  }
+  console.warn(`\n!!! ${tool.needs} is not installed: ${tool.skipped} will be SKIPPED !!!\n`);
+  done.set(tool.script, false);
+  queue.splice(queue.indexOf(tool.script), 1);
 }
+
+function startInstall(script) {
+  const tool = byScript.get(script);
+  const began = Date.now();
+  running.add(script);
+  console.log(`== ${script} started`);
+  return new Promise((resolve) => {
+    const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = [];
+    child.stdout.on('data', (c) => out.push(c));
+    child.stderr.on('data', (c) => out.push(c));
+    child.on('close', (code) => {
+      running.delete(script);
+      process.stdout.write(Buffer.concat(out));
+      console.log(`== ${script}: exit ${code} after ${Math.round((Date.now() - began) / 1000)} s`);
+      if (code !== 0) {
+        console.error(`installing ${tool.what} failed`);
+        if (ci) process.exit(1);
+        console.warn(`\n!!! no ${tool.what}: ${tool.skipped} will be SKIPPED !!!\n`);
+      }
+      done.set(script, code === 0);
+      resolve();
+    });
+  });
+}
+
+await new Promise((resolveAll) => {
+  const pump = () => {
+    if (queue.length === 0 && running.size === 0) return resolveAll();
+    for (const script of [...queue]) {
+      const needs = after[script] ?? [];
+      if (!needs.every((n) => done.has(n))) continue;
+      const apt = script === 'scripts/install-databases.sh' || script === 'scripts/install-node.sh';
+      if (apt && [...running].some((r) => r === 'scripts/install-databases.sh' || r === 'scripts/install-node.sh'))
+        continue;
+      if (goBuilds.has(script) && [...running].filter((r) => goBuilds.has(r)).length >= 2) continue;
+      queue.splice(queue.indexOf(script), 1);
+      startInstall(script).then(pump);
+    }
+  };
+  pump();
+});
+console.log(`== installs done in ${Math.round((Date.now() - installStarted) / 1000)} s`);
 
 const files = process.argv.slice(2);
 const args = ['--test', '--test-timeout=300000', ...(files.length ? files : ['dist/test/**/*.test.js'])];
