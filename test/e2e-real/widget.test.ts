@@ -135,8 +135,11 @@ spec: {color: blue, size: ${size}, resources: {cpu: 50m, memory: 32Mi}}
     const traffic = startTraffic(cp.realNode!, url);
     await sleep(2000);
     const times: Record<string, number> = {};
+    // When each step happened, to place a failed request (the marks are this process's clock, as are the samples').
+    const marks: Array<{ t: number; what: string }> = [{ t: Date.now(), what: 'traffic on blue' }];
     for (const color of ['green', 'blue']) {
       const started = Date.now();
+      marks.push({ t: started, what: `asked for ${color}` });
       await cp.kubectl([
         'patch',
         'widget',
@@ -149,11 +152,18 @@ spec: {color: blue, size: ${size}, resources: {cpu: 50m, memory: 32Mi}}
       ]);
       await settledOn('shop', color, size);
       times[color] = Date.now() - started;
+      marks.push({ t: Date.now(), what: `settled on ${color}, the other color's pods gone` });
       await sleep(2000);
     }
     const samples = await traffic.stop();
     const failed = samples.filter((s) => !s.ok);
     const runs = runsOf(samples);
+    const placed = (at: number) => {
+      const before = marks.filter((m) => m.t <= at).pop() ?? marks[0]!;
+      return `${((at - before.t) / 1000).toFixed(1)} s after ${before.what}`;
+    };
+    for (const s of failed.slice(0, 10))
+      t.diagnostic(`failed ${placed(s.t - s.ms)} (${s.ms} ms): ${s.error ?? `HTTP ${s.status}`}`);
     t.diagnostic(
       `${samples.length} requests through ${url}: ${failed.length} failed; cutover to green ${times['green']} ms, back to blue ${times['blue']} ms; answers by color in order: ${runs.map((r) => `${r.color}×${r.answers}`).join(' → ')}`,
     );

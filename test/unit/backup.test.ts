@@ -178,6 +178,20 @@ describe('a DatabaseBackup of an in-cluster Database: a dump Job to object stora
     assert.deepEqual(Object.keys(later.desired!.resources), []);
     assert.equal(statusOf(later)['phase'], 'Completed');
     assert.equal(statusOf(later)['sizeBytes'], 138551);
+    // Issue 28: the Database deleted, its hand-made backup stays Completed (it turned Pending), the absence said once.
+    const orphan = call(backupXr(statusOf(later)), [], answered({ database: [] }));
+    const o = statusOf(orphan);
+    assert.equal(o['phase'], 'Completed');
+    assert.equal(o['ready'], true);
+    assert.equal(o['sizeBytes'], 138551);
+    assert.equal(o['location'], s['location']);
+    assert.match(
+      String(o['message']),
+      /^dumped Database orders to s3:\/\/.*; Database orders is gone, this record and what it stored stay$/,
+    );
+    const again = call(backupXr(o), [], answered({ database: [] }));
+    assert.equal(statusOf(again)['message'], o['message'], 'said once, not appended again');
+    assert.deepEqual(Object.keys(again.desired!.resources), []);
   });
 
   test('killed for memory: attempt 2 with twice the memory, then attempt 3, then Failed saying why', () => {

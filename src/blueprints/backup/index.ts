@@ -8,7 +8,7 @@ import * as validators from '../../generated/validators.js';
 import { record, str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
 import type { Blueprint, BlueprintInput, Context, Desired, Plan, Summary } from '../blueprint.js';
-import { backupSummary, currentAttempt } from '../lifecycle/placements/backup-methods.js';
+import { type BackupPhase, backupSummary, currentAttempt, TERMINAL } from '../lifecycle/placements/backup-methods.js';
 import { JOB_NAME_LABEL } from '../lifecycle/jobs.js';
 import type { BackupCall } from '../lifecycle/placements/placement.js';
 import { DATABASE, databaseRequirement, type Lookup, lookUp } from '../lifecycle/target.js';
@@ -82,9 +82,28 @@ function asDesired(obj: Obj): Obj {
   return { ...rest, metadata: kept };
 }
 
+/**
+ * A finished backup's record when its Database cannot be read (deleted, or
+ * not answered yet): its outcome does not depend on the Database any more, so
+ * it stays Completed or Failed, with the Database's absence said.
+ */
+function recorded(r: ResolvedBackup): Summary | undefined {
+  const phase = str(r.previous, 'phase');
+  if (!phase || !TERMINAL.has(phase)) return undefined;
+  const { ready: _ready, message, conditions: _conditions, ...kept } = r.previous;
+  const said = typeof message === 'string' ? message : phase;
+  if (r.lookup.state === 'unknown') return backupSummary(phase as BackupPhase, said, kept);
+  const gone = `; Database ${r.input.spec.databaseRef.name} is gone, this record and what it stored stay`;
+  return backupSummary(phase as BackupPhase, said.endsWith(gone) ? said : `${said}${gone}`, kept);
+}
+
 function status(r: ResolvedBackup): Summary {
   const { input, lookup } = r;
   const ref = input.spec.databaseRef.name;
+  if (lookup.state !== 'found') {
+    const kept = recorded(r);
+    if (kept) return kept;
+  }
   if (lookup.state === 'unknown') return backupSummary('Pending', `looking up Database ${ref}`, {});
   if (lookup.state === 'missing')
     return backupSummary(
