@@ -189,6 +189,15 @@ export type IamResource = ManagedResource<string, Record<string, unknown>>;
 export const ACCESS_KEY_SECRET_KEYS = { accessKeyId: 'username', secretAccessKey: 'password' } as const;
 
 /**
+ * S3's regional endpoint. For a client that takes its region from nowhere
+ * else (the Barman Cloud plugin reads one only from a Secret key), naming the
+ * endpoint is what keeps it from asking us-east-1 for a bucket elsewhere.
+ */
+export function s3RegionalEndpoint(region: string): string {
+  return `https://s3.${region}.amazonaws.com${region.startsWith('cn-') ? '.cn' : ''}`;
+}
+
+/**
  * The lifecycle rule of a bucket that holds backups: every object and every
  * noncurrent version expires `days` after it was written (or replaced), and an
  * upload left unfinished goes after a day.

@@ -622,4 +622,21 @@ describe('Database: CloudNativePG archives to the object store', () => {
       },
     ]);
   });
+
+  // The plugin reads a region only from a Secret key: a store on AWS with no endpoint gets its region's.
+  test('a store with no endpoint: the ObjectStore names S3 in the store region', async () => {
+    const { answered, CNPG_CRD_OBJECT } = await import('../support/database.js');
+    for (const [region, endpoint] of [
+      ['eu-west-1', 'https://s3.eu-west-1.amazonaws.com'],
+      ['cn-north-1', 'https://s3.cn-north-1.amazonaws.com.cn'],
+    ]) {
+      const rsp = call(
+        databaseXr({ highAvailability: true, backup: { objectStore: { ...OBJECT_STORE, region } } }),
+        [],
+        answered({ 'cnpg-crd': [CNPG_CRD_OBJECT] }),
+      );
+      const configuration = ((desiredOf(rsp, 'cnpg-object-store')!['spec'] as Obj)['configuration'] as Obj) ?? {};
+      assert.equal(configuration['endpointURL'], endpoint);
+    }
+  });
 });

@@ -16,6 +16,7 @@ import {
   firstRecoverabilityPoint,
 } from '../../../kinds/cnpg.js';
 import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
+import { s3RegionalEndpoint } from '../../../kinds/aws.js';
 import { claimOf } from '../../../kinds/core.js';
 import { judge, wrappedManifest } from '../../../kinds/index.js';
 import { groupOf, kindOf, nameOf, num, str, type Obj } from '../../../kube.js';
@@ -222,7 +223,8 @@ function objectStore(input: DatabaseCall): CnpgObjectStore {
       retentionPolicy: `${spec.backup.retentionDays}d`,
       configuration: {
         destinationPath: storePath(store, appName(input.owner)),
-        ...(store.endpoint ? { endpointURL: store.endpoint } : {}),
+        // Without an endpoint, S3's in the store's region: the plugin takes a region only from a Secret.
+        endpointURL: store.endpoint ?? s3RegionalEndpoint(store.region),
         s3Credentials: {
           accessKeyId: { name: secret, key: keys.accessKeyId },
           secretAccessKey: { name: secret, key: keys.secretAccessKey },
