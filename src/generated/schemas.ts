@@ -241,6 +241,11 @@ export const databaseSpecSchema = {
       "fieldPath": ".restore"
     },
     {
+      "rule": "!has(self.restore) || !has(self.restore.fromSnapshot) || self.placement == 'aws'",
+      "message": "spec.restore.fromSnapshot names an RDS snapshot, which only placement aws restores from",
+      "fieldPath": ".restore.fromSnapshot"
+    },
+    {
       "rule": "!has(self.maxStorageGB) || self.maxStorageGB >= self.storageGB",
       "message": "spec.maxStorageGB must be at least spec.storageGB",
       "fieldPath": ".maxStorageGB"
@@ -459,15 +464,15 @@ export const databaseSpecSchema = {
     },
     "restore": {
       "type": "object",
-      "description": "Create this Database from a backup or a point in time instead of empty. Given at creation only; it cannot change afterwards. From a Completed DatabaseBackup of the same engine and major version (fromBackup), or from another Database of this namespace at a point in time (fromDatabase and pointInTime: on AWS and with highAvailability; dumps hold one moment, not a point in time).",
+      "description": "Create this Database from a backup or a point in time instead of empty. Given at creation only; it cannot change afterwards. From a Completed DatabaseBackup of the same engine and major version (fromBackup), from another Database of this namespace at a point in time (fromDatabase and pointInTime: on AWS and with highAvailability; dumps hold one moment, not a point in time), or, on AWS, from an RDS snapshot no DatabaseBackup records, such as the final snapshot a deleted Database left (fromSnapshot).",
       "x-kubernetes-validations": [
         {
           "rule": "self == oldSelf",
           "message": "spec.restore cannot change once the Database exists"
         },
         {
-          "rule": "has(self.fromBackup) != has(self.fromDatabase)",
-          "message": "spec.restore needs exactly one of fromBackup and fromDatabase"
+          "rule": "(has(self.fromBackup) ? 1 : 0) + (has(self.fromDatabase) ? 1 : 0) + (has(self.fromSnapshot) ? 1 : 0) == 1",
+          "message": "spec.restore needs exactly one of fromBackup, fromDatabase and fromSnapshot"
         },
         {
           "rule": "!has(self.pointInTime) || has(self.fromDatabase)",
@@ -509,6 +514,29 @@ export const databaseSpecSchema = {
           "type": "string",
           "format": "date-time",
           "description": "The time to restore fromDatabase to (RFC 3339)."
+        },
+        "fromSnapshot": {
+          "type": "object",
+          "description": "An RDS DB snapshot in the Database's region (placement aws): its engine and major version must be this Database's. The final snapshot of a deleted Database is named in that Database's status.deletion.finalSnapshot.",
+          "required": [
+            "identifier"
+          ],
+          "properties": {
+            "identifier": {
+              "type": "string",
+              "description": "The DB snapshot identifier (or its ARN, for a snapshot shared from another account).",
+              "minLength": 1,
+              "maxLength": 2048,
+              "pattern": "^([A-Za-z][A-Za-z0-9-]*|arn:aws[a-z-]*:rds:[a-z0-9-]+:[0-9]{12}:snapshot:[A-Za-z][A-Za-z0-9-]*)$"
+            },
+            "database": {
+              "type": "string",
+              "description": "The database inside the snapshot, which comes with its data; by default the one a Database of this name has (a Database made again from its own final snapshot).",
+              "minLength": 1,
+              "maxLength": 63,
+              "pattern": "^[A-Za-z][A-Za-z0-9_]*$"
+            }
+          }
         }
       }
     },
@@ -591,7 +619,7 @@ export const databaseStatusSchema = {
     },
     "restoredFrom": {
       "type": "string",
-      "description": "What this Database was created from: a DatabaseBackup's name, or a Database's name and the point in time (name@time)."
+      "description": "What this Database was created from: a DatabaseBackup's name, a Database's name and the point in time (name@time), or an RDS snapshot (rds-snapshot:identifier)."
     },
     "restorePoint": {
       "type": "string",
@@ -966,7 +994,7 @@ export type DatabaseSpec = {
       };
     };
   };
-  /** Create this Database from a backup or a point in time instead of empty. Given at creation only; it cannot change afterwards. From a Completed DatabaseBackup of the same engine and major version (fromBackup), or from another Database of this namespace at a point in time (fromDatabase and pointInTime: on AWS and with highAvailability; dumps hold one moment, not a point in time). */
+  /** Create this Database from a backup or a point in time instead of empty. Given at creation only; it cannot change afterwards. From a Completed DatabaseBackup of the same engine and major version (fromBackup), from another Database of this namespace at a point in time (fromDatabase and pointInTime: on AWS and with highAvailability; dumps hold one moment, not a point in time), or, on AWS, from an RDS snapshot no DatabaseBackup records, such as the final snapshot a deleted Database left (fromSnapshot). */
   "restore"?: {
     /** A Completed DatabaseBackup in this namespace. */
     "fromBackup"?: {
@@ -980,6 +1008,13 @@ export type DatabaseSpec = {
     };
     /** The time to restore fromDatabase to (RFC 3339). */
     "pointInTime"?: string;
+    /** An RDS DB snapshot in the Database's region (placement aws): its engine and major version must be this Database's. The final snapshot of a deleted Database is named in that Database's status.deletion.finalSnapshot. */
+    "fromSnapshot"?: {
+      /** The DB snapshot identifier (or its ARN, for a snapshot shared from another account). */
+      "identifier": string;
+      /** The database inside the snapshot, which comes with its data; by default the one a Database of this name has (a Database made again from its own final snapshot). */
+      "database"?: string;
+    };
   };
   /** AWS settings, required with placement aws. */
   "aws"?: {
@@ -1008,7 +1043,7 @@ export type DatabaseStatus = {
   "message"?: string;
   /** Provisioning, Restoring, Ready, Updating or Degraded. */
   "phase"?: string;
-  /** What this Database was created from: a DatabaseBackup's name, or a Database's name and the point in time (name@time). */
+  /** What this Database was created from: a DatabaseBackup's name, a Database's name and the point in time (name@time), or an RDS snapshot (rds-snapshot:identifier). */
   "restoredFrom"?: string;
   /** The time the restored data is from (a dump's completion, or the point in time reached). */
   "restorePoint"?: string;

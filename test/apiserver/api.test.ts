@@ -261,6 +261,25 @@ describe('a real API server accepts our API', { skip }, () => {
       ours: /env names must be/,
     },
     {
+      name: 'an RDS snapshot to restore in the cluster',
+      kind: 'Database',
+      spec: { storageGB: 20, restore: { fromSnapshot: { identifier: 'orders-final' } } },
+      server: /spec\.restore\.fromSnapshot: Invalid value: .*only placement aws restores from/,
+      ours: /spec\.restore\.fromSnapshot names an RDS snapshot, which only placement aws restores from/,
+    },
+    {
+      name: 'two sources to restore from',
+      kind: 'Database',
+      spec: {
+        placement: 'aws',
+        storageGB: 20,
+        aws: { region: 'eu-west-1' },
+        restore: { fromSnapshot: { identifier: 'orders-final' }, fromBackup: { name: 'orders-db-202612020300' } },
+      },
+      server: /spec\.restore needs exactly one of fromBackup, fromDatabase and fromSnapshot/,
+      ours: /spec\.restore needs exactly one of fromBackup, fromDatabase and fromSnapshot/,
+    },
+    {
       name: 'unknown field',
       kind: 'Widget',
       spec: { colour: 'blue' },

@@ -3,7 +3,8 @@
 // the function composes (forProvider), deleted the way provider-upjet-aws
 // deletes it (skipFinalSnapshot false: DeleteDBInstance with
 // FinalDBSnapshotIdentifier), and the snapshot found afterwards. With
-// spec.backup.finalSnapshot false, the deletion skips it and none exists.
+// spec.backup.finalSnapshot false, the deletion skips it and none exists. A
+// Database made again with spec.restore.fromSnapshot is restored from it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -11,6 +12,7 @@ import {
   DeleteDBInstanceCommand,
   DescribeDBSnapshotsCommand,
   RDSClient,
+  RestoreDBInstanceFromDBSnapshotCommand,
 } from '@aws-sdk/client-rds';
 import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import type { Obj } from '../../src/kube.js';
@@ -99,6 +101,42 @@ describe('the final snapshot, against moto', { skip }, () => {
     await createThenDelete(again);
     const both = (await snapshotsOf(String(fp['identifier']))).map((s) => s.DBSnapshotIdentifier).sort();
     assert.deepEqual(both, [fp['finalSnapshotIdentifier'], again['finalSnapshotIdentifier']].sort());
+
+    // Made again from the first final snapshot (spec.restore.fromSnapshot), as status.deletion told the user:
+    // what the function composes is restored by RDS (the provider restores an instance with snapshotIdentifier
+    // through RestoreDBInstanceFromDBSnapshot), and the instance carries the snapshot's database.
+    const restored = call(
+      databaseXr(
+        { ...AWS, deletionPolicy: 'Delete', restore: { fromSnapshot: { identifier: kept.DBSnapshotIdentifier } } },
+        { name: 'ledger', uid: 'uid-ledger-3' },
+      ),
+    );
+    assert.equal(fatalOf(restored), undefined, fatalOf(restored)?.message);
+    const rfp = forProvider(restored);
+    assert.equal(rfp['snapshotIdentifier'], kept.DBSnapshotIdentifier);
+    const made = await rds.send(
+      new RestoreDBInstanceFromDBSnapshotCommand({
+        DBInstanceIdentifier: String(rfp['identifier']),
+        DBSnapshotIdentifier: String(rfp['snapshotIdentifier']),
+        DBInstanceClass: String(rfp['instanceClass']),
+        MultiAZ: Boolean(rfp['multiAz']),
+        PubliclyAccessible: Boolean(rfp['publiclyAccessible']),
+        DeletionProtection: Boolean(rfp['deletionProtection']),
+      }),
+    );
+    assert.equal(made.DBInstance?.Engine, 'postgres');
+    assert.equal(made.DBInstance?.DBName, fp['dbName'], 'the database of the deleted Database comes back');
+    // A snapshot that is not there: RDS refuses, and the instance's state is how the Database learns it.
+    await assert.rejects(
+      rds.send(
+        new RestoreDBInstanceFromDBSnapshotCommand({
+          DBInstanceIdentifier: 'team-a-nothing-db',
+          DBSnapshotIdentifier: 'team-a-nothing-db-final-000000',
+          DBInstanceClass: String(rfp['instanceClass']),
+        }),
+      ),
+      /DBSnapshotNotFound|not found/i,
+    );
   });
 
   test('Delete with finalSnapshot false: the deletion skips it and no snapshot is left', async () => {

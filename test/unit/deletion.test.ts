@@ -60,7 +60,7 @@ describe('deletion on AWS: the final snapshot', () => {
     assert.equal(said['policy'], 'Delete');
     assert.equal(said['finalSnapshot'], id);
     assert.match(String(said['keeps']), new RegExp(`RDS first takes final snapshot ${id}, which stays in AWS`));
-    assert.match(String(said['keeps']), /restore-db-instance-from-db-snapshot/);
+    assert.match(String(said['keeps']), /spec\.restore\.fromSnapshot\.identifier team-a-orders-db-final-/);
     assert.equal(events(rsp, 'DeletionKeeps').length, 1);
 
     // The next reconcile: the same identifier, and the event is not said again.

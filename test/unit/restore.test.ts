@@ -23,6 +23,7 @@ import {
   withObjectStore,
 } from '../support/database.js';
 import { healthyStatus } from '../support/observed-state.js';
+import { validateObject } from '../support/schemas.js';
 
 const backup = (status: Obj = {}) => completedBackup('orders-db-202612020300', 'orders', status);
 const restoredXr = (spec: Obj = {}, status?: Obj) =>
@@ -189,7 +190,7 @@ describe('a Database restored from a DatabaseBackup, in a StatefulSet', () => {
       [
         'both',
         call(restoredXr({ restore: { fromBackup: { name: 'a' }, fromDatabase: { name: 'b' } } })),
-        /spec\.restore needs exactly one of fromBackup and fromDatabase/,
+        /spec\.restore needs exactly one of fromBackup, fromDatabase and fromSnapshot/,
       ],
       [
         'changed',
@@ -299,6 +300,84 @@ describe('a Database created from another one at a point in time, or from a snap
     assert.equal(fatalOf(rsp), undefined, fatal(rsp));
     const fp = (desiredOf(rsp, 'rds-instance')!['spec'] as Obj)['forProvider'] as Obj;
     assert.equal(fp['snapshotIdentifier'], 'orders-before-migration');
+  });
+
+  // Issue 28: the final snapshot a deleted Database left, restored through the API into a Database made again.
+  test('on AWS from an RDS snapshot no DatabaseBackup records (spec.restore.fromSnapshot): nothing looked up; its database kept', () => {
+    const again = (extra: Obj = {}, status?: Obj) =>
+      databaseXr(
+        { ...AWS_SPEC, restore: { fromSnapshot: { identifier: 'team-a-orders-final-1a2b3c4d', ...extra } } },
+        { name: 'orders', ...(status ? { status } : {}) },
+      );
+    const rsp = call(again(), []);
+    assert.equal(fatalOf(rsp), undefined, fatal(rsp));
+    assert.deepEqual(
+      Object.keys(rsp.requirements?.resources ?? {}).filter((k) => k.startsWith('restore-')),
+      [],
+    );
+    const fp = (desiredOf(rsp, 'rds-instance')!['spec'] as Obj)['forProvider'] as Obj;
+    assert.equal(fp['snapshotIdentifier'], 'team-a-orders-final-1a2b3c4d');
+    assert.equal(fp['dbName'], undefined, 'the database comes with the snapshot');
+    assert.deepEqual(validateObject(desiredOf(rsp, 'rds-instance')!), [], 'valid against the provider CRD');
+    assert.equal(statusOf(rsp)['phase'], 'Restoring');
+    assert.match(String(statusOf(rsp)['message']), /^restoring orders from RDS snapshot team-a-orders-final-1a2b3c4d/);
+    // Available: the connection names the database the snapshot holds (by default this Database's own).
+    const rds = k8sSecret('orders-db-rds', NAMESPACE, {
+      address: 'team-a-orders-db.abc.eu-west-1.rds.amazonaws.com',
+      port: '5432',
+      username: 'app',
+      password: 'pw',
+    });
+    const observed = asObserved(rsp, (_key, obj) => healthyStatus(obj));
+    const done = call({ ...again(), status: statusOf(rsp) }, observed, answered({ 'rds-connection': [rds] }));
+    assert.equal(fatalOf(done), undefined, fatal(done));
+    assert.equal(statusOf(done)['restoredFrom'], 'rds-snapshot:team-a-orders-final-1a2b3c4d');
+    assert.equal(secretData(desiredOf(done, 'connection'))['dbname'], 'orders');
+    const kept = call(
+      { ...again(), status: statusOf(done) },
+      asObserved(done, (_key, obj) => healthyStatus(obj)),
+      answered({ 'rds-connection': [rds] }),
+    );
+    assert.equal(
+      ((desiredOf(kept, 'rds-instance')!['spec'] as Obj)['forProvider'] as Obj)['snapshotIdentifier'],
+      'team-a-orders-final-1a2b3c4d',
+    );
+    // Named: a snapshot of another Database's data.
+    const named = call(again({ database: 'ledger' }), []);
+    const named2 = call(
+      { ...again({ database: 'ledger' }), status: statusOf(named) },
+      asObserved(named, (_key, obj) => healthyStatus(obj)),
+      answered({ 'rds-connection': [rds] }),
+    );
+    assert.equal(secretData(desiredOf(named2, 'connection'))['dbname'], 'ledger');
+  });
+
+  test('spec.restore.fromSnapshot refused in the cluster and beside another source, naming the field; nothing composed', () => {
+    const cases: Array<[string, Obj, RegExp]> = [
+      [
+        'in the cluster',
+        { engine: 'postgres', storageGB: 20, restore: { fromSnapshot: { identifier: 'orders-final' } } },
+        /spec\.restore\.fromSnapshot names an RDS snapshot, which only placement aws restores from/,
+      ],
+      [
+        'beside fromBackup',
+        {
+          ...AWS_SPEC,
+          restore: { fromSnapshot: { identifier: 'orders-final' }, fromBackup: { name: 'orders-db-202612020300' } },
+        },
+        /spec\.restore needs exactly one of fromBackup, fromDatabase and fromSnapshot/,
+      ],
+      [
+        'not an identifier',
+        { ...AWS_SPEC, restore: { fromSnapshot: { identifier: '1-orders' } } },
+        /spec\.restore\.fromSnapshot\.identifier/,
+      ],
+    ];
+    for (const [what, spec, message] of cases) {
+      const rsp = call(databaseXr(spec, { name: 'orders' }), []);
+      assert.match(fatal(rsp), message, what);
+      assert.deepEqual(Object.keys(rsp.desired?.resources ?? {}), [], `${what}: nothing composed`);
+    }
   });
 
   test('CloudNativePG: recovery from the source cluster archive to the point, the source database kept', () => {

@@ -12,12 +12,12 @@ import { judge } from '../../kinds/index.js';
 import { jobOf } from '../../kinds/batch.js';
 import { record, str, type Obj } from '../../kube.js';
 import type { Desired, Requirement } from '../blueprint.js';
-import { appName, type DatabaseInput, majorVersion, type ResolvedSpec } from '../lifecycle/database.js';
+import { appName, type DatabaseInput, dbname, majorVersion, type ResolvedSpec } from '../lifecycle/database.js';
 import { DBNAME_ANNOTATION, FROM_ANNOTATION, hasInstance, POINT_ANNOTATION } from '../lifecycle/instances.js';
 import { PLACEMENTS, placementOf } from '../lifecycle/placements/index.js';
 import type { Creation, DatabaseCall, Placement } from '../lifecycle/placements/placement.js';
 import { judgeBackup, judgePoint } from '../lifecycle/restore-source.js';
-import { describeSource, type Source, windowOf } from '../lifecycle/source.js';
+import { describeSource, pointOf, type Source, windowOf } from '../lifecycle/source.js';
 import { lookUp } from '../lifecycle/target.js';
 
 /** Required resources: the DatabaseBackup or the Database restored from; and the dump restore Job's key. */
@@ -49,6 +49,7 @@ export interface RestorePlan {
 /** What status.restoredFrom says for a spec.restore: the backup's name, or `<database>@<time|latest>`. */
 function restoredFromOf(r: NonNullable<ResolvedSpec['restore']>): string | undefined {
   if (r.fromBackup) return r.fromBackup.name;
+  if (r.fromSnapshot) return `rds-snapshot:${r.fromSnapshot.identifier}`;
   if (r.fromDatabase) return `${r.fromDatabase.name}@${r.pointInTime ?? 'latest'}`;
   return undefined;
 }
@@ -71,14 +72,18 @@ export function checkRestoreSpec(
   const existed = PLACEMENTS.some((p) => hasInstance(ctx.observed, p.instanceKey));
   if (existed && restoredFrom === undefined && str(previous, 'phase') !== 'Restoring')
     problems.push('spec.restore can only be given when the Database is created');
-  if (Boolean(r.fromBackup) === Boolean(r.fromDatabase))
-    problems.push('spec.restore needs exactly one of fromBackup and fromDatabase');
+  if ([r.fromBackup, r.fromDatabase, r.fromSnapshot].filter(Boolean).length !== 1)
+    problems.push('spec.restore needs exactly one of fromBackup, fromDatabase and fromSnapshot');
+  if (r.fromSnapshot && spec.placement !== 'aws')
+    problems.push(
+      `spec.restore.fromSnapshot names an RDS snapshot, which only placement aws restores from (this Database is in ${placement.words})`,
+    );
   if (r.pointInTime !== undefined && !r.fromDatabase) problems.push('spec.restore.pointInTime goes with fromDatabase');
   if (r.pointInTime !== undefined && Number.isNaN(Date.parse(r.pointInTime)))
     problems.push(`spec.restore.pointInTime is ${JSON.stringify(r.pointInTime)}; it must be an RFC 3339 time`);
   if (r.fromDatabase && !placement.pointInTime.kept)
     problems.push(`spec.restore.pointInTime: ${placement.pointInTime.why('in spec.restore.fromBackup')}`);
-  if (placement.restoreReadsStore && !spec.backup.objectStore)
+  if (placement.restoreReadsStore && !spec.backup.objectStore && !r.fromSnapshot)
     problems.push(
       `spec.restore.${r.fromBackup ? 'fromBackup' : 'fromDatabase'}: ${placement.restoreReadsStore} spec.backup.objectStore, which is not set`,
     );
@@ -141,6 +146,7 @@ export function planRestore(input: DatabaseCall, spec: ResolvedSpec, placement: 
   const way = placement.restore;
   const previous = input.xr['status'] as Obj | undefined;
   const restoredFrom = str(previous, 'restoredFrom');
+  if (r.fromSnapshot) return planSnapshotRestore(input, r.fromSnapshot, placement);
   const sourceName = r.fromBackup?.name ?? r.fromDatabase!.name;
   const requirement = r.fromBackup ? backupRequirement(input, sourceName) : databaseRequirement(input, sourceName);
   // The instance the Database was made as, where the placement makes it from the source, if it exists.
@@ -181,9 +187,9 @@ export function planRestore(input: DatabaseCall, spec: ResolvedSpec, placement: 
     };
   const judged = judgeSource(input, spec, found);
   const point =
-    judged.source.kind === 'backup'
-      ? judged.source.completedAt
-      : (judged.source.time ?? str(found, 'status', 'backup', 'latestRestorableTime'));
+    judged.source.kind === 'point'
+      ? (judged.source.time ?? str(found, 'status', 'backup', 'latestRestorableTime'))
+      : pointOf(judged.source);
   const done = { restoredFrom: restoredFromOf(r)!, ...(point ? { restorePoint: point } : {}) };
   const message = `restoring ${appName(input.owner)} from ${describeSource(judged.source)}`;
   if (way.by === 'job') {
@@ -215,6 +221,46 @@ export function planRestore(input: DatabaseCall, spec: ResolvedSpec, placement: 
     annotations: {
       [FROM_ANNOTATION]: describeSource(judged.source),
       ...(point ? { [POINT_ANNOTATION]: point } : {}),
+      ...(creation.database ? { [DBNAME_ANNOTATION]: creation.database } : {}),
+    },
+    message: `${message}: creating the instance`,
+  };
+}
+
+/**
+ * A Database made from an RDS snapshot no DatabaseBackup records (spec.restore.fromSnapshot): nothing to look
+ * up in the cluster, and AWS judges the snapshot (its engine and version) when the instance is made from it;
+ * the instance's state says how that goes, as for a snapshot a DatabaseBackup names.
+ */
+function planSnapshotRestore(
+  input: DatabaseCall,
+  from: NonNullable<NonNullable<ResolvedSpec['restore']>['fromSnapshot']>,
+  placement: Placement,
+): RestorePlan {
+  const way = placement.restore;
+  if (way.by !== 'creation') throw new SpecError([`spec.restore.fromSnapshot: ${placement.backup.restores}`]);
+  const previous = input.xr['status'] as Obj | undefined;
+  const restoredFrom = `rds-snapshot:${from.identifier}`;
+  const made = input.observed.get(placement.instanceKey);
+  if (str(previous, 'restoredFrom'))
+    return { state: 'done', status: { restoredFrom }, ...(made ? { creation: way.creationOf(made) } : {}) };
+  const source: Source = {
+    kind: 'snapshot',
+    identifier: from.identifier,
+    database: from.database ?? dbname(input.owner),
+  };
+  const message = `restoring ${appName(input.owner)} from ${describeSource(source)}`;
+  if (made) {
+    const verdict = judge(made);
+    if (verdict.ready) return { state: 'done', creation: way.creationOf(made), status: { restoredFrom } };
+    return { state: 'running', creation: way.creationOf(made), message: `${message}: ${verdict.detail}` };
+  }
+  const creation = way.creation(input, source, undefined);
+  return {
+    state: 'running',
+    creation,
+    annotations: {
+      [FROM_ANNOTATION]: describeSource(source),
       ...(creation.database ? { [DBNAME_ANNOTATION]: creation.database } : {}),
     },
     message: `${message}: creating the instance`,

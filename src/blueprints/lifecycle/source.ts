@@ -1,5 +1,5 @@
-// What a restore starts from: a DatabaseBackup, or a point in another
-// Database's history; the window such a point must lie in; and how both are
+// What a restore starts from: a DatabaseBackup, a point in another
+// Database's history, or an RDS snapshot no DatabaseBackup records; the window such a point must lie in; and how both are
 // said to the user. Judging one against the Database it goes into is
 // restore-source.ts's.
 import { str, type Obj } from '../../kube.js';
@@ -21,6 +21,13 @@ export type Source =
       sizeBytes?: number;
       /** The instance it was taken of (CloudNativePG: the cluster whose archive holds it), as the backup says. */
       instance?: string;
+    }
+  | {
+      /** An RDS snapshot no DatabaseBackup records (a deleted Database's final snapshot): spec.restore.fromSnapshot. */
+      kind: 'snapshot';
+      identifier: string;
+      /** The database inside it, which comes with its data. */
+      database: string;
     }
   | {
       kind: 'point';
@@ -45,6 +52,7 @@ export function windowOf(database: Obj | undefined): Window {
 /** The source in words: "DatabaseBackup orders-db-202612020300 (postgres 17, 48211 bytes)", "orders at 2026-12-01T09:30:00Z". */
 export function describeSource(source: Source): string {
   if (source.kind === 'point') return `${source.database} at ${source.time ?? 'its latest restorable time'}`;
+  if (source.kind === 'snapshot') return `RDS snapshot ${source.identifier}`;
   const size = source.sizeBytes !== undefined ? `, ${humanBytes(source.sizeBytes)}` : '';
   return `DatabaseBackup ${source.name} (${source.engine} ${source.version}${size})`;
 }
@@ -58,5 +66,6 @@ export function humanBytes(n: number): string {
 
 /** The time the restored data is from: a backup's completion, or the point asked for (the latest: not known here). */
 export function pointOf(source: Source): string | undefined {
+  if (source.kind === 'snapshot') return undefined;
   return source.kind === 'backup' ? source.completedAt : source.time;
 }

@@ -16,6 +16,7 @@ import {
   firstRecoverabilityPoint,
 } from '../../../kinds/cnpg.js';
 import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
+import { SpecError } from '../../../errors.js';
 import { s3RegionalEndpoint } from '../../../kinds/aws.js';
 import { claimOf } from '../../../kinds/core.js';
 import { judge, wrappedManifest } from '../../../kinds/index.js';
@@ -557,6 +558,9 @@ export const cnpgPlacement: Placement = {
     by: 'creation',
     // The source's archive, to the backup's end or the point asked; the source's database comes with it.
     creation: (input, source, sourceInstance) => {
+      // Refused before it gets here (spec.restore.fromSnapshot is for placement aws): nothing to recover from.
+      if (source.kind === 'snapshot')
+        throw new SpecError(['spec.restore.fromSnapshot: CloudNativePG cannot recover from an RDS snapshot']);
       const sourceOwner = { kind: 'Database', name: source.database, uid: '', namespace: input.owner.namespace };
       const targetTime = source.kind === 'backup' ? source.completedAt : source.time;
       const made: Recovery = {

@@ -38,6 +38,7 @@ import {
   secretValue,
 } from '../database.js';
 import { backupWindow, databaseName, INSTANCE_CLASSES } from '../engine.js';
+import type { Source } from '../source.js';
 import {
   asMade,
   byConnection,
@@ -266,7 +267,7 @@ function rdsDeletion(input: DatabaseInput, live: number): Deletion {
     };
   const snapshot = finalSnapshotIdentifier(input, live);
   return {
-    keeps: `Delete: deleting this Database deletes RDS instance ${id}${replicas} and its automated backups; RDS first takes final snapshot ${snapshot}, which stays in AWS (not a DatabaseBackup: nothing runs after the Database is gone to record one). Restore it with aws rds restore-db-instance-from-db-snapshot --db-snapshot-identifier ${snapshot}; set spec.backup.finalSnapshot: false to keep nothing`,
+    keeps: `Delete: deleting this Database deletes RDS instance ${id}${replicas} and its automated backups; RDS first takes final snapshot ${snapshot}, which stays in AWS (not a DatabaseBackup: nothing runs after the Database is gone to record one). Restore it into a Database made again with spec.restore.fromSnapshot.identifier ${snapshot}; set spec.backup.finalSnapshot: false to keep nothing`,
     finalSnapshot: snapshot,
   };
 }
@@ -478,15 +479,7 @@ function compose(call: ComposeCall): Composed {
   };
   if (target) {
     const source = target.source;
-    const restore: RdsRestore =
-      source.kind === 'backup'
-        ? { snapshotIdentifier: source.location.replace(/^rds-snapshot:/, '') }
-        : {
-            restoreToPointInTime: {
-              sourceDbInstanceIdentifier: rdsIdentifier(input, live),
-              ...(source.time ? { restoreTime: source.time } : { useLatestRestorableTime: true }),
-            },
-          };
+    const restore = restoreFrom(source, rdsIdentifier(input, live));
     resources.push({
       key: keyOf(AWS_KEYS.instance, target.generation),
       object: rds(target.generation, false, { made: restore, target }),
@@ -655,6 +648,18 @@ const snapshots: BackupMethod = {
   },
 };
 
+/** How an instance is made from a restore's source: a snapshot (a DatabaseBackup's or one named), or `instance`'s history. */
+function restoreFrom(source: Source, instance: string): RdsRestore {
+  if (source.kind === 'backup') return { snapshotIdentifier: source.location.replace(/^rds-snapshot:/, '') };
+  if (source.kind === 'snapshot') return { snapshotIdentifier: source.identifier };
+  return {
+    restoreToPointInTime: {
+      sourceDbInstanceIdentifier: instance,
+      ...(source.time ? { restoreTime: source.time } : { useLatestRestorableTime: true }),
+    },
+  };
+}
+
 export const rdsPlacement: Placement = {
   words: 'on AWS',
   asked: 'aws',
@@ -754,17 +759,11 @@ export const rdsPlacement: Placement = {
     by: 'creation',
     // The source's snapshot, or the source instance at the point asked; the source's database comes with it.
     creation: (input, source, sourceInstance) => {
+      // A snapshot's database is named as it was: it comes with the data.
+      if (source.kind === 'snapshot') return { database: source.database, made: restoreFrom(source, '') };
       const database = databaseName(source.database);
-      if (source.kind === 'backup')
-        return { database, made: { snapshotIdentifier: source.location.replace(/^rds-snapshot:/, '') } };
       const sourceOwner = { kind: 'Database', name: source.database, uid: '', namespace: input.owner.namespace };
-      const made: RdsRestore = {
-        restoreToPointInTime: {
-          sourceDbInstanceIdentifier: sourceInstance ?? rdsIdentifierOf(sourceOwner),
-          ...(source.time ? { restoreTime: source.time } : { useLatestRestorableTime: true }),
-        },
-      };
-      return { database, made };
+      return { database, made: restoreFrom(source, sourceInstance ?? rdsIdentifierOf(sourceOwner)) };
     },
     creationOf: (instance) => madeFrom(instance, restoreOf),
   },
