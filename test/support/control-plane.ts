@@ -191,6 +191,17 @@ export interface ObjectStore {
 }
 
 /** The bucket the examples name (examples/database/cluster.yaml). */
+/**
+ * The labels every test namespace carries: the API server's PodSecurity
+ * admission enforces the restricted Pod Security Standard there, so every pod
+ * the product composes is judged by it when the controllers create it (a
+ * refused pod is a FailedCreate event on its StatefulSet, ReplicaSet or Job).
+ */
+export const RESTRICTED_NAMESPACE_LABELS = {
+  'pod-security.kubernetes.io/enforce': 'restricted',
+  'pod-security.kubernetes.io/enforce-version': 'latest',
+};
+
 export const EXAMPLE_BUCKET = 'team-a-backups';
 
 /** What state.json records, so that `cluster:down` can stop exactly what `cluster` started. */
@@ -787,10 +798,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       kind: 'Namespace',
       metadata: {
         name: 'team-a',
-        labels: {
-          'pod-security.kubernetes.io/enforce': 'restricted',
-          'pod-security.kubernetes.io/enforce-version': 'latest',
-        },
+        labels: RESTRICTED_NAMESPACE_LABELS,
       },
     });
     if (platformStore) {

@@ -6,7 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Json } from './apiserver.js';
-import { type ControlPlane, type ControlPlaneOptions, startControlPlane } from './control-plane.js';
+import {
+  type ControlPlane,
+  type ControlPlaneOptions,
+  RESTRICTED_NAMESPACE_LABELS,
+  startControlPlane,
+} from './control-plane.js';
+
+export { RESTRICTED_NAMESPACE_LABELS };
 
 /** A control plane for one test file; KEEP_CONTROL_PLANE=1 leaves its dir (logs) behind. */
 export async function controlPlaneForSuite(opts: Omit<ControlPlaneOptions, 'dir'> = {}): Promise<ControlPlane> {
@@ -68,17 +75,6 @@ export async function eventsOf(cp: ControlPlane, namespace: string, kind: string
   const all = await cp.client.listObjs('v1', 'Event', namespace);
   return all.filter((e) => e['involvedObject']?.['kind'] === kind && e['involvedObject']?.['name'] === name);
 }
-
-/**
- * The labels every test namespace carries: the API server's PodSecurity
- * admission enforces the restricted Pod Security Standard there, so every pod
- * the product composes is judged by it when the controllers create it (a
- * refused pod is a FailedCreate event on its StatefulSet, ReplicaSet or Job).
- */
-export const RESTRICTED_NAMESPACE_LABELS = {
-  'pod-security.kubernetes.io/enforce': 'restricted',
-  'pod-security.kubernetes.io/enforce-version': 'latest',
-};
 
 export async function ensureNamespace(cp: ControlPlane, name: string): Promise<void> {
   await cp.client.applyObj(

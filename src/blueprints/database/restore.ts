@@ -46,7 +46,7 @@ export interface RestorePlan {
   status?: Obj;
 }
 
-/** What status.restoredFrom says for a spec.restore: the backup's name, or `<database>@<time|latest>`. */
+/** What status.restoredFrom says for a spec.restore: the backup's name, `<database>@<time|latest>`, or `rds-snapshot:<id>`. */
 function restoredFromOf(r: NonNullable<ResolvedSpec['restore']>): string | undefined {
   if (r.fromBackup) return r.fromBackup.name;
   if (r.fromSnapshot) return `rds-snapshot:${r.fromSnapshot.identifier}`;

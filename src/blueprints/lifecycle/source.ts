@@ -1,7 +1,7 @@
 // What a restore starts from: a DatabaseBackup, a point in another
-// Database's history, or an RDS snapshot no DatabaseBackup records; the window such a point must lie in; and how both are
-// said to the user. Judging one against the Database it goes into is
-// restore-source.ts's.
+// Database's history, or an RDS snapshot no DatabaseBackup records; the
+// window such a point must lie in; and how each is said to the user. Judging
+// one against the Database it goes into is restore-source.ts's.
 import { str, type Obj } from '../../kube.js';
 
 export type Source =
