@@ -4,6 +4,7 @@
 // server through src/live.ts (which may first ask the outside for facts),
 // and the local render CLI.
 import {
+  Capability,
   Ready,
   type Resource,
   type ResourceSelector,
@@ -12,6 +13,7 @@ import {
 } from '@crossplane-org/function-sdk-typescript';
 import type { Blueprint, Context, Requirement } from './blueprints/blueprint.js';
 import { blueprintFor } from './blueprints/dispatch.js';
+import { callerLacks, MISSING } from './capabilities.js';
 import { wrap } from './claims.js';
 import { BlueprintChoiceError, FatalError, SpecError } from './errors.js';
 import type { ExternalFacts, ExternalQuery } from './facts.js';
@@ -172,6 +174,12 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
   for (const message of unknownFields(blueprint.specSchema, xr['spec']))
     rsp.results.push(warning('UnknownField', message));
   for (const w of summary.warnings) rsp.results.push(warning(w.reason, w.message));
+  // What the caller cannot do that this answer relies on: said, not left to be guessed.
+  const relies = [
+    ...(rsp.requirements ? [Capability.CAPABILITY_REQUIRED_RESOURCES] : []),
+    ...(rsp.conditions.length > 0 ? [Capability.CAPABILITY_CONDITIONS] : []),
+  ];
+  for (const c of relies) if (callerLacks(req, c)) rsp.results.push(warning('CapabilityMissing', MISSING[c]!));
   for (const n of summary.notices ?? []) rsp.results.push(normal(n.reason, n.message));
   // With Crossplane's watch circuit breaker open (Responsive False) the XR's own spec changes are dropped too:
   // a color patched then waited the settled minute. Polling is what is left, so poll often until it closes.

@@ -90,6 +90,8 @@ describe('the packages installed by Crossplane’s package manager', { skip }, (
         { name: 'function-platform', reason: 'RewriteImage' },
       ]);
       assert.equal(conditionOf(rev, 'RevisionHealthy')?.['status'], 'True');
+      // Issue 32: Crossplane read what the package says it serves (it checks composition for a Composition).
+      if (kind === 'FunctionRevision') assert.deepEqual(rev['status']['capabilities'], ['composition']);
     }
   });
 

@@ -40,6 +40,8 @@ describe('package metadata and APIs', () => {
     }
     const fn = yamlOf(pkg('function', 'crossplane.yaml'));
     assert.match(String((fn['metadata'] as Obj)['name']), /^function-/);
+    // What it serves, as Crossplane reads it: composition only, until an operation mode exists.
+    assert.deepEqual((fn['spec'] as Obj)['capabilities'], ['composition']);
   });
 
   test('the Configuration depends on the function and the providers, fully qualified, with versions', () => {
