@@ -113,6 +113,8 @@ const after = {
     'scripts/install-databases.sh',
   ],
 };
+// dpkg takes one at a time.
+const aptUsers = new Set(['scripts/install-databases.sh', 'scripts/install-node.sh']);
 const goBuilds = new Set([
   'scripts/install-crossplane.sh',
   'scripts/install-kube.sh',
@@ -178,9 +180,7 @@ await new Promise((resolveAll) => {
     for (const script of [...queue]) {
       const needs = after[script] ?? [];
       if (!needs.every((n) => done.has(n))) continue;
-      const apt = script === 'scripts/install-databases.sh' || script === 'scripts/install-node.sh';
-      if (apt && [...running].some((r) => r === 'scripts/install-databases.sh' || r === 'scripts/install-node.sh'))
-        continue;
+      if (aptUsers.has(script) && [...running].some((r) => aptUsers.has(r))) continue;
       if (goBuilds.has(script) && [...running].filter((r) => goBuilds.has(r)).length >= 2) continue;
       queue.splice(queue.indexOf(script), 1);
       startInstall(script).then(pump);

@@ -635,7 +635,7 @@ describe('Database: CloudNativePG archives to the object store', () => {
         [],
         answered({ 'cnpg-crd': [CNPG_CRD_OBJECT] }),
       );
-      const configuration = ((desiredOf(rsp, 'cnpg-object-store')!['spec'] as Obj)['configuration'] as Obj) ?? {};
+      const configuration = (desiredOf(rsp, 'cnpg-object-store')!['spec'] as Obj)['configuration'] as Obj;
       assert.equal(configuration['endpointURL'], endpoint);
     }
   });
