@@ -1669,6 +1669,22 @@ export const inputSchema = {
                 }
               }
             },
+            "tls": {
+              "type": "object",
+              "description": "TLS for every PostgreSQL Database in a StatefulSet, through cert-manager (which must be installed): a Certificate for the Database's Service from this ClusterIssuer; the server then refuses connections over the network without TLS, and the connection Secret's URIs ask for it (sslmode=require). An existing Database moves to TLS, with one restart, once its certificate is issued. A highly available Database serves TLS with CloudNativePG's own certificates; a mysql Database in the cluster is not covered yet (a warning says so).",
+              "required": [
+                "clusterIssuer"
+              ],
+              "properties": {
+                "clusterIssuer": {
+                  "type": "string",
+                  "description": "The cert-manager ClusterIssuer that signs each Database's server certificate.",
+                  "minLength": 1,
+                  "maxLength": 253,
+                  "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+                }
+              }
+            },
             "network": {
               "type": "object",
               "description": "Who may reach a Database in the cluster. Each one gets a NetworkPolicy that admits its own namespace's pods (its backup and restore Jobs among them); these widen it.",
@@ -1824,6 +1840,11 @@ export type Input = {
             "providerConfigName"?: string;
           };
         };
+      };
+      /** TLS for every PostgreSQL Database in a StatefulSet, through cert-manager (which must be installed): a Certificate for the Database's Service from this ClusterIssuer; the server then refuses connections over the network without TLS, and the connection Secret's URIs ask for it (sslmode=require). An existing Database moves to TLS, with one restart, once its certificate is issued. A highly available Database serves TLS with CloudNativePG's own certificates; a mysql Database in the cluster is not covered yet (a warning says so). */
+      "tls"?: {
+        /** The cert-manager ClusterIssuer that signs each Database's server certificate. */
+        "clusterIssuer": string;
       };
       /** Who may reach a Database in the cluster. Each one gets a NetworkPolicy that admits its own namespace's pods (its backup and restore Jobs among them); these widen it. */
       "network"?: {

@@ -195,6 +195,45 @@ const cases: RenderCase[] = [
       assert.match(r.stderr + r.stdout, /input\.defaults\.database\.backup\.retentionDay is not a known field/);
     },
   },
+  {
+    name: "platform TLS: a two-line postgres Database gets a Certificate from the platform's issuer, its server on TLS, URIs that ask for it",
+    xr: `${DIR}/two-line.yaml`,
+    composition: {
+      apiVersion: 'apiextensions.crossplane.io/v1',
+      kind: 'Composition',
+      metadata: { name: 'databases.example.com' },
+      spec: {
+        compositeTypeRef: { apiVersion: 'example.com/v1', kind: 'Database' },
+        mode: 'Pipeline',
+        pipeline: [
+          {
+            step: 'compose',
+            functionRef: { name: 'function-platform' },
+            input: {
+              apiVersion: 'platform.fn.example.com/v1beta1',
+              kind: 'Input',
+              defaults: { database: { tls: { clusterIssuer: 'platform-ca' } } },
+            },
+          },
+        ],
+      },
+    },
+    check(r) {
+      const cert = byKey(r, 'tls-certificate');
+      assert.equal(cert['kind'], 'Certificate');
+      assert.equal(cert['spec']['issuerRef']['name'], 'platform-ca');
+      assert.equal(cert['spec']['secretName'], 'invoices-db-tls');
+      const sts = one(r, 'StatefulSet', 'invoices-db');
+      const pod = sts['spec']['template']['spec'];
+      assert.ok(pod['containers'][0]['args'].includes('ssl=on'));
+      assert.ok(pod['volumes'].some((v: Doc) => v['secret']?.['secretName'] === 'invoices-db-tls'));
+      assert.match(
+        one(r, 'ConfigMap', 'invoices-db-pg-hba')['data']['pg_hba.conf'],
+        /^hostnossl all all all\s+reject$/m,
+      );
+      assert.match(secretData(one(r, 'Secret', 'invoices-db-connection'))['uri']!, /\?sslmode=require$/);
+    },
+  },
   // ---- placement cluster --------------------------------------------------
   {
     name: 'cluster, first reconcile: StatefulSet, Services, Secrets, no CronJob (backups are DatabaseBackups); Provisioning',

@@ -15,10 +15,10 @@ export class Loop {
   xr: Obj;
   last: RunFunctionResponse | undefined;
 
-  /** `input`: the Composition step's Input, sent with every call. */
+  /** `input`: the Composition step's Input, sent with every call (a test may change it: a Composition edited). */
   constructor(
     xr: Obj,
-    readonly input?: Obj,
+    public input?: Obj,
   ) {
     this.xr = structuredClone(xr);
   }

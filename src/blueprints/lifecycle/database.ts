@@ -225,6 +225,8 @@ export interface Connection {
   dbname: string;
   /** Where read-only connections go: the replicas; the primary when there are none. */
   readOnly?: { host: string; port: number };
+  /** The server refuses connections without TLS: the URIs ask for it. */
+  tls?: boolean;
 }
 
 /**
@@ -238,14 +240,14 @@ export function connectionSecret(input: DatabaseInput, spec: ResolvedSpec, c: Co
   return secret(input.owner, spec, names.connection(input.owner), {
     'ro-host': ro.host,
     'ro-port': String(ro.port),
-    'ro-uri': engine.uri(c.username, c.password, ro.host, ro.port, c.dbname),
+    'ro-uri': engine.uri(c.username, c.password, ro.host, ro.port, c.dbname, c.tls),
     host: c.host,
     port: String(c.port),
     dbname: c.dbname,
     username: c.username,
     password: c.password,
-    uri: engine.uri(c.username, c.password, c.host, c.port, c.dbname),
-    'jdbc-uri': engine.jdbc(c.host, c.port, c.dbname),
+    uri: engine.uri(c.username, c.password, c.host, c.port, c.dbname, c.tls),
+    'jdbc-uri': engine.jdbc(c.host, c.port, c.dbname, c.tls),
   });
 }
 

@@ -16,8 +16,9 @@ export interface EngineFacts {
   serverEnv(credentials: string, dbname: string): V1EnvVar[];
   /** A command that succeeds only when the server accepts a connection as the app user. */
   readyCommand: string[];
-  uri(user: string, password: string, host: string, port: number, db: string): string;
-  jdbc(host: string, port: number, db: string): string;
+  /** A URI for the app user; with `tls`, one that refuses to connect without TLS. */
+  uri(user: string, password: string, host: string, port: number, db: string, tls?: boolean): string;
+  jdbc(host: string, port: number, db: string, tls?: boolean): string;
 }
 
 const secretEnv = (name: string, secret: string, key: string) => ({
@@ -38,8 +39,11 @@ function imageEnv(prefix: string, databaseWord: string, extra: V1EnvVar[]): Imag
   return { user: `${prefix}_USER`, password: `${prefix}_PASSWORD`, database: `${prefix}_${databaseWord}`, extra };
 }
 
-function facts(f: Omit<EngineFacts, 'serverEnv' | 'uri' | 'jdbc'> & { env: ImageEnv; scheme: string }): EngineFacts {
-  const { env, scheme, ...rest } = f;
+function facts(
+  f: Omit<EngineFacts, 'serverEnv' | 'uri' | 'jdbc'> & { env: ImageEnv; scheme: string; requireTls?: string },
+): EngineFacts {
+  const { env, scheme, requireTls, ...rest } = f;
+  const query = (tls?: boolean) => (tls && requireTls ? `?${requireTls}` : '');
   return {
     ...rest,
     serverEnv: (credentials, dbname) => [
@@ -48,8 +52,9 @@ function facts(f: Omit<EngineFacts, 'serverEnv' | 'uri' | 'jdbc'> & { env: Image
       { name: env.database, value: dbname },
       ...env.extra,
     ],
-    uri: (u, p, h, port, db) => `${scheme}://${encodeURIComponent(u)}:${encodeURIComponent(p)}@${h}:${port}/${db}`,
-    jdbc: (h, port, db) => `jdbc:${scheme}://${h}:${port}/${db}`,
+    uri: (u, p, h, port, db, tls) =>
+      `${scheme}://${encodeURIComponent(u)}:${encodeURIComponent(p)}@${h}:${port}/${db}${query(tls)}`,
+    jdbc: (h, port, db, tls) => `jdbc:${scheme}://${h}:${port}/${db}${query(tls)}`,
   };
 }
 
@@ -62,6 +67,8 @@ export const ENGINES: Record<Engine, EngineFacts> = {
     // A subdirectory, so a volume's lost+found does not upset initdb.
     env: imageEnv('POSTGRES', 'DB', [{ name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' }]),
     scheme: 'postgresql',
+    // libpq's and pgJDBC's word for TLS without which there is no connection.
+    requireTls: 'sslmode=require',
     readyCommand: ['sh', '-c', 'exec pg_isready -h 127.0.0.1 -p 5432 -U "$POSTGRES_USER" -d "$POSTGRES_DB"'],
   }),
   mysql: facts({

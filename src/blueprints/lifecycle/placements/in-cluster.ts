@@ -99,7 +99,7 @@ export function podResources(spec: ResolvedSpec): Obj {
  */
 export function inClusterSecrets(
   call: ComposeCall,
-  endpoint: { host: string; port: number },
+  endpoint: { host: string; port: number; tls?: boolean },
   readOnly: { host: string; port: number } | undefined,
   keepWith?: { requirement: string; claimName: string },
 ): { resources: Desired[]; requirements: Record<string, Requirement>; connection?: Desired } {

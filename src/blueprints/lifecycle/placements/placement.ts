@@ -289,4 +289,6 @@ export interface Placement {
 
   // Composing.
   compose(call: ComposeCall): Composed;
+  /** What the platform asks that this place does not do for this Database, said as warnings (not refused). */
+  unhonoured?(input: DatabaseCall): Summary['warnings'];
 }

@@ -6,7 +6,13 @@
 // live one and the client Service's selector switches to it. The data volume
 // grows by its claim (statefulset-volume.ts). No point in time, no replicas,
 // no PostgreSQL major upgrade (the official image has no pg_upgrade).
-import type { V1PersistentVolumeClaim, V1PodSecurityContext, V1Service, V1StatefulSet } from '@kubernetes/client-node';
+import type {
+  V1PersistentVolumeClaim,
+  V1PodSecurityContext,
+  V1PodSpec,
+  V1Service,
+  V1StatefulSet,
+} from '@kubernetes/client-node';
 import { statefulSetOf } from '../../../kinds/apps.js';
 import { jobOf } from '../../../kinds/batch.js';
 import { claimOf, selectorOf } from '../../../kinds/core.js';
@@ -41,6 +47,7 @@ import {
   podResources,
 } from './in-cluster.js';
 import type { ComposeCall, DatabaseCall, Placement, Progress } from './placement.js';
+import { tlsFor, tlsNotServed, tlsResources, withTls } from './statefulset-tls.js';
 import { DATA_CLAIM, planGrowth, RESTART_ANNOTATION, type VolumeGrowth } from './statefulset-volume.js';
 
 export const STATEFULSET_KEYS = {
@@ -167,6 +174,24 @@ function statefulSet(
   const restored = metaFor(observed, opts.restored);
   // A restart asked once to finish a file-system resize stays asked (taking it back would restart the pod again).
   const restart = opts.restart ?? statefulSetOf(observed)?.templateAnnotation(RESTART_ANNOTATION);
+  const pod: V1PodSpec = {
+    securityContext: podSecurity(),
+    terminationGracePeriodSeconds: 60,
+    containers: [
+      {
+        name: 'db',
+        image: engine.image(spec.version),
+        ports: [{ name: 'db', containerPort: engine.port, protocol: 'TCP' }],
+        env: engine.serverEnv(names.credentials(owner), dbname(owner)),
+        resources: podResources(spec),
+        volumeMounts: [{ name: 'data', mountPath: engine.dataPath }],
+        startupProbe: { ...probe, periodSeconds: 5, failureThreshold: 120 },
+        readinessProbe: { ...probe, periodSeconds: 10, failureThreshold: 3 },
+        livenessProbe: { ...probe, periodSeconds: 20, failureThreshold: 6 },
+        securityContext: containerSecurity,
+      },
+    ],
+  };
   return {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
@@ -186,24 +211,7 @@ function statefulSet(
           labels: labels(owner, spec, { [ROLE_LABEL]: serverRole(generation) }),
           ...(restart ? { annotations: { [RESTART_ANNOTATION]: restart } } : {}),
         },
-        spec: {
-          securityContext: podSecurity(),
-          terminationGracePeriodSeconds: 60,
-          containers: [
-            {
-              name: 'db',
-              image: engine.image(spec.version),
-              ports: [{ name: 'db', containerPort: engine.port, protocol: 'TCP' }],
-              env: engine.serverEnv(names.credentials(owner), dbname(owner)),
-              resources: podResources(spec),
-              volumeMounts: [{ name: 'data', mountPath: engine.dataPath }],
-              startupProbe: { ...probe, periodSeconds: 5, failureThreshold: 120 },
-              readinessProbe: { ...probe, periodSeconds: 10, failureThreshold: 3 },
-              livenessProbe: { ...probe, periodSeconds: 20, failureThreshold: 6 },
-              securityContext: containerSecurity,
-            },
-          ],
-        },
+        spec: tlsFor(input, observed) ? withTls(input, pod) : pod,
       },
       volumeClaimTemplates: templates as V1PersistentVolumeClaim[],
     },
@@ -293,7 +301,10 @@ function progress(input: DatabaseCall, target: RestoreTarget): Progress {
 function compose(call: ComposeCall) {
   const { input, instances, target, serving, growth } = call;
   const { live } = instances;
+  const liveObserved = input.observed.get(keyOf(STATEFULSET_KEYS.statefulset, live));
   const resources: Desired[] = [
+    // Its certificate first: while the live server waits for it, it is what the user hears of.
+    ...tlsResources(input, tlsFor(input, liveObserved) && !judge(liveObserved).ready),
     ...generationOf(input, live, growth?.restart ? { restart: growth.restart } : {}),
     clientService(input, serving),
   ];
@@ -315,7 +326,12 @@ function compose(call: ComposeCall) {
       : undefined;
   const secrets = inClusterSecrets(
     call,
-    { host: clientHost(input), port: ENGINES[input.spec.engine].port },
+    {
+      host: clientHost(input),
+      port: ENGINES[input.spec.engine].port,
+      // The URIs ask for TLS once the generation applications reach is composed with it.
+      tls: tlsFor(input, input.observed.get(keyOf(STATEFULSET_KEYS.statefulset, serving))),
+    },
     undefined,
     keepWith,
   );
@@ -441,4 +457,5 @@ export const statefulSetPlacement: Placement = {
   // The live generation's data volume grows by its claim.
   growth: (input, instances) => planGrowth(input, input.spec, dataClaimName(input, instances.live)),
   compose,
+  unhonoured: tlsNotServed,
 };

@@ -1,0 +1,148 @@
+// TLS for a PostgreSQL Database in a StatefulSet, when the platform names a
+// ClusterIssuer (defaults.database.tls): a cert-manager Certificate for the
+// client Service's names, the server started with it (ssl=on) and with a
+// pg_hba of ours that refuses every connection over the network without TLS,
+// and connection URIs that ask for it. libpq's clients (pg_dump and psql in the
+// backup and restore Jobs, pg_isready in the probes) prefer TLS by default, so
+// they need no change. A serving database is never stopped to wait for a
+// certificate: it moves to TLS (one restart) once its Certificate is Ready, and
+// stays on TLS from then on (a renewal that fails leaves the issued Secret).
+import type { V1ConfigMap, V1Container, V1PodSpec } from '@kubernetes/client-node';
+import { judge } from '../../../kinds/index.js';
+import { list, type Obj, str } from '../../../kube.js';
+import { dnsLabel } from '../../../names.js';
+import type { Desired } from '../../blueprint.js';
+import { baseName, type DatabaseInput, meta } from '../database.js';
+
+export const TLS_KEYS = { certificate: 'tls-certificate', hba: 'tls-hba' } as const;
+
+const TLS_VOLUME = 'tls';
+const HBA_VOLUME = 'hba';
+const TLS_DIR = '/etc/function-platform/tls';
+const HBA_DIR = '/etc/function-platform/hba';
+
+/**
+ * The official image's own rules for the socket and the loopback (its entrypoint and probes run there, inside
+ * the pod), then TLS with a password for everything else; a plain connection from outside matches no line, and
+ * PostgreSQL refuses it.
+ */
+const PG_HBA = [
+  '# function-platform: every connection from outside the pod must use TLS',
+  'local     all all              trust',
+  'host      all all 127.0.0.1/32 trust',
+  'host      all all ::1/128      trust',
+  'hostssl   all all all          scram-sha-256',
+  'hostnossl all all all          reject',
+  '',
+].join('\n');
+
+/** The ClusterIssuer this Database's TLS comes from, when the platform asks for TLS and the engine has it here. */
+export function tlsIssuer(input: DatabaseInput): string | undefined {
+  return input.spec.engine === 'postgres' ? input.defaults?.database?.tls?.clusterIssuer : undefined;
+}
+
+/** What the platform's TLS does not reach yet, said on each call: a mysql Database in the cluster. */
+export function tlsNotServed(input: DatabaseInput): Array<{ reason: string; message: string }> {
+  const issuer = input.defaults?.database?.tls?.clusterIssuer;
+  if (issuer === undefined || tlsIssuer(input) !== undefined) return [];
+  return [
+    {
+      reason: 'TlsNotServed',
+      message: `defaults.database.tls (ClusterIssuer ${issuer}) covers engine postgres in the cluster; this ${input.spec.engine} Database serves without TLS`,
+    },
+  ];
+}
+
+/** The Certificate's name, and the Secret cert-manager keeps it in: one name for the Database's whole life. */
+export const tlsSecretName = (input: DatabaseInput) => dnsLabel(baseName(input.owner), 'tls');
+
+/** Whether a StatefulSet, as observed, starts its server with TLS. */
+export function servesTls(statefulSet: Obj | undefined): boolean {
+  return list(statefulSet, 'spec', 'template', 'spec', 'volumes').some((v) => str(v, 'name') === TLS_VOLUME);
+}
+
+/**
+ * Whether a generation's StatefulSet is composed with TLS: when the platform asks for it, for a new one (its pod
+ * waits for the certificate before the server ever starts), for one that already serves it, and for a serving
+ * one once its certificate is issued.
+ */
+export function tlsFor(input: DatabaseInput, observedStatefulSet: Obj | undefined): boolean {
+  if (tlsIssuer(input) === undefined) return false;
+  if (!observedStatefulSet || servesTls(observedStatefulSet)) return true;
+  return judge(input.observed.get(TLS_KEYS.certificate)).ready;
+}
+
+/**
+ * The Certificate and the pg_hba, when the platform asks for TLS. The Certificate blocks readiness only when
+ * the live server waits for it; a serving one goes on in plain text until it is issued.
+ */
+export function tlsResources(input: DatabaseInput, liveWaits: boolean): Desired[] {
+  const issuer = tlsIssuer(input);
+  if (issuer === undefined) return [];
+  const { owner, spec } = input;
+  const service = baseName(owner);
+  const certificate = {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: meta(owner, spec, tlsSecretName(input)),
+    spec: {
+      secretName: tlsSecretName(input),
+      // The names a client may verify: the client Service's, short and long.
+      dnsNames: [
+        service,
+        `${service}.${owner.namespace}`,
+        `${service}.${owner.namespace}.svc`,
+        `${service}.${owner.namespace}.svc.cluster.local`,
+      ],
+      issuerRef: { group: 'cert-manager.io', kind: 'ClusterIssuer', name: issuer },
+      usages: ['digital signature', 'key encipherment', 'server auth'],
+      privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
+    },
+  };
+  const hba = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: meta(owner, spec, dnsLabel(service, 'pg-hba')),
+    data: { 'pg_hba.conf': PG_HBA },
+  } satisfies V1ConfigMap;
+  return [
+    { key: TLS_KEYS.certificate, object: certificate, ...(liveWaits ? {} : { independent: true }) },
+    { key: TLS_KEYS.hba, object: hba as Obj },
+  ];
+}
+
+/** The pod with its server on TLS: the certificate and the pg_hba mounted, and the server told where they are. */
+export function withTls(input: DatabaseInput, pod: V1PodSpec): V1PodSpec {
+  const [server, ...others] = pod.containers as [V1Container, ...V1Container[]];
+  return {
+    ...pod,
+    containers: [
+      {
+        ...server,
+        // The official image's entrypoint passes arguments that start with "-" to postgres.
+        args: [
+          '-c',
+          'ssl=on',
+          '-c',
+          `ssl_cert_file=${TLS_DIR}/tls.crt`,
+          '-c',
+          `ssl_key_file=${TLS_DIR}/tls.key`,
+          '-c',
+          `hba_file=${HBA_DIR}/pg_hba.conf`,
+        ],
+        volumeMounts: [
+          ...(server.volumeMounts ?? []),
+          { name: TLS_VOLUME, mountPath: TLS_DIR, readOnly: true },
+          { name: HBA_VOLUME, mountPath: HBA_DIR, readOnly: true },
+        ],
+      },
+      ...others,
+    ],
+    volumes: [
+      ...(pod.volumes ?? []),
+      // Owned by root and readable by the pod's group only: PostgreSQL refuses a key file others may read.
+      { name: TLS_VOLUME, secret: { secretName: tlsSecretName(input), defaultMode: 0o440 } },
+      { name: HBA_VOLUME, configMap: { name: dnsLabel(baseName(input.owner), 'pg-hba'), defaultMode: 0o444 } },
+    ],
+  };
+}

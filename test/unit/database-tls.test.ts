@@ -1,0 +1,147 @@
+// TLS for a PostgreSQL Database in a StatefulSet when the platform names a
+// ClusterIssuer (defaults.database.tls): the Certificate, the server's
+// arguments, volumes and pg_hba, the URIs that ask for TLS, and when each
+// applies: a new Database waits for its certificate, a serving one goes on in
+// plain text until it is issued and moves to TLS then. The server really
+// refusing plain connections is judged on a real node
+// (test/e2e-real/database-tls.test.ts).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Obj } from '../../src/kube.js';
+import { databaseXr, fatalOf, secretData } from '../support/database.js';
+import { Loop } from '../support/loop.js';
+import { healthyStatus } from '../support/observed-state.js';
+import { validateObject } from '../support/schemas.js';
+
+const ISSUER = 'platform-ca';
+const platform = (tls: Obj | undefined): Obj => ({
+  apiVersion: 'platform.fn.example.com/v1beta1',
+  kind: 'Input',
+  ...(tls ? { defaults: { database: { tls } } } : {}),
+});
+const READY = { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'up to date' }] };
+const ISSUING = { conditions: [{ type: 'Ready', status: 'False', reason: 'DoesNotExist', message: 'Issuing' }] };
+
+function podOf(loop: Loop): Obj {
+  return ((loop.desired('statefulset')!['spec'] as Obj)['template'] as Obj)['spec'] as Obj;
+}
+const serverOf = (loop: Loop) => (podOf(loop)['containers'] as Obj[])[0]!;
+const uriOf = (loop: Loop) => secretData(loop.desired('connection'))['uri'] ?? '';
+
+/** The StatefulSet's controller has its pod up for the current template. */
+function serve(loop: Loop): void {
+  const sts = loop.observed.get('statefulset')!;
+  sts['status'] = healthyStatus(sts);
+}
+
+function loopWith(engine: 'postgres' | 'mysql', tls: Obj | undefined): Loop {
+  return new Loop(databaseXr({ engine, storageGB: 10 }), platform(tls));
+}
+
+describe("a PostgreSQL Database under the platform's TLS", () => {
+  test('a new Database: the Certificate, the pg_hba, the server on TLS, and it waits for the certificate', () => {
+    const loop = loopWith('postgres', { clusterIssuer: ISSUER });
+    loop.apply(loop.call());
+    assert.equal(fatalOf(loop.last!), undefined);
+    const cert = loop.desired('tls-certificate')!;
+    assert.equal(cert['kind'], 'Certificate');
+    assert.deepEqual((cert['spec'] as Obj)['issuerRef'], {
+      group: 'cert-manager.io',
+      kind: 'ClusterIssuer',
+      name: ISSUER,
+    });
+    assert.equal((cert['spec'] as Obj)['secretName'], 'orders-db-tls');
+    assert.ok(
+      ((cert['spec'] as Obj)['dnsNames'] as string[]).includes('orders-db.team-a.svc.cluster.local'),
+      'the host of the connection Secret is among its names',
+    );
+    const hba = String(((loop.desired('tls-hba')!['data'] as Obj)['pg_hba.conf'] as string) ?? '');
+    assert.match(hba, /^hostssl\s+all all all\s+scram-sha-256$/m);
+    assert.match(hba, /^hostnossl all all all\s+reject$/m);
+    assert.doesNotMatch(hba, /^host\s+all all all/m, 'no plain line for the network');
+    assert.deepEqual(serverOf(loop)['args'], [
+      '-c',
+      'ssl=on',
+      '-c',
+      'ssl_cert_file=/etc/function-platform/tls/tls.crt',
+      '-c',
+      'ssl_key_file=/etc/function-platform/tls/tls.key',
+      '-c',
+      'hba_file=/etc/function-platform/hba/pg_hba.conf',
+    ]);
+    const volumes = podOf(loop)['volumes'] as Obj[];
+    assert.deepEqual(volumes.find((v) => v['name'] === 'tls')?.['secret'], {
+      secretName: 'orders-db-tls',
+      defaultMode: 0o440,
+    });
+    assert.match(uriOf(loop), /\?sslmode=require$/);
+    assert.match(secretData(loop.desired('connection'))['jdbc-uri']!, /\?sslmode=require$/);
+    for (const key of ['tls-certificate', 'tls-hba', 'statefulset'])
+      assert.deepEqual(validateObject(loop.desired(key)!), [], `${key} validates against its real schema`);
+    // cert-manager has not issued it: the Database says so, the Certificate first.
+    loop.observed.get('tls-certificate')!['status'] = ISSUING;
+    loop.apply(loop.call());
+    assert.equal(loop.status()['ready'], false, 'not Ready');
+    assert.match(String(loop.status()['message']), /^Certificate orders-db-tls: /);
+  });
+
+  test('a serving Database goes on in plain text until its certificate is issued, then moves to TLS', () => {
+    const loop = loopWith('postgres', undefined);
+    loop.apply(loop.call());
+    serve(loop);
+    loop.apply(loop.call());
+    assert.equal(loop.status()['ready'], true, 'Ready in plain text');
+    assert.doesNotMatch(uriOf(loop), /sslmode/);
+    // The platform team sets the issuer in the Composition.
+    loop.input = platform({ clusterIssuer: ISSUER });
+    loop.apply(loop.call());
+    assert.ok(loop.desired('tls-certificate'), 'the Certificate is asked for');
+    assert.equal(serverOf(loop)['args'], undefined, 'the server is not restarted before the certificate exists');
+    loop.observed.get('tls-certificate')!['status'] = ISSUING;
+    loop.apply(loop.call());
+    assert.equal(loop.status()['ready'], true, 'a serving database stays Ready while cert-manager works');
+    assert.doesNotMatch(uriOf(loop), /sslmode/, 'the URIs do not ask for what the server does not do yet');
+    // Issued: one restart onto TLS, and the URIs ask for it.
+    loop.observed.get('tls-certificate')!['status'] = READY;
+    loop.apply(loop.call());
+    assert.equal((serverOf(loop)['args'] as string[])[1], 'ssl=on');
+    assert.match(uriOf(loop), /\?sslmode=require$/);
+    // It stays on TLS when a later issuance fails: the Secret cert-manager wrote is still there.
+    loop.observed.get('tls-certificate')!['status'] = ISSUING;
+    serve(loop);
+    loop.apply(loop.call());
+    assert.equal((serverOf(loop)['args'] as string[])[1], 'ssl=on');
+    assert.equal(loop.status()['ready'], true, 'its server runs: Ready');
+    // The platform takes TLS back: plain again, and the Certificate and pg_hba go.
+    loop.input = platform(undefined);
+    loop.apply(loop.call());
+    assert.equal(serverOf(loop)['args'], undefined);
+    assert.equal(loop.desired('tls-certificate'), undefined);
+    assert.equal(loop.desired('tls-hba'), undefined);
+    assert.doesNotMatch(uriOf(loop), /sslmode/);
+  });
+
+  test('mysql is not covered yet: no Certificate, and a warning says the Database serves without TLS', () => {
+    const loop = loopWith('mysql', { clusterIssuer: ISSUER });
+    loop.apply(loop.call());
+    assert.equal(fatalOf(loop.last!), undefined);
+    assert.equal(loop.desired('tls-certificate'), undefined);
+    assert.equal(serverOf(loop)['args'], undefined);
+    const warning = loop.last!.results.find((r) => r.reason === 'TlsNotServed');
+    assert.ok(warning, 'a TlsNotServed warning');
+    assert.match(warning.message, /this mysql Database serves without TLS/);
+  });
+
+  test('an unknown field or a bad issuer name in defaults.database.tls is Fatal, naming it', () => {
+    for (const [tls, field] of [
+      [{ clusterIssuer: ISSUER, ca: 'x' }, 'defaults.database.tls'],
+      [{ clusterIssuer: 'Not_A_Name' }, 'defaults.database.tls.clusterIssuer'],
+      [{}, 'defaults.database.tls'],
+    ] as const) {
+      const loop = loopWith('postgres', tls);
+      const fatal = fatalOf(loop.call());
+      assert.ok(fatal, `Fatal for ${JSON.stringify(tls)}`);
+      assert.ok(fatal.message.includes(field), `${fatal.message} names ${field}`);
+    }
+  });
+});
