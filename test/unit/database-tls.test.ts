@@ -96,6 +96,11 @@ describe("a PostgreSQL Database under the platform's TLS", () => {
     loop.input = platform({ clusterIssuer: ISSUER });
     loop.apply(loop.call());
     assert.ok(loop.desired('tls-certificate'), 'the Certificate is asked for');
+    assert.equal(
+      loop.status()['ready'],
+      true,
+      'still Ready on the call that first asks for the Certificate and pg_hba',
+    );
     assert.equal(serverOf(loop)['args'], undefined, 'the server is not restarted before the certificate exists');
     loop.observed.get('tls-certificate')!['status'] = ISSUING;
     loop.apply(loop.call());

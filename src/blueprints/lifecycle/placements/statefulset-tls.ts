@@ -73,8 +73,8 @@ export function tlsFor(input: DatabaseInput, observedStatefulSet: Obj | undefine
 }
 
 /**
- * The Certificate and the pg_hba, when the platform asks for TLS. The Certificate blocks readiness only when
- * the live server waits for it; a serving one goes on in plain text until it is issued.
+ * The Certificate and the pg_hba, when the platform asks for TLS. They block readiness only when the live
+ * server waits for them; a serving one goes on in plain text until they are there.
  */
 export function tlsResources(input: DatabaseInput, liveWaits: boolean): Desired[] {
   const issuer = tlsIssuer(input);
@@ -105,9 +105,10 @@ export function tlsResources(input: DatabaseInput, liveWaits: boolean): Desired[
     metadata: meta(owner, spec, dnsLabel(service, 'pg-hba')),
     data: { 'pg_hba.conf': PG_HBA },
   } satisfies V1ConfigMap;
+  const waits = liveWaits ? {} : { independent: true };
   return [
-    { key: TLS_KEYS.certificate, object: certificate, ...(liveWaits ? {} : { independent: true }) },
-    { key: TLS_KEYS.hba, object: hba as Obj },
+    { key: TLS_KEYS.certificate, object: certificate, ...waits },
+    { key: TLS_KEYS.hba, object: hba as Obj, ...waits },
   ];
 }
 

@@ -1,0 +1,309 @@
+// TLS for PostgreSQL in the cluster, on a real node under real Crossplane
+// (run by database.test.ts on its control plane, after its own tests): the
+// platform names a ClusterIssuer in a Composition's Input
+// (defaults.database.tls); the server really runs with the issued key (mounted
+// by the real kubelet, in the modes PostgreSQL insists on), really refuses a
+// plain connection from another pod, serves one that verifies its certificate
+// against the Service's name, and its backup Job's pg_dump goes over TLS.
+// A serving Database moves to TLS only once its certificate is issued; a new
+// one waits for it before it ever starts.
+//
+// Stand-in, named so: cert-manager is not installed (only its CRD, from
+// ../shared/crds); test/support/cert-manager-stand-in.ts plays CERT-MANAGER's
+// CA issuer with real keys and certificates.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Json } from '../support/apiserver.js';
+import { type CertManagerStandIn, startCertManagerStandIn } from '../support/cert-manager-stand-in.js';
+import { SHARED_CRDS } from '../support/cluster.js';
+import type { ControlPlane } from '../support/control-plane.js';
+import { eventually } from '../support/e2e.js';
+
+const NS = 'team-a';
+const ISSUER = 'platform-ca';
+const TLS_COMPOSITION = 'databases-tls.example.com';
+const ROWS = 1000;
+
+let cp: ControlPlane;
+let certManager: CertManagerStandIn;
+const ref = (kind: string, name: string) => ({ apiVersion: 'example.com/v1', kind, metadata: { name, namespace: NS } });
+const get = (kind: string, name: string) => cp.client.getObj(ref(kind, name));
+
+/** `psql` in the application pod with a conninfo string; the password comes from the connection Secret. */
+async function psql(conninfo: string, sql: string, password: string): Promise<{ code: number; out: string }> {
+  const r = await cp.kubectl(
+    [
+      'exec',
+      '-n',
+      NS,
+      'tls-app',
+      '--',
+      'sh',
+      '-c',
+      'PGPASSWORD="$1" PGCONNECT_TIMEOUT=10 psql "$2" -v ON_ERROR_STOP=1 -tAq -c "$3" 2>&1',
+      'sh',
+      password,
+      conninfo,
+      sql,
+    ],
+    { allowFail: true },
+  );
+  return { code: r.code, out: r.stdout.trim() };
+}
+
+async function connection(db: string): Promise<Record<string, string>> {
+  const s = await cp.client.getObj({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: `${db}-db-connection`, namespace: NS },
+  });
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries((s?.['data'] ?? {}) as Record<string, string>))
+    out[k] = Buffer.from(v, 'base64').toString('utf8');
+  return out;
+}
+
+/** The conninfo that verifies the server's certificate against the CA and the host name applications use. */
+const verifying = (c: Record<string, string>) =>
+  `host=${c['host']} port=${c['port']} user=${c['username']} dbname=${c['dbname']} sslmode=verify-full sslrootcert=/etc/platform-ca/ca.crt`;
+const plain = (c: Record<string, string>) =>
+  `host=${c['host']} port=${c['port']} user=${c['username']} dbname=${c['dbname']} sslmode=disable`;
+const SSL_IN_USE = 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()';
+
+async function ready(db: string, timeoutMs = 240_000): Promise<Json> {
+  return eventually(
+    `Database ${db} Ready`,
+    async () => {
+      const o = await get('Database', db);
+      return o?.['status']?.['ready'] === true && o?.['status']?.['phase'] === 'Ready' ? o : undefined;
+    },
+    timeoutMs,
+    250,
+  );
+}
+
+function database(name: string, composition?: string): string {
+  const store = cp.objectStore!;
+  return `apiVersion: example.com/v1
+kind: Database
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  engine: postgres
+  storageGB: 1
+${composition ? `  crossplane: {compositionRef: {name: ${composition}}}\n` : ''}  backup:
+    objectStore:
+      bucket: ${store.bucket}
+      region: ${store.region}
+      endpoint: ${store.endpoint}
+      prefix: databases
+      credentialsSecretRef: {name: backup-store}
+`;
+}
+
+/** The suite, on the control plane `controlPlane` returns (a real node, the store's Secret backup-store in team-a). */
+export function describePostgresTls(controlPlane: () => ControlPlane): void {
+  describe('PostgreSQL over TLS', () => {
+    before(async () => {
+      cp = controlPlane();
+      await cp.kubectl(['apply', '-f', join(SHARED_CRDS, 'cert-manager', 'cert-manager.io_certificates.yaml')]);
+      await cp.client.waitEstablished('certificates.cert-manager.io');
+      certManager = startCertManagerStandIn(cp.client, NS);
+      certManager.hold = true;
+      // The platform team's second Composition: the installed one, with TLS from its ClusterIssuer in the Input.
+      const installed = await cp.client.getObj({
+        apiVersion: 'apiextensions.crossplane.io/v1',
+        kind: 'Composition',
+        metadata: { name: 'databases.example.com' },
+      });
+      assert.ok(installed, 'the Database Composition is installed');
+      const pipeline = structuredClone(installed['spec']['pipeline']) as Json[];
+      const step = pipeline[0]!;
+      step['input'] = {
+        apiVersion: 'platform.fn.example.com/v1beta1',
+        kind: 'Input',
+        ...step['input'],
+        defaults: {
+          ...step['input']?.['defaults'],
+          database: { ...step['input']?.['defaults']?.['database'], tls: { clusterIssuer: ISSUER } },
+        },
+      };
+      await cp.client.applyObj(
+        {
+          apiVersion: 'apiextensions.crossplane.io/v1',
+          kind: 'Composition',
+          metadata: { name: TLS_COMPOSITION, labels: installed['metadata']['labels'] },
+          spec: { ...installed['spec'], pipeline },
+        },
+        { fieldManager: 'platform-team', force: true },
+      );
+      // The platform's CA bundle, where applications read it (as trust-manager would put it).
+      await cp.client.applyObj(
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'platform-ca', namespace: NS },
+          data: { 'ca.crt': certManager.caPem },
+        },
+        { fieldManager: 'e2e-real', force: true },
+      );
+      // The application: a pod of the postgres image with psql and the CA bundle; it never restarts.
+      await cp.client.applyObj(
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'tls-app', namespace: NS },
+          spec: {
+            restartPolicy: 'Never',
+            securityContext: {
+              runAsUser: 999,
+              runAsGroup: 999,
+              runAsNonRoot: true,
+              seccompProfile: { type: 'RuntimeDefault' },
+            },
+            containers: [
+              {
+                name: 'app',
+                image: 'postgres:17',
+                command: ['sleep', '86400'],
+                resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+                securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+                volumeMounts: [{ name: 'ca', mountPath: '/etc/platform-ca', readOnly: true }],
+              },
+            ],
+            volumes: [{ name: 'ca', configMap: { name: 'platform-ca' } }],
+          },
+        },
+        { fieldManager: 'e2e-real', force: true },
+      );
+      await eventually('application pod tls-app Running', async () => {
+        const p = await cp.client.getObj({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'tls-app', namespace: NS },
+        });
+        return p?.['status']?.['phase'] === 'Running' ? true : undefined;
+      });
+    });
+    after(async () => {
+      await certManager?.stop();
+    });
+
+    test('a serving Database goes on in plain text until its certificate is issued, then moves to TLS', async (t) => {
+      await cp.kubectl(['apply', '-f', '-'], { input: database('ledger') });
+      await ready('ledger');
+      let c = await connection('ledger');
+      assert.doesNotMatch(c['uri']!, /sslmode/);
+      const create = `CREATE TABLE items (id int PRIMARY KEY, v text NOT NULL); INSERT INTO items SELECT g, md5(g::text) FROM generate_series(1, ${ROWS}) g`;
+      const wrote = await psql(plain(c), create, c['password']!);
+      assert.equal(wrote.code, 0, wrote.out);
+
+      // The platform moves it to its TLS Composition; cert-manager has not issued yet.
+      const moved = Date.now();
+      await cp.kubectl([
+        'patch',
+        'database',
+        'ledger',
+        '-n',
+        NS,
+        '--type',
+        'merge',
+        '-p',
+        JSON.stringify({ spec: { crossplane: { compositionRef: { name: TLS_COMPOSITION } } } }),
+      ]);
+      await eventually('Certificate ledger-db-tls', () =>
+        cp.client.getObj({
+          apiVersion: 'cert-manager.io/v1',
+          kind: 'Certificate',
+          metadata: { name: 'ledger-db-tls', namespace: NS },
+        }),
+      );
+      const waiting = await get('Database', 'ledger');
+      assert.equal(
+        waiting?.['status']?.['ready'],
+        true,
+        'a serving database stays Ready while its certificate is issued',
+      );
+      const meanwhile = await psql(plain(c), 'SELECT count(*) FROM items', c['password']!);
+      assert.deepEqual(meanwhile, { code: 0, out: String(ROWS) }, 'and goes on serving in plain text');
+
+      // Issued: one restart onto TLS, then the URIs ask for it.
+      certManager.hold = false;
+      c = await eventually(
+        'the connection Secret asks for TLS',
+        async () => {
+          const now = await connection('ledger');
+          return /\?sslmode=require$/.test(now['uri'] ?? '') ? now : undefined;
+        },
+        180_000,
+        500,
+      );
+      await ready('ledger');
+      const onTls = await eventually(
+        'ledger serving over TLS',
+        async () => {
+          const r = await psql(verifying(c), SSL_IN_USE, c['password']!);
+          return r.code === 0 ? r : undefined;
+        },
+        120_000,
+        1000,
+      );
+      t.diagnostic(`composition switched to serving over TLS: ${Date.now() - moved} ms`);
+      assert.equal(
+        onTls.out,
+        't',
+        'the connection is encrypted, and the certificate verifies for the host in the Secret',
+      );
+      const refused = await psql(plain(c), 'SELECT 1', c['password']!);
+      assert.notEqual(refused.code, 0, 'a plain connection from another pod is refused');
+      assert.match(refused.out, /pg_hba\.conf rejects connection for host .*no encryption/);
+      t.diagnostic(`plain connection refused: ${refused.out.split('\n').pop()}`);
+      const uri = await psql(c['uri']!, `SELECT (${SSL_IN_USE})::text || ' ' || count(*) FROM items`, c['password']!);
+      assert.deepEqual(
+        uri,
+        { code: 0, out: `true ${ROWS}` },
+        'the uri of the Secret connects over TLS and every row is there',
+      );
+    });
+
+    test("a DatabaseBackup's dump runs over TLS and completes", async () => {
+      await cp.kubectl(['apply', '-f', '-'], {
+        input: `apiVersion: example.com/v1\nkind: DatabaseBackup\nmetadata: {name: ledger-tls, namespace: ${NS}}\nspec: {databaseRef: {name: ledger}}\n`,
+      });
+      const done = await eventually(
+        'DatabaseBackup ledger-tls finished',
+        async () => {
+          const b = await get('DatabaseBackup', 'ledger-tls');
+          return ['Completed', 'Failed'].includes(b?.['status']?.['phase']) ? b : undefined;
+        },
+        180_000,
+        500,
+      );
+      assert.equal(done['status']['phase'], 'Completed', String(done['status']['message']));
+    });
+
+    test('a new Database under TLS waits for its certificate, then starts on TLS', async (t) => {
+      certManager.hold = true;
+      await cp.kubectl(['apply', '-f', '-'], { input: database('vault', TLS_COMPOSITION) });
+      const waiting = await eventually(
+        'Database vault waiting for its certificate',
+        async () => {
+          const o = await get('Database', 'vault');
+          return String(o?.['status']?.['message'] ?? '').startsWith('Certificate vault-db-tls') ? o : undefined;
+        },
+        120_000,
+        250,
+      );
+      t.diagnostic(String(waiting['status']['message']));
+      assert.equal(waiting['status']['ready'], false);
+      const started = Date.now();
+      certManager.hold = false;
+      await ready('vault');
+      const c = await connection('vault');
+      assert.match(c['uri']!, /\?sslmode=require$/);
+      const r = await psql(verifying(c), SSL_IN_USE, c['password']!);
+      assert.deepEqual(r, { code: 0, out: 't' });
+      t.diagnostic(`certificate issued to Ready on TLS: ${Date.now() - started} ms`);
+    });
+  });
+}
