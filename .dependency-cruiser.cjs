@@ -49,6 +49,21 @@ module.exports = {
       to: { path: '^src/', pathNot: GROUND },
     },
     {
+      name: 'operations-beside-blueprints',
+      comment:
+        'An Operation step (src/operations/) builds what it applies itself: it imports no blueprint (only the contract\'s types in blueprint.ts), and no blueprint imports it.',
+      severity: 'error',
+      from: { path: '^src/operations/' },
+      to: { path: '^src/blueprints/', pathNot: '^src/blueprints/blueprint\\.ts$' },
+    },
+    {
+      name: 'blueprints-know-no-operations',
+      comment: 'The blueprints compose for a composite; what an Operation does is not theirs to reach.',
+      severity: 'error',
+      from: { path: '^src/blueprints/' },
+      to: { path: '^src/operations/' },
+    },
+    {
       name: 'pure-call',
       comment:
         'The pure call (function.ts and all it reaches) reaches no I/O edge: no gRPC, no AWS SDK, no filesystem or network, none of the edge modules.',

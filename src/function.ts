@@ -7,11 +7,10 @@ import {
   Capability,
   Ready,
   type Resource,
-  type ResourceSelector,
   type RunFunctionRequest,
   type RunFunctionResponse,
 } from '@crossplane-org/function-sdk-typescript';
-import type { Blueprint, Context, Requirement } from './blueprints/blueprint.js';
+import type { Blueprint, Context } from './blueprints/blueprint.js';
 import { blueprintFor } from './blueprints/dispatch.js';
 import { callerLacks, MISSING } from './capabilities.js';
 import { wrap } from './claims.js';
@@ -20,7 +19,9 @@ import type { ExternalFacts, ExternalQuery } from './facts.js';
 import { judge, type Verdict } from './kinds/index.js';
 import type { Input } from './generated/schemas.js';
 import { condition, isObj, record, str, type Obj } from './kube.js';
-import { BUILT_IN_REQUEUE, contextOf, observedComposite, observedResources, stepInput } from './request.js';
+import { now } from './clock.js';
+import { namesOperation, runOperation } from './operations/index.js';
+import { BUILT_IN_REQUEUE, contextOf, observedComposite, observedResources, selectorOf, stepInput } from './request.js';
 import { conditionOf, fatal, normal, warning } from './results.js';
 import { guardNothingLost } from './safety.js';
 import { unknownFields } from './spec/validate.js';
@@ -112,15 +113,6 @@ function newResponse(req: RunFunctionRequest): RunFunctionResponse {
 }
 
 const toReady = (ready: boolean): Ready => (ready ? Ready.READY_TRUE : Ready.READY_FALSE);
-
-/** A requirement as the protocol says it: a name, or labels. */
-function selectorOf(r: Requirement): ResourceSelector {
-  const { apiVersion, kind } = r;
-  const where = r.namespace !== undefined ? { namespace: r.namespace } : {};
-  return 'matchName' in r
-    ? { apiVersion, kind, matchName: r.matchName, ...where }
-    : { apiVersion, kind, matchLabels: { labels: r.matchLabels }, ...where };
-}
 
 /** Phase two and the rest, given the facts the outside gave (none on the pure path). Throws like prepare. */
 export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log): RunFunctionResponse {
@@ -219,6 +211,14 @@ export interface Answered {
 
 /** Runs one call with the facts given (none: the pure path), saying which blueprint served it. Never throws. */
 export function runCall(req: RunFunctionRequest, log?: Log, facts?: ExternalFacts): Answered {
+  // A step of an Operation: no composite, no blueprint.
+  if (namesOperation(req)) {
+    try {
+      return { rsp: runOperation(req, stepInput(req)!, now()), blueprint: 'operation' };
+    } catch (err) {
+      return { rsp: failure(req, err, log), blueprint: 'operation' };
+    }
+  }
   const chosen = chooseBlueprint(req);
   const name = chosen ? { blueprint: chosen.name } : {};
   try {

@@ -7,11 +7,13 @@ import { AWS_CREDENTIALS, awsCredentials } from './aws/credentials.js';
 import type { AwsFactsSource } from './aws/facts.js';
 import type { ExternalFacts } from './facts.js';
 import { type Answered, answer, chooseBlueprint, failure, type Log, prepare, queryOf, runCall } from './function.js';
+import { namesOperation } from './operations/index.js';
 
 /** One call, the outside asked first where the blueprint wants to know; with the blueprint that served it. */
 export async function answerLive(req: RunFunctionRequest, aws: AwsFactsSource, log?: Log): Promise<Answered> {
   // Most calls have no AWS credentials: they take the pure path at once.
-  if (!req.credentials?.[AWS_CREDENTIALS]) return runCall(req, log);
+  // Nor do an Operation's steps: they read no outside facts.
+  if (!req.credentials?.[AWS_CREDENTIALS] || namesOperation(req)) return runCall(req, log);
   const chosen = chooseBlueprint(req);
   const name = chosen ? { blueprint: chosen.name } : {};
   try {

@@ -1,7 +1,7 @@
 // Reading a RunFunctionRequest: who the composite is, where its objects go,
 // what was observed and what Crossplane fetched for us.
-import type { RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
-import type { Context, Owner } from './blueprints/blueprint.js';
+import type { ResourceSelector, RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
+import type { Context, Owner, Requirement } from './blueprints/blueprint.js';
 import { unwrap } from './claims.js';
 import type { ValidateFunction } from 'ajv';
 import { FatalError, SpecError } from './errors.js';
@@ -63,6 +63,15 @@ export function observedComposite(req: RunFunctionRequest): Obj {
       'NoCompositeResource',
     );
   return xr;
+}
+
+/** A requirement as the protocol says it: a name, or labels. */
+export function selectorOf(r: Requirement): ResourceSelector {
+  const { apiVersion, kind } = r;
+  const where = r.namespace !== undefined ? { namespace: r.namespace } : {};
+  return 'matchName' in r
+    ? { apiVersion, kind, matchName: r.matchName, ...where }
+    : { apiVersion, kind, matchLabels: { labels: r.matchLabels }, ...where };
 }
 
 /** How soon Crossplane calls again when the Input's requeue says nothing: the settled and changing TTLs. */

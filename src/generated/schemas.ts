@@ -1553,6 +1553,42 @@ export const inputSchema = {
         }
       }
     },
+    "operation": {
+      "type": "object",
+      "description": "For a step of a Crossplane Operation or CronOperation (ops.crossplane.io, core started with --enable-operations), not of a Composition: the fleet operation to run. The function then composes nothing; it applies what the operation asks for and writes what it did to the step's output.",
+      "properties": {
+        "backupNow": {
+          "type": "object",
+          "description": "A pinned DatabaseBackup, now, of every Database (namespaced composite or claim) in these namespaces that matches the labels. Each is labelled with the minute it was asked for, which the output names.",
+          "required": [
+            "namespaces"
+          ],
+          "properties": {
+            "namespaces": {
+              "type": "array",
+              "description": "The namespaces whose Databases are backed up.",
+              "minItems": 1,
+              "maxItems": 50,
+              "items": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 63,
+                "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+              }
+            },
+            "matchLabels": {
+              "type": "object",
+              "description": "Only the Databases with every one of these labels; without it, every Database of the namespaces.",
+              "maxProperties": 20,
+              "additionalProperties": {
+                "type": "string",
+                "maxLength": 63
+              }
+            }
+          }
+        }
+      }
+    },
     "defaults": {
       "type": "object",
       "description": "Platform policy, set once per Composition: what a composite gets when its own spec does not say. A composite's spec wins over these, and these win over the built-in defaults.",
@@ -1799,6 +1835,18 @@ export type Input = {
     "settledSeconds"?: number;
     /** While something is still changing (created, released, backed up, restored); built in, 15. */
     "changingSeconds"?: number;
+  };
+  /** For a step of a Crossplane Operation or CronOperation (ops.crossplane.io, core started with --enable-operations), not of a Composition: the fleet operation to run. The function then composes nothing; it applies what the operation asks for and writes what it did to the step's output. */
+  "operation"?: {
+    /** A pinned DatabaseBackup, now, of every Database (namespaced composite or claim) in these namespaces that matches the labels. Each is labelled with the minute it was asked for, which the output names. */
+    "backupNow"?: {
+      /** The namespaces whose Databases are backed up. */
+      "namespaces": Array<string>;
+      /** Only the Databases with every one of these labels; without it, every Database of the namespaces. */
+      "matchLabels"?: {
+        [key: string]: string;
+      };
+    };
   };
   /** Platform policy, set once per Composition: what a composite gets when its own spec does not say. A composite's spec wins over these, and these win over the built-in defaults. */
   "defaults"?: {

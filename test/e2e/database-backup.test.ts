@@ -488,6 +488,116 @@ spec: {databaseRef: {name: shop}, fromBackup: {name: shop-before-sale}}
     );
   });
 
+  test('a fleet operation: an Operation step running backup-now asks for a pinned backup of each matched Database, lists them in its output, and they complete', async (t) => {
+    await ensureNamespace(cp, 'team-b');
+    await cp.kubectl(['label', 'database', 'orders', '-n', NS, 'fleet=nightly', '--overwrite']);
+    const started = Date.now();
+    await cp.kubectl(['apply', '-f', '-'], {
+      input: `apiVersion: ops.crossplane.io/v1alpha1
+kind: Operation
+metadata: {name: nightly-backups}
+spec:
+  mode: Pipeline
+  pipeline:
+    - step: backup-now
+      functionRef: {name: function-platform}
+      input:
+        apiVersion: platform.fn.example.com/v1beta1
+        kind: Input
+        operation:
+          backupNow: {namespaces: [${NS}, team-b], matchLabels: {fleet: nightly}}
+`,
+    });
+    const op = await eventually(
+      'Operation nightly-backups Succeeded',
+      async () => {
+        const o = await cp.client.getObj({
+          apiVersion: 'ops.crossplane.io/v1alpha1',
+          kind: 'Operation',
+          metadata: { name: 'nightly-backups' },
+        });
+        return conditionOf(o, 'Succeeded')?.['status'] === 'True' ? o : undefined;
+      },
+      90_000,
+    );
+    const output = op['status']['pipeline'][0]['output'];
+    t.diagnostic(`Operation output: ${JSON.stringify(output)}`);
+    assert.equal(output['operation'], 'backup-now');
+    assert.deepEqual(output['namespaces'], [NS, 'team-b']);
+    assert.equal(output['backups'].length, 1, 'only the labelled Database');
+    const { database, backup } = output['backups'][0];
+    assert.equal(database, 'orders');
+    assert.deepEqual(
+      op['status']['appliedResourceRefs'].map((r: Json) => `${r['kind']} ${r['namespace']}/${r['name']}`),
+      [`DatabaseBackup ${NS}/${backup}`],
+    );
+    const asked = await eventually(`DatabaseBackup ${backup}`, () => get('DatabaseBackup', backup));
+    assert.equal(asked['spec']['pinned'], true);
+    assert.equal(asked['metadata']['labels']['function-platform.dev/backup-now'], output['label'].split('=')[1]);
+    await endPod(`${backup}-a1`, 'succeeded', { key: `databases/orders/${backup}.dump`, sizeBytes: 51000 });
+    await backupIn(backup, 'Completed');
+    t.diagnostic(`Operation applied to its backup Completed: ${Date.now() - started} ms`);
+  });
+
+  test('a CronOperation runs the same step on its schedule: a later minute, a new pinned backup, Completed', async (t) => {
+    // The function's clock an hour on: the step names its backups by that minute.
+    setClock(new Date(slot.getTime() + 3_600_000));
+    const started = Date.now();
+    await cp.kubectl(['apply', '-f', '-'], {
+      input: `apiVersion: ops.crossplane.io/v1alpha1
+kind: CronOperation
+metadata: {name: every-minute-backups}
+spec:
+  schedule: "* * * * *"
+  concurrencyPolicy: Forbid
+  operationTemplate:
+    spec:
+      mode: Pipeline
+      pipeline:
+        - step: backup-now
+          functionRef: {name: function-platform}
+          input:
+            apiVersion: platform.fn.example.com/v1beta1
+            kind: Input
+            operation:
+              backupNow: {namespaces: [${NS}, team-b], matchLabels: {fleet: nightly}}
+`,
+    });
+    const op = await eventually(
+      'an Operation of CronOperation every-minute-backups Succeeded',
+      async () => {
+        const ops = await cp.client.listObjs(
+          'ops.crossplane.io/v1alpha1',
+          'Operation',
+          undefined,
+          'ops.crossplane.io/cronoperation=every-minute-backups',
+        );
+        return ops.find((o) => conditionOf(o, 'Succeeded')?.['status'] === 'True');
+      },
+      150_000,
+      1000,
+    );
+    // No second run while the test reads the first.
+    await cp.kubectl(['delete', 'cronoperation', 'every-minute-backups']);
+    const [asked] = op['status']['pipeline'][0]['output']['backups'];
+    t.diagnostic(
+      `CronOperation applied to its first Operation Succeeded: ${Date.now() - started} ms; it asked for ${asked['backup']}`,
+    );
+    assert.equal(asked['database'], 'orders');
+    const later = new Date(slot.getTime() + 3_600_000).toISOString().replace(/[-:T]/g, '').slice(0, 12);
+    assert.equal(
+      asked['backup'],
+      `orders-now-${later}`,
+      'named for the minute the step ran in, not the Operation before',
+    );
+    await endPod(`${asked['backup']}-a1`, 'succeeded', {
+      key: `databases/orders/${asked['backup']}.dump`,
+      sizeBytes: 52000,
+    });
+    const done = await backupIn(asked['backup'], 'Completed');
+    assert.equal(done['spec']['pinned'], true);
+  });
+
   test('no function call refused a connection or failed', () => {
     const log = cp.functionLog();
     assert.doesNotMatch(log, /refusing|failed unexpectedly/);

@@ -91,7 +91,7 @@ describe('the packages installed by Crossplane’s package manager', { skip }, (
       ]);
       assert.equal(conditionOf(rev, 'RevisionHealthy')?.['status'], 'True');
       // Issue 32: Crossplane read what the package says it serves (it checks composition for a Composition).
-      if (kind === 'FunctionRevision') assert.deepEqual(rev['status']['capabilities'], ['composition']);
+      if (kind === 'FunctionRevision') assert.deepEqual(rev['status']['capabilities'], ['composition', 'operation']);
     }
   });
 

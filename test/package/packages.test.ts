@@ -41,7 +41,7 @@ describe('package metadata and APIs', () => {
     const fn = yamlOf(pkg('function', 'crossplane.yaml'));
     assert.match(String((fn['metadata'] as Obj)['name']), /^function-/);
     // What it serves, as Crossplane reads it: composition only, until an operation mode exists.
-    assert.deepEqual((fn['spec'] as Obj)['capabilities'], ['composition']);
+    assert.deepEqual((fn['spec'] as Obj)['capabilities'], ['composition', 'operation']);
   });
 
   test('the Configuration depends on the function and the providers, fully qualified, with versions', () => {

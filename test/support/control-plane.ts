@@ -475,6 +475,8 @@ export async function startCrossplane(
       `--namespace=${CROSSPLANE_NAMESPACE}`,
       '--enable-webhooks=false',
       '--package-runtime=External',
+      // Operations and CronOperations (alpha in v2): the function's fleet operations run as their steps.
+      '--enable-operations',
       `--tls-client-certs-dir=${clientCerts}`,
       `--xpkg-cache-dir=${cache}`,
       `--metrics-port=${metricsPort}`,
