@@ -51,10 +51,13 @@ module.exports = {
     {
       name: 'operations-beside-blueprints',
       comment:
-        'An Operation step (src/operations/) builds what it applies itself: it imports no blueprint (only the contract\'s types in blueprint.ts), and no blueprint imports it.',
+        'An Operation step (src/operations/) builds what it applies itself: it imports no blueprint and no placement (only the contract\'s types in blueprint.ts and the shared facts of lifecycle/database.ts and engine.ts), and no blueprint imports it.',
       severity: 'error',
       from: { path: '^src/operations/' },
-      to: { path: '^src/blueprints/', pathNot: '^src/blueprints/blueprint\\.ts$' },
+      to: {
+        path: '^src/blueprints/',
+        pathNot: '^src/blueprints/(blueprint\\.ts|lifecycle/(database|engine)\\.ts)$',
+      },
     },
     {
       name: 'blueprints-know-no-operations',

@@ -8,6 +8,11 @@ export function now(): Date {
   return source();
 }
 
+/** A time as names carry it: 202612020300 (UTC, to the minute). */
+export function minuteStamp(t: Date): string {
+  return t.toISOString().replace(/[-:T]/g, '').slice(0, 12);
+}
+
 /** Replaces the clock; returns what puts the previous one back. */
 export function setClock(clock: () => Date): () => void {
   const previous = source;

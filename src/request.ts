@@ -59,7 +59,7 @@ export function observedComposite(req: RunFunctionRequest): Obj {
   const xr = req.observed?.composite?.resource;
   if (!isObj(xr))
     throw new FatalError(
-      'the request has no observed composite resource (observed.composite is empty)',
+      'the request has no observed composite resource (observed.composite is empty); as a step of an Operation or CronOperation, the function needs input.operation naming what to run',
       'NoCompositeResource',
     );
   return xr;
@@ -94,6 +94,12 @@ export function bucketNameProblem(bucket: string): string | undefined {
 }
 
 /** What the Input's schema cannot say: one store at most, a bucket S3 accepts, and a schedule cron reads. */
+/** A label key as Kubernetes takes it: an optional DNS-subdomain prefix and "/", then a name of up to 63. */
+const LABEL_KEY =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+/** A label value: empty, or up to 63 of letters, digits, "-", "_" and ".", alphanumeric at both ends. */
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+
 function inputRules(input: Input): string[] {
   const problems: string[] = [];
   const backup = input.defaults?.database?.backup;
@@ -109,6 +115,17 @@ function inputRules(input: Input): string[] {
     problems.push(
       `input.requeue.settledSeconds is ${settledSeconds}, shorter than changingSeconds (${changingSeconds}): a settled composite would be called more often than a changing one`,
     );
+  for (const [name, op] of Object.entries(input.operation ?? {}))
+    for (const [key, value] of Object.entries((op as { matchLabels?: Record<string, string> }).matchLabels ?? {})) {
+      if (!LABEL_KEY.test(key) || key.length > 316)
+        problems.push(
+          `input.operation.${name}.matchLabels has the key ${JSON.stringify(key)}, which is not a label key`,
+        );
+      if (!LABEL_VALUE.test(value))
+        problems.push(
+          `input.operation.${name}.matchLabels.${key} is ${JSON.stringify(value)}, which is not a label value`,
+        );
+    }
   const cron = backup?.schedule === undefined ? undefined : cronProblem(backup.schedule);
   if (cron) problems.push(`input.defaults.database.backup.schedule is ${JSON.stringify(backup!.schedule)}; ${cron}`);
   return problems;

@@ -729,6 +729,10 @@ export const databaseStatusSchema = {
         "pending": {
           "type": "string",
           "description": "The version asked for that does not run yet."
+        },
+        "upgradeBlocked": {
+          "type": "string",
+          "description": "Why the upgrade to the pending version does not go on (its pre-upgrade backup failed), and how to go on; gone once it moves again. A fleet upgrade Operation stops at it."
         }
       }
     },
@@ -1095,6 +1099,8 @@ export type DatabaseStatus = {
     "running"?: string;
     /** The version asked for that does not run yet. */
     "pending"?: string;
+    /** Why the upgrade to the pending version does not go on (its pre-upgrade backup failed), and how to go on; gone once it moves again. A fleet upgrade Operation stops at it. */
+    "upgradeBlocked"?: string;
   };
   /** Where writes go now (CloudNativePG's current primary, or the RDS instance). */
   "primary"?: string;
@@ -1586,6 +1592,58 @@ export const inputSchema = {
               }
             }
           }
+        },
+        "upgrade": {
+          "type": "object",
+          "description": "Every Database of one engine in these namespaces (and with these labels) moved to a version, in waves: a canary first, then waveSize at a time, each Database behind its own pre-upgrade backup. Each run of the step takes one step of it: it starts the next wave only when every Database asked before runs the version and is Ready, and stops at the first one whose upgrade is blocked, saying which and why. Run it as a CronOperation; a run after a fix goes on where it stopped.",
+          "required": [
+            "namespaces",
+            "engine",
+            "version"
+          ],
+          "properties": {
+            "namespaces": {
+              "type": "array",
+              "description": "The namespaces whose Databases are upgraded.",
+              "minItems": 1,
+              "maxItems": 50,
+              "items": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 63,
+                "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+              }
+            },
+            "matchLabels": {
+              "type": "object",
+              "description": "Only the Databases with every one of these labels.",
+              "maxProperties": 20,
+              "additionalProperties": {
+                "type": "string",
+                "maxLength": 63
+              }
+            },
+            "engine": {
+              "type": "string",
+              "description": "Only the Databases of this engine.",
+              "enum": [
+                "postgres",
+                "mysql"
+              ]
+            },
+            "version": {
+              "type": "string",
+              "description": "The major version to move to (postgres 17, mysql 8.4).",
+              "pattern": "^[0-9]+(\\.[0-9]+)?$",
+              "maxLength": 10
+            },
+            "waveSize": {
+              "type": "integer",
+              "description": "How many Databases are upgraded at once after the canary; 2 if not said.",
+              "minimum": 1,
+              "maximum": 50
+            }
+          }
         }
       }
     },
@@ -1846,6 +1904,21 @@ export type Input = {
       "matchLabels"?: {
         [key: string]: string;
       };
+    };
+    /** Every Database of one engine in these namespaces (and with these labels) moved to a version, in waves: a canary first, then waveSize at a time, each Database behind its own pre-upgrade backup. Each run of the step takes one step of it: it starts the next wave only when every Database asked before runs the version and is Ready, and stops at the first one whose upgrade is blocked, saying which and why. Run it as a CronOperation; a run after a fix goes on where it stopped. */
+    "upgrade"?: {
+      /** The namespaces whose Databases are upgraded. */
+      "namespaces": Array<string>;
+      /** Only the Databases with every one of these labels. */
+      "matchLabels"?: {
+        [key: string]: string;
+      };
+      /** Only the Databases of this engine. */
+      "engine": "postgres" | "mysql";
+      /** The major version to move to (postgres 17, mysql 8.4). */
+      "version": string;
+      /** How many Databases are upgraded at once after the canary; 2 if not said. */
+      "waveSize"?: number;
     };
   };
   /** Platform policy, set once per Composition: what a composite gets when its own spec does not say. A composite's spec wins over these, and these win over the built-in defaults. */

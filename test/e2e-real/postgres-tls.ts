@@ -30,24 +30,26 @@ let certManager: CertManagerStandIn;
 const ref = (kind: string, name: string) => ({ apiVersion: 'example.com/v1', kind, metadata: { name, namespace: NS } });
 const get = (kind: string, name: string) => cp.client.getObj(ref(kind, name));
 
-/** `psql` in the application pod with a conninfo string; the password comes from the connection Secret. */
+/**
+ * `psql` in the application pod with a conninfo string (a URI may hold the password too); the password and the
+ * conninfo go in on stdin, never as arguments, which the process list and the API server's logs would show.
+ */
 async function psql(conninfo: string, sql: string, password: string): Promise<{ code: number; out: string }> {
   const r = await cp.kubectl(
     [
       'exec',
+      '-i',
       '-n',
       NS,
       'tls-app',
       '--',
       'sh',
       '-c',
-      'PGPASSWORD="$1" PGCONNECT_TIMEOUT=10 psql "$2" -v ON_ERROR_STOP=1 -tAq -c "$3" 2>&1',
+      'read -r PGPASSWORD; read -r CONNINFO; export PGPASSWORD; PGCONNECT_TIMEOUT=10 psql "$CONNINFO" -v ON_ERROR_STOP=1 -tAq -c "$1" 2>&1',
       'sh',
-      password,
-      conninfo,
       sql,
     ],
-    { allowFail: true },
+    { allowFail: true, input: `${password}\n${conninfo}\n` },
   );
   return { code: r.code, out: r.stdout.trim() };
 }

@@ -598,6 +598,94 @@ spec:
     assert.equal(done['spec']['pinned'], true);
   });
 
+  test('a fleet upgrade: Operations move two mysql Databases to 8.4, the canary alone first, each behind its pre-upgrade backup', async (t) => {
+    const started = Date.now();
+    for (const name of ['billing', 'stock'])
+      await cp.kubectl(['apply', '-f', '-'], {
+        input: `apiVersion: example.com/v1
+kind: Database
+metadata: {name: ${name}, namespace: ${NS}, labels: {fleet: mysql}}
+spec:
+  engine: mysql
+  version: "8.0"
+  storageGB: 1
+  backup:
+    objectStore: {bucket: team-a-backups, region: eu-west-1, prefix: databases, credentialsSecretRef: {name: backup-store}}
+`,
+      });
+    const readyOn = (name: string, version: string) =>
+      eventually(
+        `Database ${name} Ready on mysql ${version}`,
+        async () => {
+          const d = await get('Database', name);
+          return d?.['status']?.['ready'] === true && d?.['status']?.['version']?.['running'] === version
+            ? d
+            : undefined;
+        },
+        120_000,
+      );
+    await readyOn('billing', '8.0');
+    await readyOn('stock', '8.0');
+    /** One run of the fleet upgrade, as an Operation of its own; its step's output. */
+    const run = async (n: number): Promise<Json> => {
+      await cp.kubectl(['apply', '-f', '-'], {
+        input: `apiVersion: ops.crossplane.io/v1alpha1
+kind: Operation
+metadata: {name: mysql-84-run-${n}}
+spec:
+  mode: Pipeline
+  pipeline:
+    - step: upgrade
+      functionRef: {name: function-platform}
+      input:
+        apiVersion: platform.fn.example.com/v1beta1
+        kind: Input
+        operation:
+          upgrade: {namespaces: [${NS}], matchLabels: {fleet: mysql}, engine: mysql, version: "8.4", waveSize: 2}
+`,
+      });
+      const op = await eventually(
+        `Operation mysql-84-run-${n} Succeeded`,
+        async () => {
+          const o = await cp.client.getObj({
+            apiVersion: 'ops.crossplane.io/v1alpha1',
+            kind: 'Operation',
+            metadata: { name: `mysql-84-run-${n}` },
+          });
+          return conditionOf(o, 'Succeeded')?.['status'] === 'True' ? o : undefined;
+        },
+        60_000,
+      );
+      return op['status']['pipeline'][0]['output'];
+    };
+    const names = (list: Json[]) => list.map((d) => d['database']);
+
+    // Run 1: the canary alone (billing, first by name) is asked for 8.4.
+    let out = await run(1);
+    assert.deepEqual(names(out['asked']), ['billing']);
+    assert.deepEqual(names(out['behind']), ['stock']);
+    // Its pre-upgrade backup runs (this test plays the KUBELET for its pod), then the version moves.
+    await endPod('billing-db-pre-8-4-a1', 'succeeded', {
+      key: 'databases/billing/billing-db-pre-8-4.dump',
+      sizeBytes: 4096,
+    });
+    // Run 2, while the canary is on its way or done: either way stock waits for the canary to run 8.4.
+    const billing = await readyOn('billing', '8.4');
+    assert.equal(billing['metadata']['annotations']['function-platform.dev/fleet-upgrade'], '8.4');
+    out = await run(2);
+    assert.deepEqual(names(out['done']), ['billing']);
+    assert.deepEqual(names(out['asked']), ['stock'], 'the canary runs 8.4: the next wave');
+    await endPod('stock-db-pre-8-4-a1', 'succeeded', { key: 'databases/stock/stock-db-pre-8-4.dump', sizeBytes: 4096 });
+    await readyOn('stock', '8.4');
+    out = await run(3);
+    assert.deepEqual(names(out['done']), ['billing', 'stock']);
+    assert.deepEqual(out['asked'], []);
+    const events = (await cp.kubectl(['get', 'events', '-A', '--field-selector', 'involvedObject.name=mysql-84-run-3']))
+      .stdout;
+    assert.match(events, /upgrade to mysql 8\.4 complete: 2 Databases run it/);
+    t.diagnostic(`two Databases created, upgraded by three Operations and said complete: ${Date.now() - started} ms`);
+  });
+
   test('no function call refused a connection or failed', () => {
     const log = cp.functionLog();
     assert.doesNotMatch(log, /refusing|failed unexpectedly/);

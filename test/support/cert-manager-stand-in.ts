@@ -120,7 +120,8 @@ export function startCertManagerStandIn(client: KubeClient, namespace: string, e
   };
   const loop = (async () => {
     while (!stopped) {
-      await pass().catch(() => undefined);
+      // A failed pass is said (a test waiting on it then knows why), and tried again.
+      await pass().catch((err: unknown) => console.log(`# cert-manager stand-in: ${String(err)}`));
       await new Promise((r) => setTimeout(r, everyMs));
     }
   })();

@@ -4,7 +4,7 @@
 // applies: a new Database waits for its certificate, a serving one goes on in
 // plain text until it is issued and moves to TLS then. The server really
 // refusing plain connections is judged on a real node
-// (test/e2e-real/database-tls.test.ts).
+// (test/e2e-real/postgres-tls.ts, run by database.test.ts).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Obj } from '../../src/kube.js';
@@ -12,6 +12,8 @@ import { databaseXr, fatalOf, secretData } from '../support/database.js';
 import { Loop } from '../support/loop.js';
 import { healthyStatus } from '../support/observed-state.js';
 import { validateObject } from '../support/schemas.js';
+import type { DatabaseInput } from '../../src/blueprints/lifecycle/database.js';
+import { liveTls, restoredTls } from '../../src/blueprints/lifecycle/placements/statefulset-tls.js';
 
 const ISSUER = 'platform-ca';
 const platform = (tls: Obj | undefined): Obj => ({
@@ -25,6 +27,9 @@ const ISSUING = { conditions: [{ type: 'Ready', status: 'False', reason: 'DoesNo
 function podOf(loop: Loop): Obj {
   return ((loop.desired('statefulset')!['spec'] as Obj)['template'] as Obj)['spec'] as Obj;
 }
+const podAnnotations = (loop: Loop) =>
+  ((((loop.desired('statefulset')!['spec'] as Obj)['template'] as Obj)['metadata'] as Obj)['annotations'] ??
+    {}) as Record<string, string>;
 const serverOf = (loop: Loop) => (podOf(loop)['containers'] as Obj[])[0]!;
 const uriOf = (loop: Loop) => secretData(loop.desired('connection'))['uri'] ?? '';
 
@@ -106,17 +111,32 @@ describe("a PostgreSQL Database under the platform's TLS", () => {
     loop.apply(loop.call());
     assert.equal(loop.status()['ready'], true, 'a serving database stays Ready while cert-manager works');
     assert.doesNotMatch(uriOf(loop), /sslmode/, 'the URIs do not ask for what the server does not do yet');
-    // Issued: one restart onto TLS, and the URIs ask for it.
-    loop.observed.get('tls-certificate')!['status'] = READY;
+    // Issued: one restart onto TLS; the URIs ask for it once the server runs on it, not before.
+    const issued = { notAfter: '2027-03-01T00:00:00Z', revision: 1 };
+    loop.observed.get('tls-certificate')!['status'] = { ...READY, ...issued };
     loop.apply(loop.call());
     assert.equal((serverOf(loop)['args'] as string[])[1], 'ssl=on');
-    assert.match(uriOf(loop), /\?sslmode=require$/);
-    // It stays on TLS when a later issuance fails: the Secret cert-manager wrote is still there.
-    loop.observed.get('tls-certificate')!['status'] = ISSUING;
+    assert.doesNotMatch(uriOf(loop), /sslmode/, 'not while the pod still runs the plain server');
     serve(loop);
     loop.apply(loop.call());
+    assert.match(uriOf(loop), /\?sslmode=require$/);
+    // A later issuance fails while the pod restarts for another reason: the issued Secret is still there, so the
+    // restart is not blamed on the certificate, and the URIs keep asking for TLS.
+    loop.observed.get('tls-certificate')!['status'] = { ...ISSUING, ...issued };
+    const sts = loop.observed.get('statefulset')!;
+    sts['status'] = { ...healthyStatus(sts), readyReplicas: 0, availableReplicas: 0 };
+    loop.apply(loop.call());
     assert.equal((serverOf(loop)['args'] as string[])[1], 'ssl=on');
+    assert.doesNotMatch(String(loop.status()['message']), /Certificate/);
+    assert.match(uriOf(loop), /\?sslmode=require$/);
+    serve(loop);
+    loop.apply(loop.call());
     assert.equal(loop.status()['ready'], true, 'its server runs: Ready');
+    assert.equal(podAnnotations(loop)['function-platform.dev/tls-revision'], undefined, 'no restart before a renewal');
+    // Renewed: PostgreSQL reads its certificate at start, so the server restarts once onto the new one.
+    loop.observed.get('tls-certificate')!['status'] = { ...READY, ...issued, revision: 2 };
+    loop.apply(loop.call());
+    assert.equal(podAnnotations(loop)['function-platform.dev/tls-revision'], '2');
     // The platform takes TLS back: plain again, and the Certificate and pg_hba go.
     loop.input = platform(undefined);
     loop.apply(loop.call());
@@ -124,6 +144,24 @@ describe("a PostgreSQL Database under the platform's TLS", () => {
     assert.equal(loop.desired('tls-certificate'), undefined);
     assert.equal(loop.desired('tls-hba'), undefined);
     assert.doesNotMatch(uriOf(loop), /sslmode/);
+  });
+
+  test('a restore builds its instance on TLS only when the certificate is Ready or the live one serves TLS; one built keeps what it has', () => {
+    const call = (cert?: Obj) =>
+      ({
+        spec: { engine: 'postgres' },
+        defaults: { database: { tls: { clusterIssuer: ISSUER } } },
+        observed: new Map(cert ? [['tls-certificate', { kind: 'Certificate', status: cert }]] : []),
+      }) as unknown as DatabaseInput;
+    const onTls = { spec: { template: { spec: { volumes: [{ name: 'tls' }] } } } };
+    const plain = { spec: { template: { spec: { volumes: [] } } } };
+    assert.equal(restoredTls(call(ISSUING), undefined, plain), false, 'a restore never waits on cert-manager');
+    assert.equal(restoredTls(call(READY), undefined, plain), true);
+    assert.equal(restoredTls(call(ISSUING), undefined, onTls), true, 'beside a live server on TLS');
+    assert.equal(restoredTls(call(READY), plain, onTls), false, 'never restarted under its restore Job');
+    assert.equal(liveTls(call(ISSUING), undefined), true, "a new Database's first server waits for it");
+    assert.equal(liveTls(call(ISSUING), plain), false);
+    assert.equal(liveTls(call(READY), plain), true);
   });
 
   test('mysql is not covered yet: no Certificate, and a warning says the Database serves without TLS', () => {

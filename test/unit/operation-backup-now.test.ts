@@ -5,28 +5,17 @@
 // Under real Crossplane: test/e2e/database-backup.test.ts.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { type RunFunctionRequest, Severity } from '@crossplane-org/function-sdk-typescript';
+import { Severity } from '@crossplane-org/function-sdk-typescript';
 import { setClock } from '../../src/clock.js';
 import { runFunction } from '../../src/function.js';
 import type { Obj } from '../../src/kube.js';
-import { answered, databaseXr, fatalOf, type Required } from '../support/database.js';
+import { answered, databaseXr, fatalOf } from '../support/database.js';
+import { operationCall, operationInput } from '../support/operations.js';
 
 const restore = setClock(() => new Date('2026-12-03T06:10:42Z'));
 after(restore);
 
-const input = (backupNow: Obj): Obj => ({
-  apiVersion: 'platform.fn.example.com/v1beta1',
-  kind: 'Input',
-  operation: { backupNow },
-});
-const operationCall = (inp: Obj, required: Required = {}, composite?: Obj): RunFunctionRequest =>
-  ({
-    meta: { tag: 'op', capabilities: [] },
-    input: inp,
-    requiredResources: required,
-    desired: { resources: {} },
-    ...(composite ? { observed: { composite: { resource: composite, connectionDetails: {} }, resources: {} } } : {}),
-  }) as unknown as RunFunctionRequest;
+const input = (backupNow: Obj): Obj => operationInput({ backupNow });
 const db = (name: string, namespace: string, extra: Obj = {}): Obj => ({
   apiVersion: 'example.com/v1',
   kind: 'Database',
@@ -53,6 +42,18 @@ describe('backup-now, as an Operation step', () => {
         matchLabels: { labels: { tier: 'prod' } },
         namespace: 'team-b',
       },
+      'backups-now-in-team-a': {
+        apiVersion: 'example.com/v1',
+        kind: 'DatabaseBackup',
+        matchLabels: { labels: { 'function-platform.dev/asked-by': 'backup-now' } },
+        namespace: 'team-a',
+      },
+      'backups-now-in-team-b': {
+        apiVersion: 'example.com/v1',
+        kind: 'DatabaseBackup',
+        matchLabels: { labels: { 'function-platform.dev/asked-by': 'backup-now' } },
+        namespace: 'team-b',
+      },
     });
     assert.deepEqual(rsp.desired?.resources, {});
     assert.equal(rsp.output, undefined);
@@ -66,6 +67,8 @@ describe('backup-now, as an Operation step', () => {
         db('orders', 'team-a'),
       ],
       'databases-in-team-b': [db('ledger', 'team-b')],
+      'backups-now-in-team-a': [],
+      'backups-now-in-team-b': [],
     });
     const rsp = runFunction(operationCall(input(spec), required));
     assert.equal(fatalOf(rsp), undefined);
@@ -79,7 +82,7 @@ describe('backup-now, as an Operation step', () => {
       metadata: {
         name: 'orders-now-202612030610',
         namespace: 'team-a',
-        labels: { 'function-platform.dev/backup-now': '202612030610' },
+        labels: { 'function-platform.dev/backup-now': '202612030610', 'function-platform.dev/asked-by': 'backup-now' },
       },
       spec: { databaseRef: { name: 'orders' }, pinned: true },
     });
@@ -102,13 +105,57 @@ describe('backup-now, as an Operation step', () => {
       /^backup-now: 2 pinned DatabaseBackups asked for in team-a, team-b, 1 Database skipped/,
     );
     // The same requirements again: Crossplane's loop ends, and a retry within the minute asks for the same backups.
-    assert.deepEqual(Object.keys(rsp.requirements?.resources ?? {}), ['databases-in-team-a', 'databases-in-team-b']);
+    assert.deepEqual(Object.keys(rsp.requirements?.resources ?? {}), [
+      'databases-in-team-a',
+      'databases-in-team-b',
+      'backups-now-in-team-a',
+      'backups-now-in-team-b',
+    ]);
+    const retry = setClock(() => new Date('2026-12-03T06:10:59Z'));
     const again = runFunction(operationCall(input(spec), required));
+    retry();
     assert.deepEqual(again.desired, rsp.desired);
   });
 
+  test('a step run again minutes later (after a failed apply) asks for no second copy; a failed one is taken again', () => {
+    const earlier = (name: string, database: string, stamp: string, phase: string): Obj => ({
+      apiVersion: 'example.com/v1',
+      kind: 'DatabaseBackup',
+      metadata: {
+        name,
+        namespace: 'team-a',
+        labels: { 'function-platform.dev/backup-now': stamp, 'function-platform.dev/asked-by': 'backup-now' },
+      },
+      spec: { databaseRef: { name: database }, pinned: true },
+      status: { phase },
+    });
+    const required = answered({
+      'databases-in-team-a': [db('orders', 'team-a'), db('shop', 'team-a'), db('stock', 'team-a')],
+      'backups-now-in-team-a': [
+        earlier('orders-now-202612030606', 'orders', '202612030606', 'Running'),
+        earlier('shop-now-202612030607', 'shop', '202612030607', 'Failed'),
+        earlier('stock-now-202612030555', 'stock', '202612030555', 'Completed'),
+      ],
+    });
+    const rsp = runFunction(operationCall(input({ namespaces: ['team-a'] }), required));
+    assert.deepEqual(Object.keys(rsp.desired?.resources ?? {}).sort(), [
+      'team-a.shop-now-202612030610',
+      'team-a.stock-now-202612030610',
+    ]);
+    assert.deepEqual((rsp.output as Obj)['backups'], [
+      { namespace: 'team-a', database: 'orders', backup: 'orders-now-202612030606', askedBefore: true },
+      { namespace: 'team-a', database: 'shop', backup: 'shop-now-202612030610' },
+      { namespace: 'team-a', database: 'stock', backup: 'stock-now-202612030610' },
+    ]);
+  });
+
   test('nothing matched: a warning, and nothing applied', () => {
-    const rsp = runFunction(operationCall(input({ namespaces: ['team-c'] }), answered({ 'databases-in-team-c': [] })));
+    const rsp = runFunction(
+      operationCall(
+        input({ namespaces: ['team-c'] }),
+        answered({ 'databases-in-team-c': [], 'backups-now-in-team-c': [] }),
+      ),
+    );
     assert.deepEqual(rsp.desired?.resources, {});
     const said = rsp.results.find((r) => r.reason === 'NothingMatched');
     assert.equal(said?.severity, Severity.SEVERITY_WARNING);
@@ -125,6 +172,11 @@ describe('backup-now, as an Operation step', () => {
       [{ namespaces: [] }, 'input.operation.backupNow.namespaces'],
       [{ namespaces: ['Team_A'] }, 'input.operation.backupNow.namespaces'],
       [{ namespaces: ['team-a'], labels: { a: 'b' } }, 'input.operation.backupNow.labels'],
+      [{ namespaces: ['team-a'], matchLabels: { 'bad key!': 'b' } }, 'input.operation.backupNow.matchLabels'],
+      [
+        { namespaces: ['team-a'], matchLabels: { fleet: 'not a value' } },
+        'input.operation.backupNow.matchLabels.fleet',
+      ],
     ] as const) {
       const fatal = fatalOf(runFunction(operationCall(input(backupNow))));
       assert.ok(fatal, `Fatal for ${JSON.stringify(backupNow)}`);

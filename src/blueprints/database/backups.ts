@@ -8,6 +8,7 @@
 // Retention lets a backup older than retentionDays go, the stored object
 // first (a removal Job) and the record after, never the newest Completed one
 // and never a pinned one: the one exception the nothing-lost guard makes.
+import { minuteStamp } from '../../clock.js';
 import { jobOf } from '../../kinds/batch.js';
 import { type DatabaseBackup, type DatabaseBackupView, databaseBackupOf } from '../../kinds/platform.js';
 import { record, str, type Obj } from '../../kube.js';
@@ -33,11 +34,6 @@ export const SLOT_LABEL = 'function-platform.dev/backup-slot';
 export const DATABASE_LABEL = 'function-platform.dev/database';
 
 const DAY_MS = 86_400_000;
-
-/** A slot as it appears in names: 202612020300 (UTC, to the minute). */
-export function slotStamp(t: Date): string {
-  return t.toISOString().replace(/[-:T]/g, '').slice(0, 12);
-}
 
 function slotTime(stamp: string): Date | undefined {
   const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(stamp);
@@ -302,7 +298,7 @@ export function planBackups(
   const phase = str(input.xr, 'status', 'phase');
   const served = phase !== undefined && phase !== 'Provisioning' && phase !== 'Restoring';
   if (due && served && !(due.getTime() < created) && !(newestTaken && newestTaken.slot >= due)) {
-    const stamp = slotStamp(due);
+    const stamp = minuteStamp(due);
     out.resources.push({ key: `${SCHEDULED_PREFIX}${stamp}`, object: backupObject(input, stamp), independent: true });
     if (newestTaken && before && newestTaken.slot < before) {
       out.status['missedSlot'] = before.toISOString();

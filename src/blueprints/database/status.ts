@@ -231,7 +231,7 @@ export function databaseStatus(
   Object.assign(status, roles.status);
   if (roles.failover) notices.push({ reason: 'Failover', message: roles.failover });
   const version = versionStatus(input, placement, facts, gate.requested);
-  status['version'] = version;
+  status['version'] = gate.blocked ? { ...version, upgradeBlocked: gate.blocked } : version;
   warnings.push(...gate.warnings);
   status['storage'] = storageStatus(input, placement, growth);
   // What deleting it keeps, said while it lives (nothing runs once it is deleted), and said once as an event.

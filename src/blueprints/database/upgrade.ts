@@ -28,6 +28,8 @@ export interface UpgradeGate {
   backups: Desired[];
   /** What the user reads while the upgrade waits for its backup. */
   waiting?: string;
+  /** Set when the upgrade cannot go on by itself (its backup failed): status.version.upgradeBlocked. */
+  blocked?: string;
   warnings: Array<{ reason: string; message: string }>;
 }
 
@@ -78,6 +80,7 @@ export function planUpgradeGate(input: DatabaseInput, spec: ResolvedSpec, placem
   if (phase === 'Failed') {
     const why = databaseBackupOf(backup)?.failureReason ?? 'no reason given';
     gate.waiting = `${upgrade} waits: its backup ${name} failed (${why}); delete DatabaseBackup ${name} to take it again, or set spec.version back to ${running}`;
+    gate.blocked = gate.waiting;
     gate.warnings.push({ reason: 'UpgradeBlocked', message: gate.waiting });
   } else gate.waiting = `${upgrade} waits for its backup ${name} (${phase ?? 'Pending'})`;
   return gate;

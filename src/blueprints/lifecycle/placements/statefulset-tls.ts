@@ -7,9 +7,11 @@
 // they need no change. A serving database is never stopped to wait for a
 // certificate: it moves to TLS (one restart) once its Certificate is Ready, and
 // stays on TLS from then on (a renewal that fails leaves the issued Secret).
+// PostgreSQL reads its key and certificate when it starts: a renewed one
+// (the Certificate's revision 2 and later) restarts the server once.
 import type { V1ConfigMap, V1Container, V1PodSpec } from '@kubernetes/client-node';
 import { judge } from '../../../kinds/index.js';
-import { list, type Obj, str } from '../../../kube.js';
+import { list, num, type Obj, str } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import type { Desired } from '../../blueprint.js';
 import { baseName, type DatabaseInput, meta } from '../database.js';
@@ -56,25 +58,60 @@ export function tlsNotServed(input: DatabaseInput): Array<{ reason: string; mess
 /** The Certificate's name, and the Secret cert-manager keeps it in: one name for the Database's whole life. */
 export const tlsSecretName = (input: DatabaseInput) => dnsLabel(baseName(input.owner), 'tls');
 
+/** The pg_hba ConfigMap's name. */
+const hbaName = (input: DatabaseInput) => dnsLabel(baseName(input.owner), 'pg-hba');
+
+/** On the pod template: the Certificate's revision the server started with, from the first renewal on. */
+export const TLS_REVISION_ANNOTATION = 'function-platform.dev/tls-revision';
+
 /** Whether a StatefulSet, as observed, starts its server with TLS. */
 export function servesTls(statefulSet: Obj | undefined): boolean {
   return list(statefulSet, 'spec', 'template', 'spec', 'volumes').some((v) => str(v, 'name') === TLS_VOLUME);
 }
 
-/**
- * Whether a generation's StatefulSet is composed with TLS: when the platform asks for it, for a new one (its pod
- * waits for the certificate before the server ever starts), for one that already serves it, and for a serving
- * one once its certificate is issued.
- */
-export function tlsFor(input: DatabaseInput, observedStatefulSet: Obj | undefined): boolean {
-  if (tlsIssuer(input) === undefined) return false;
-  if (!observedStatefulSet || servesTls(observedStatefulSet)) return true;
-  return judge(input.observed.get(TLS_KEYS.certificate)).ready;
+/** The Certificate as observed: Ready; issued at all (its Secret holds a certificate); its revision. */
+function certificate(input: DatabaseInput): { ready: boolean; issued: boolean; revision?: number } {
+  const cert = input.observed.get(TLS_KEYS.certificate);
+  const ready = judge(cert).ready;
+  const revision = num(cert, 'status', 'revision');
+  return { ready, issued: ready || str(cert, 'status', 'notAfter') !== undefined, ...(revision ? { revision } : {}) };
 }
 
 /**
- * The Certificate and the pg_hba, when the platform asks for TLS. They block readiness only when the live
- * server waits for them; a serving one goes on in plain text until they are there.
+ * Whether the live StatefulSet is composed with TLS, when the platform asks for it: a new Database's first one
+ * starts on TLS (its pod waits for the certificate before the server ever starts); one that exists keeps TLS,
+ * or moves to it once its certificate is Ready.
+ */
+export function liveTls(input: DatabaseInput, observed: Obj | undefined): boolean {
+  if (tlsIssuer(input) === undefined) return false;
+  return !observed || servesTls(observed) || certificate(input).ready;
+}
+
+/**
+ * Whether the StatefulSet a restore builds beside the live one is composed with TLS: one that exists keeps what
+ * it has (never restarted under its restore Job); a new one starts on TLS only when the certificate is Ready or
+ * the live one serves TLS, so a restore never waits on cert-manager.
+ */
+export function restoredTls(input: DatabaseInput, observed: Obj | undefined, live: Obj | undefined): boolean {
+  if (tlsIssuer(input) === undefined) return false;
+  if (observed) return servesTls(observed);
+  return certificate(input).ready || servesTls(live);
+}
+
+/** The pod-template annotation that restarts a server on TLS onto a renewed certificate (none before a renewal). */
+export function tlsRestart(input: DatabaseInput): Record<string, string> {
+  const { revision } = certificate(input);
+  return revision !== undefined && revision > 1 ? { [TLS_REVISION_ANNOTATION]: String(revision) } : {};
+}
+
+/** Whether the live server waits for its certificate: it is to start on TLS, and nothing was ever issued. */
+export function waitsForCertificate(input: DatabaseInput, liveTls: boolean, liveObserved: Obj | undefined): boolean {
+  return liveTls && !certificate(input).issued && !judge(liveObserved).ready;
+}
+
+/**
+ * The Certificate and the pg_hba, when the platform asks for TLS. They block readiness only while the live
+ * server waits for its first certificate; a serving one goes on in plain text until they are there.
  */
 export function tlsResources(input: DatabaseInput, liveWaits: boolean): Desired[] {
   const issuer = tlsIssuer(input);
@@ -102,7 +139,7 @@ export function tlsResources(input: DatabaseInput, liveWaits: boolean): Desired[
   const hba = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: meta(owner, spec, dnsLabel(service, 'pg-hba')),
+    metadata: meta(owner, spec, hbaName(input)),
     data: { 'pg_hba.conf': PG_HBA },
   } satisfies V1ConfigMap;
   const waits = liveWaits ? {} : { independent: true };
@@ -143,7 +180,7 @@ export function withTls(input: DatabaseInput, pod: V1PodSpec): V1PodSpec {
       ...(pod.volumes ?? []),
       // Owned by root and readable by the pod's group only: PostgreSQL refuses a key file others may read.
       { name: TLS_VOLUME, secret: { secretName: tlsSecretName(input), defaultMode: 0o440 } },
-      { name: HBA_VOLUME, configMap: { name: dnsLabel(baseName(input.owner), 'pg-hba'), defaultMode: 0o444 } },
+      { name: HBA_VOLUME, configMap: { name: hbaName(input), defaultMode: 0o444 } },
     ],
   };
 }

@@ -22,9 +22,19 @@ import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired, Requirement } from '../../blueprint.js';
 import { dumpBackups } from './backup-methods.js';
-import { baseName, type DatabaseInput, dbname, labels, meta, names, type ResolvedSpec } from '../database.js';
+import {
+  baseName,
+  type DatabaseInput,
+  dbname,
+  labels,
+  meta,
+  names,
+  type ResolvedSpec,
+  secretValue,
+} from '../database.js';
 import { ENGINES, tagOf } from '../engine.js';
 import {
+  CONNECTION_KEY,
   claimNames,
   handOver,
   instanceName,
@@ -47,7 +57,16 @@ import {
   podResources,
 } from './in-cluster.js';
 import type { ComposeCall, DatabaseCall, Placement, Progress } from './placement.js';
-import { tlsFor, tlsNotServed, tlsResources, withTls } from './statefulset-tls.js';
+import {
+  liveTls,
+  restoredTls,
+  servesTls,
+  tlsNotServed,
+  tlsResources,
+  tlsRestart,
+  waitsForCertificate,
+  withTls,
+} from './statefulset-tls.js';
 import { DATA_CLAIM, planGrowth, RESTART_ANNOTATION, type VolumeGrowth } from './statefulset-volume.js';
 
 export const STATEFULSET_KEYS = {
@@ -159,7 +178,7 @@ const clientHost = (input: DatabaseCall) => `${baseName(input.owner)}.${input.ow
 function statefulSet(
   input: DatabaseCall,
   generation = 0,
-  opts: { keepVolumes?: boolean; restored?: RestoreTarget; restart?: string } = {},
+  opts: { keepVolumes?: boolean; restored?: RestoreTarget; restart?: string; tls?: boolean; live?: boolean } = {},
 ): V1StatefulSet {
   const { owner, spec } = input;
   const engine = ENGINES[spec.engine];
@@ -174,6 +193,13 @@ function statefulSet(
   const restored = metaFor(observed, opts.restored);
   // A restart asked once to finish a file-system resize stays asked (taking it back would restart the pod again).
   const restart = opts.restart ?? statefulSetOf(observed)?.templateAnnotation(RESTART_ANNOTATION);
+  // TLS as its caller decided; one handed over keeps what it has.
+  const tls = opts.tls ?? servesTls(observed);
+  const annotations = {
+    ...(restart ? { [RESTART_ANNOTATION]: restart } : {}),
+    // The live server restarts onto a renewed certificate.
+    ...(tls && opts.live ? tlsRestart(input) : {}),
+  };
   const pod: V1PodSpec = {
     securityContext: podSecurity(),
     terminationGracePeriodSeconds: 60,
@@ -209,9 +235,9 @@ function statefulSet(
       template: {
         metadata: {
           labels: labels(owner, spec, { [ROLE_LABEL]: serverRole(generation) }),
-          ...(restart ? { annotations: { [RESTART_ANNOTATION]: restart } } : {}),
+          ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
         },
-        spec: tlsFor(input, observed) ? withTls(input, pod) : pod,
+        spec: tls ? withTls(input, pod) : pod,
       },
       volumeClaimTemplates: templates as V1PersistentVolumeClaim[],
     },
@@ -257,7 +283,14 @@ function headlessService(input: DatabaseCall, generation: number): Desired {
 function generationOf(
   input: DatabaseCall,
   generation: number,
-  opts: { keepVolumes?: boolean; restored?: RestoreTarget; independent?: boolean; restart?: string } = {},
+  opts: {
+    keepVolumes?: boolean;
+    restored?: RestoreTarget;
+    independent?: boolean;
+    restart?: string;
+    tls?: boolean;
+    live?: boolean;
+  } = {},
 ): Desired[] {
   const independent = opts.independent ? { independent: true } : {};
   return [
@@ -298,19 +331,37 @@ function progress(input: DatabaseCall, target: RestoreTarget): Progress {
   return { state: 'building', detail: `starting the empty instance ${name}: StatefulSet ${name}: ${verdict.detail}` };
 }
 
+/**
+ * Whether the URIs ask for TLS: once the server applications reach runs on it (its StatefulSet on TLS and rolled
+ * out; a new Database's first one never runs without), and from then on while it stays on TLS, through later
+ * restarts.
+ */
+function connectionTls(input: DatabaseCall, serving: Obj | undefined): boolean {
+  if (!liveTls(input, serving)) return false;
+  if (!serving) return true;
+  if (!servesTls(serving)) return false;
+  const asked = /[?&]sslmode=require$/.test(secretValue(input.observed.get(CONNECTION_KEY), 'uri') ?? '');
+  return asked || statefulSetOf(serving)?.rolledOut === true;
+}
+
 function compose(call: ComposeCall) {
   const { input, instances, target, serving, growth } = call;
   const { live } = instances;
-  const liveObserved = input.observed.get(keyOf(STATEFULSET_KEYS.statefulset, live));
+  const stsOf = (g: number) => input.observed.get(keyOf(STATEFULSET_KEYS.statefulset, g));
+  const liveObserved = stsOf(live);
+  const tls = liveTls(input, liveObserved);
   const resources: Desired[] = [
-    // Its certificate first: while the live server waits for it, it is what the user hears of.
-    ...tlsResources(input, tlsFor(input, liveObserved) && !judge(liveObserved).ready),
-    ...generationOf(input, live, growth?.restart ? { restart: growth.restart } : {}),
+    // Its certificate first: while the live server waits for its first one, it is what the user hears of.
+    ...tlsResources(input, waitsForCertificate(input, tls, liveObserved)),
+    ...generationOf(input, live, { tls, live: true, ...(growth?.restart ? { restart: growth.restart } : {}) }),
     clientService(input, serving),
   ];
   if (growth?.resource) resources.push({ ...growth.resource, independent: true });
   if (target) {
-    resources.push(...generationOf(input, target.generation, { restored: target, independent: true }));
+    const restoredWithTls = restoredTls(input, stsOf(target.generation), liveObserved);
+    resources.push(
+      ...generationOf(input, target.generation, { restored: target, independent: true, tls: restoredWithTls }),
+    );
     const job = cutoverJob(input, target);
     if (job) resources.push(job);
   }
@@ -329,8 +380,7 @@ function compose(call: ComposeCall) {
     {
       host: clientHost(input),
       port: ENGINES[input.spec.engine].port,
-      // The URIs ask for TLS once the generation applications reach is composed with it.
-      tls: tlsFor(input, input.observed.get(keyOf(STATEFULSET_KEYS.statefulset, serving))),
+      tls: connectionTls(input, stsOf(serving)),
     },
     undefined,
     keepWith,
