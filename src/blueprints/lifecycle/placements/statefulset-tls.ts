@@ -25,8 +25,8 @@ const HBA_DIR = '/etc/function-platform/hba';
 
 /**
  * The official image's own rules for the socket and the loopback (its entrypoint and probes run there, inside
- * the pod), then TLS with a password for everything else; a plain connection from outside matches no line, and
- * PostgreSQL refuses it.
+ * the pod), then TLS with a password for everything else; a plain connection from outside meets the last line,
+ * and PostgreSQL refuses it ("pg_hba.conf rejects connection ... no encryption").
  */
 const PG_HBA = [
   '# function-platform: every connection from outside the pod must use TLS',
