@@ -121,6 +121,23 @@ function warnings(r: RenderResult): Doc[] {
 const providerSecret = secretData(fixture(required('rds-connection'), 'Secret'));
 
 const PLATFORM = `${DIR}/composition-with-platform-defaults.yaml`;
+/** The Database Composition whose step's Input sets these platform defaults. */
+const withDefaults = (defaults: Doc): Doc => ({
+  apiVersion: 'apiextensions.crossplane.io/v1',
+  kind: 'Composition',
+  metadata: { name: 'databases.example.com' },
+  spec: {
+    compositeTypeRef: { apiVersion: 'example.com/v1', kind: 'Database' },
+    mode: 'Pipeline',
+    pipeline: [
+      {
+        step: 'compose',
+        functionRef: { name: 'function-platform' },
+        input: { apiVersion: 'platform.fn.example.com/v1beta1', kind: 'Input', defaults },
+      },
+    ],
+  },
+});
 
 const cases: RenderCase[] = [
   // ---- the platform's defaults (the step's Input) -------------------------
@@ -170,26 +187,7 @@ const cases: RenderCase[] = [
   {
     name: 'platform defaults: an unknown Input field is Fatal naming it, and nothing is rendered',
     xr: `${DIR}/two-line.yaml`,
-    composition: {
-      apiVersion: 'apiextensions.crossplane.io/v1',
-      kind: 'Composition',
-      metadata: { name: 'databases.example.com' },
-      spec: {
-        compositeTypeRef: { apiVersion: 'example.com/v1', kind: 'Database' },
-        mode: 'Pipeline',
-        pipeline: [
-          {
-            step: 'compose',
-            functionRef: { name: 'function-platform' },
-            input: {
-              apiVersion: 'platform.fn.example.com/v1beta1',
-              kind: 'Input',
-              defaults: { database: { backup: { retentionDay: 14 } } },
-            },
-          },
-        ],
-      },
-    },
+    composition: withDefaults({ database: { backup: { retentionDay: 14 } } }),
     fails: true,
     check(r) {
       assert.match(r.stderr + r.stdout, /input\.defaults\.database\.backup\.retentionDay is not a known field/);
@@ -198,26 +196,7 @@ const cases: RenderCase[] = [
   {
     name: "platform TLS: a two-line postgres Database gets a Certificate from the platform's issuer, its server on TLS, URIs that ask for it",
     xr: `${DIR}/two-line.yaml`,
-    composition: {
-      apiVersion: 'apiextensions.crossplane.io/v1',
-      kind: 'Composition',
-      metadata: { name: 'databases.example.com' },
-      spec: {
-        compositeTypeRef: { apiVersion: 'example.com/v1', kind: 'Database' },
-        mode: 'Pipeline',
-        pipeline: [
-          {
-            step: 'compose',
-            functionRef: { name: 'function-platform' },
-            input: {
-              apiVersion: 'platform.fn.example.com/v1beta1',
-              kind: 'Input',
-              defaults: { database: { tls: { clusterIssuer: 'platform-ca' } } },
-            },
-          },
-        ],
-      },
-    },
+    composition: withDefaults({ database: { tls: { clusterIssuer: 'platform-ca' } } }),
     check(r) {
       const cert = byKey(r, 'tls-certificate');
       assert.equal(cert['kind'], 'Certificate');

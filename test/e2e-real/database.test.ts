@@ -16,7 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Json } from '../support/apiserver.js';
 import { type ControlPlane, objectStoreSecret, realNodeSuiteSkipReason } from '../support/control-plane.js';
-import { controlPlaneForSuite, ensureNamespace, eventually } from '../support/e2e.js';
+import { controlPlaneForSuite, ensureNamespace, eventually, startApplicationPod } from '../support/e2e.js';
 import { describePostgresTls } from './postgres-tls.js';
 
 const skip = realNodeSuiteSkipReason('e2e-real: Databases on a real node');
@@ -96,38 +96,7 @@ async function startApplication(engine: Engine, name: string, secret: string): P
     name: variable,
     valueFrom: { secretKeyRef: { name: secret, key } },
   }));
-  await cp.client.applyObj(
-    {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: NS },
-      spec: {
-        restartPolicy: 'Never',
-        // Admitted in the namespace's restricted Pod Security Standard, as the product's own pods are.
-        securityContext: {
-          runAsUser: 999,
-          runAsGroup: 999,
-          runAsNonRoot: true,
-          seccompProfile: { type: 'RuntimeDefault' },
-        },
-        containers: [
-          {
-            name: 'app',
-            image: e.image,
-            command: ['sleep', '86400'],
-            env,
-            resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '256Mi' } },
-            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-          },
-        ],
-      },
-    },
-    { fieldManager: 'e2e-real', force: true },
-  );
-  await eventually(`application pod ${name} Running`, async () => {
-    const p = await cp.client.getObj({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS } });
-    return p?.['status']?.['phase'] === 'Running' ? true : undefined;
-  });
+  await startApplicationPod(cp, NS, name, e.image, { env });
 }
 
 /** The stored object of a backup, and the SHA-256 the upload stored with it. */

@@ -18,7 +18,7 @@ import type { Json } from '../support/apiserver.js';
 import { type CertManagerStandIn, startCertManagerStandIn } from '../support/cert-manager-stand-in.js';
 import { SHARED_CRDS } from '../support/cluster.js';
 import type { ControlPlane } from '../support/control-plane.js';
-import { eventually } from '../support/e2e.js';
+import { eventually, startApplicationPod } from '../support/e2e.js';
 
 const NS = 'team-a';
 const ISSUER = 'platform-ca';
@@ -155,41 +155,9 @@ export function describePostgresTls(controlPlane: () => ControlPlane): void {
         { fieldManager: 'e2e-real', force: true },
       );
       // The application: a pod of the postgres image with psql and the CA bundle; it never restarts.
-      await cp.client.applyObj(
-        {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: 'tls-app', namespace: NS },
-          spec: {
-            restartPolicy: 'Never',
-            securityContext: {
-              runAsUser: 999,
-              runAsGroup: 999,
-              runAsNonRoot: true,
-              seccompProfile: { type: 'RuntimeDefault' },
-            },
-            containers: [
-              {
-                name: 'app',
-                image: 'postgres:17',
-                command: ['sleep', '86400'],
-                resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '256Mi' } },
-                securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-                volumeMounts: [{ name: 'ca', mountPath: '/etc/platform-ca', readOnly: true }],
-              },
-            ],
-            volumes: [{ name: 'ca', configMap: { name: 'platform-ca' } }],
-          },
-        },
-        { fieldManager: 'e2e-real', force: true },
-      );
-      await eventually('application pod tls-app Running', async () => {
-        const p = await cp.client.getObj({
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: 'tls-app', namespace: NS },
-        });
-        return p?.['status']?.['phase'] === 'Running' ? true : undefined;
+      await startApplicationPod(cp, NS, 'tls-app', 'postgres:17', {
+        volumeMounts: [{ name: 'ca', mountPath: '/etc/platform-ca', readOnly: true }],
+        volumes: [{ name: 'ca', configMap: { name: 'platform-ca' } }],
       });
     });
     after(async () => {

@@ -27,6 +27,7 @@ import {
   readyAndSynced,
 } from '../support/e2e.js';
 import { repoRoot } from '../../dev/infra/paths.js';
+import { markIssued } from '../support/cert-manager-stand-in.js';
 import { SHARED_CRDS } from '../support/cluster.js';
 
 const skip = controlPlaneSkipReason('e2e: closed by default under real Crossplane');
@@ -112,17 +113,7 @@ spec:
     assert.equal(waiting['status']['url'], 'http://shop.example.org');
     assert.equal(conditionOf(waiting, 'Ready')?.['status'], 'False');
     // CERT-MANAGER STAND-IN: issued.
-    await cp.client.mergeStatus(cert, {
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'Ready',
-          message: 'Certificate is up to date and has not expired',
-          lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-        },
-      ],
-    });
+    await markIssued(cp.client, cert);
     const served = await eventually(
       'Widget shop Ready over https',
       async () => {

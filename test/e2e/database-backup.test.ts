@@ -97,6 +97,34 @@ async function backupIn(name: string, phase: string, timeoutMs = 90_000): Promis
   );
 }
 
+/** An Operation's spec: one step of this function, its Input naming `operation`. */
+function pipelineOf(step: string, operation: Json): Json {
+  return {
+    mode: 'Pipeline',
+    pipeline: [
+      {
+        step,
+        functionRef: { name: 'function-platform' },
+        input: { apiVersion: 'platform.fn.example.com/v1beta1', kind: 'Input', operation },
+      },
+    ],
+  };
+}
+
+/** Applies the Operation `name` and waits until Crossplane says it Succeeded. */
+async function operationSucceeded(name: string, spec: Json, timeoutMs: number): Promise<Json> {
+  const ref = { apiVersion: 'ops.crossplane.io/v1alpha1', kind: 'Operation', metadata: { name } };
+  await cp.client.applyObj({ ...ref, spec }, { fieldManager: 'e2e', force: true });
+  return eventually(
+    `Operation ${name} Succeeded`,
+    async () => {
+      const o = await cp.client.getObj(ref);
+      return conditionOf(o, 'Succeeded')?.['status'] === 'True' ? o : undefined;
+    },
+    timeoutMs,
+  );
+}
+
 describe('backups under real Crossplane', { skip }, () => {
   // The next 03:00 UTC slot of the default schedule after now: the Database is created before it.
   const slot = new Date();
@@ -492,32 +520,9 @@ spec: {databaseRef: {name: shop}, fromBackup: {name: shop-before-sale}}
     await ensureNamespace(cp, 'team-b');
     await cp.kubectl(['label', 'database', 'orders', '-n', NS, 'fleet=nightly', '--overwrite']);
     const started = Date.now();
-    await cp.kubectl(['apply', '-f', '-'], {
-      input: `apiVersion: ops.crossplane.io/v1alpha1
-kind: Operation
-metadata: {name: nightly-backups}
-spec:
-  mode: Pipeline
-  pipeline:
-    - step: backup-now
-      functionRef: {name: function-platform}
-      input:
-        apiVersion: platform.fn.example.com/v1beta1
-        kind: Input
-        operation:
-          backupNow: {namespaces: [${NS}, team-b], matchLabels: {fleet: nightly}}
-`,
-    });
-    const op = await eventually(
-      'Operation nightly-backups Succeeded',
-      async () => {
-        const o = await cp.client.getObj({
-          apiVersion: 'ops.crossplane.io/v1alpha1',
-          kind: 'Operation',
-          metadata: { name: 'nightly-backups' },
-        });
-        return conditionOf(o, 'Succeeded')?.['status'] === 'True' ? o : undefined;
-      },
+    const op = await operationSucceeded(
+      'nightly-backups',
+      pipelineOf('backup-now', { backupNow: { namespaces: [NS, 'team-b'], matchLabels: { fleet: 'nightly' } } }),
       90_000,
     );
     const output = op['status']['pipeline'][0]['output'];
@@ -543,26 +548,23 @@ spec:
     // The function's clock an hour on: the step names its backups by that minute.
     setClock(new Date(slot.getTime() + 3_600_000));
     const started = Date.now();
-    await cp.kubectl(['apply', '-f', '-'], {
-      input: `apiVersion: ops.crossplane.io/v1alpha1
-kind: CronOperation
-metadata: {name: every-minute-backups}
-spec:
-  schedule: "* * * * *"
-  concurrencyPolicy: Forbid
-  operationTemplate:
-    spec:
-      mode: Pipeline
-      pipeline:
-        - step: backup-now
-          functionRef: {name: function-platform}
-          input:
-            apiVersion: platform.fn.example.com/v1beta1
-            kind: Input
-            operation:
-              backupNow: {namespaces: [${NS}, team-b], matchLabels: {fleet: nightly}}
-`,
-    });
+    await cp.client.applyObj(
+      {
+        apiVersion: 'ops.crossplane.io/v1alpha1',
+        kind: 'CronOperation',
+        metadata: { name: 'every-minute-backups' },
+        spec: {
+          schedule: '* * * * *',
+          concurrencyPolicy: 'Forbid',
+          operationTemplate: {
+            spec: pipelineOf('backup-now', {
+              backupNow: { namespaces: [NS, 'team-b'], matchLabels: { fleet: 'nightly' } },
+            }),
+          },
+        },
+      },
+      { fieldManager: 'e2e', force: true },
+    );
     const op = await eventually(
       'an Operation of CronOperation every-minute-backups Succeeded',
       async () => {
@@ -628,32 +630,11 @@ spec:
     await readyOn('stock', '8.0');
     /** One run of the fleet upgrade, as an Operation of its own; its step's output. */
     const run = async (n: number): Promise<Json> => {
-      await cp.kubectl(['apply', '-f', '-'], {
-        input: `apiVersion: ops.crossplane.io/v1alpha1
-kind: Operation
-metadata: {name: mysql-84-run-${n}}
-spec:
-  mode: Pipeline
-  pipeline:
-    - step: upgrade
-      functionRef: {name: function-platform}
-      input:
-        apiVersion: platform.fn.example.com/v1beta1
-        kind: Input
-        operation:
-          upgrade: {namespaces: [${NS}], matchLabels: {fleet: mysql}, engine: mysql, version: "8.4", waveSize: 2}
-`,
-      });
-      const op = await eventually(
-        `Operation mysql-84-run-${n} Succeeded`,
-        async () => {
-          const o = await cp.client.getObj({
-            apiVersion: 'ops.crossplane.io/v1alpha1',
-            kind: 'Operation',
-            metadata: { name: `mysql-84-run-${n}` },
-          });
-          return conditionOf(o, 'Succeeded')?.['status'] === 'True' ? o : undefined;
-        },
+      const op = await operationSucceeded(
+        `mysql-84-run-${n}`,
+        pipelineOf('upgrade', {
+          upgrade: { namespaces: [NS], matchLabels: { fleet: 'mysql' }, engine: 'mysql', version: '8.4', waveSize: 2 },
+        }),
         60_000,
       );
       return op['status']['pipeline'][0]['output'];

@@ -21,6 +21,21 @@ export interface CertManagerStandIn {
   stop(): Promise<void>;
 }
 
+/** What cert-manager writes on a Certificate once its Secret holds a valid certificate: Ready. */
+export async function markIssued(client: KubeClient, cert: Json): Promise<void> {
+  await client.mergeStatus(cert, {
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Ready',
+        message: 'Certificate is up to date and has not expired',
+        lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      },
+    ],
+  });
+}
+
 const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
 
 export function startCertManagerStandIn(client: KubeClient, namespace: string, everyMs = 500): CertManagerStandIn {
@@ -104,17 +119,7 @@ export function startCertManagerStandIn(client: KubeClient, namespace: string, e
         },
         { fieldManager: 'cert-manager-stand-in', force: true },
       );
-      await client.mergeStatus(cert, {
-        conditions: [
-          {
-            type: 'Ready',
-            status: 'True',
-            reason: 'Ready',
-            message: 'Certificate is up to date and has not expired',
-            lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-          },
-        ],
-      });
+      await markIssued(client, cert);
       standIn.issued.add(`${namespace}/${cert['metadata']['name']}`);
     }
   };

@@ -90,3 +90,50 @@ export async function failedCreates(cp: ControlPlane, namespace: string): Promis
     .filter((e) => e['reason'] === 'FailedCreate')
     .map((e) => `${e['involvedObject']?.['kind']} ${e['involvedObject']?.['name']}: ${e['message']}`);
 }
+
+/**
+ * An application pod that only sleeps (a test execs its client in it), admitted under the restricted Pod
+ * Security Standard as the product's own pods are, with what the caller adds to its container and pod; waits
+ * until it runs. It never restarts.
+ */
+export async function startApplicationPod(
+  cp: ControlPlane,
+  namespace: string,
+  name: string,
+  image: string,
+  extra: { env?: Json[]; volumeMounts?: Json[]; volumes?: Json[] } = {},
+): Promise<void> {
+  await cp.client.applyObj(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace },
+      spec: {
+        restartPolicy: 'Never',
+        securityContext: {
+          runAsUser: 999,
+          runAsGroup: 999,
+          runAsNonRoot: true,
+          seccompProfile: { type: 'RuntimeDefault' },
+        },
+        containers: [
+          {
+            name: 'app',
+            image,
+            command: ['sleep', '86400'],
+            ...(extra.env ? { env: extra.env } : {}),
+            ...(extra.volumeMounts ? { volumeMounts: extra.volumeMounts } : {}),
+            resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          },
+        ],
+        ...(extra.volumes ? { volumes: extra.volumes } : {}),
+      },
+    },
+    { fieldManager: 'e2e', force: true },
+  );
+  await eventually(`application pod ${name} Running`, async () => {
+    const p = await cp.client.getObj({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace } });
+    return p?.['status']?.['phase'] === 'Running' ? true : undefined;
+  });
+}
