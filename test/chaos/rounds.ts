@@ -475,7 +475,10 @@ spec: {databaseRef: {name: ${DATABASE}}, fromBackup: {name: ${ctx.backup}}}
         `claim ${claim} (the user deletes it, as status.kept says)`,
         (x) => x.name === claim || x.name === volume,
       );
-      await h.w.retry('delete', () => h.w.kubectl(['delete', 'pvc', claim, '-n', NS, '--wait=false']));
+      // Already gone is as good: a round before may have deleted it when status still listed it.
+      await h.w.retry('delete', () =>
+        h.w.kubectl(['delete', 'pvc', claim, '-n', NS, '--wait=false', '--ignore-not-found']),
+      );
       await h.w.nudge('Database', DATABASE);
       const pruned = await h.w
         .until(

@@ -133,10 +133,20 @@ spec: {color: blue, size: ${size}, resources: {cpu: 50m, memory: 32Mi}}
     });
     const url = `http://${svc!['spec']['clusterIP']}:8080/`;
     const traffic = startTraffic(cp.realNode!, url);
-    await sleep(2000);
+    // A new Service's ClusterIP answers once kube-proxy has written its rules, which can be a moment
+    // after the Widget is Ready: the cutover is judged from 20 answers in a row on, not before.
+    await eventually(
+      'the ClusterIP answering 20 times in a row',
+      async () => {
+        const sofar = traffic.sofar();
+        return sofar.length >= 20 && sofar.slice(-20).every((s) => s.ok) ? true : undefined;
+      },
+      60_000,
+    );
+    const judgedFrom = Date.now();
     const times: Record<string, number> = {};
     // When each step happened, to place a failed request (the marks are this process's clock, as are the samples').
-    const marks: Array<{ t: number; what: string }> = [{ t: Date.now(), what: 'traffic on blue' }];
+    const marks: Array<{ t: number; what: string }> = [{ t: judgedFrom, what: 'traffic on blue' }];
     for (const color of ['green', 'blue']) {
       const started = Date.now();
       marks.push({ t: started, what: `asked for ${color}` });
@@ -155,7 +165,8 @@ spec: {color: blue, size: ${size}, resources: {cpu: 50m, memory: 32Mi}}
       marks.push({ t: Date.now(), what: `settled on ${color}, the other color's pods gone` });
       await sleep(2000);
     }
-    const samples = await traffic.stop();
+    const all = await traffic.stop();
+    const samples = all.filter((s) => s.t - s.ms >= judgedFrom);
     const failed = samples.filter((s) => !s.ok);
     const runs = runsOf(samples);
     const placed = (at: number) => {

@@ -613,7 +613,10 @@ export interface Sample {
  * Requests to `url` without pause from inside the node (where ClusterIPs are
  * routed), until stopped; stop() returns every answer in order.
  */
-export function startTraffic(state: Pick<RealNodeState, 'holder'>, url: string): { stop(): Promise<Sample[]> } {
+export function startTraffic(
+  state: Pick<RealNodeState, 'holder'>,
+  url: string,
+): { sofar(): readonly Sample[]; stop(): Promise<Sample[]> } {
   const samples: Sample[] = [];
   const child = spawn(
     'nsenter',
@@ -637,6 +640,7 @@ export function startTraffic(state: Pick<RealNodeState, 'holder'>, url: string):
   });
   const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
+    sofar: () => samples,
     stop: async () => {
       child.kill('SIGTERM');
       await ended;

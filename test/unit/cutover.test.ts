@@ -109,6 +109,8 @@ class World {
             metadata: {
               name: `${str(t, 'metadata', 'name')}-${str(obj, 'metadata', 'name')}-0`,
               namespace: NAMESPACE,
+              // The StatefulSet controller gives a claim its template's labels.
+              labels: structuredClone(((t['metadata'] as Obj)['labels'] ?? {}) as Obj),
               uid: `uid-${str(t, 'metadata', 'name')}-${str(obj, 'metadata', 'name')}`,
             },
             status: { phase: 'Bound', capacity: { storage: '20Gi' } },
@@ -278,6 +280,17 @@ describe('a DatabaseRestore of a Database in a StatefulSet', () => {
     assert.equal(w.observed.has('statefulset-r1'), false, 'the failed attempt is handed over');
     assert.equal(w.selected(), 'server');
     assert.ok((w.status()['kept'] as string[]).some((k) => k.includes('data-orders-db-r1-0')));
+
+    // Known defect (issue 29, chaos seed 0x4ac23a7b): the next restore numbered its instance r1 again, so its
+    // StatefulSet opened the failed attempt's claim, and status.kept told the user to delete the live volume.
+    w.jobs = 'complete';
+    w.pool.push(restoreRequest('again', { fromBackup: { name: 'orders-db-202612020300' } }, '2026-12-02T10:00:00Z'));
+    for (let i = 0; i < 8; i++) w.step();
+    assert.equal(w.selected(), 'server-r2', 'the new instance is numbered past the one handed over');
+    assert.equal(w.observed.has('statefulset-r1'), false);
+    const kept = (w.status()['kept'] as string[]).map((k) => /^PersistentVolumeClaim (\S+)/.exec(k)?.[1]);
+    assert.deepEqual(kept.sort(), ['data-orders-db-0', 'data-orders-db-r1-0']);
+    assert.ok(!kept.includes('data-orders-db-r2-0'), 'the live claim is never listed for deletion');
   });
 
   test('refused requests name the field; the Database keeps serving and says why', () => {

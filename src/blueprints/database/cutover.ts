@@ -36,6 +36,8 @@ import { describeSource, type Source, type Window } from '../lifecycle/source.js
 /** Required resources: the namespace's DatabaseRestores, and the backup each waiting one names. */
 export const RESTORES = 'database-restores';
 export const CUTOVER_BACKUP = 'cutover-backup';
+/** Required resources: what handed-over generations left under their names (Placement.leftBehind). */
+export const LEFT_BEHIND = 'left-behind';
 
 /** The requirement that reads the DatabaseBackup `name` (one per backup named, so that answers never mix). */
 export function cutoverBackupKey(name: string): string {
@@ -186,6 +188,11 @@ export function planCutover(
     };
     break;
   }
+  // A new generation is numbered past every one still there, handed over or not.
+  const leftBehind = placement.leftBehind;
+  if (leftBehind && pending.length > 0 && !plan.target) plan.requirements[LEFT_BEHIND] = leftBehind.requirement(input);
+  const left = leftBehind ? input.required.get(LEFT_BEHIND) : [];
+  const taken = (left ?? []).flatMap((o) => leftBehind?.generation(input, o) ?? []);
   let unanswered = false;
   for (const r of pending) {
     if (r.name === plan.target?.restore) continue;
@@ -196,7 +203,7 @@ export function planCutover(
     const backupName = str(r.spec, 'fromBackup', 'name');
     const answer = backupName ? input.required.get(cutoverBackupKey(backupName)) : undefined;
     // Not answered yet (the first call of a reconcile): decided on the next call, in the same order.
-    if (backupName && answer === undefined) {
+    if ((backupName && answer === undefined) || (left === undefined && !plan.target)) {
       unanswered = true;
       plan.lookingUp = true;
       plan.queued.push(r.name);
@@ -209,7 +216,7 @@ export function planCutover(
         plan.queued.push(r.name);
         continue;
       }
-      const generation = Math.max(live, ...observedGens) + 1;
+      const generation = Math.max(live, ...observedGens, ...taken) + 1;
       const from =
         source.kind === 'point'
           ? `to ${source.time ?? 'its latest restorable time'}`

@@ -29,6 +29,15 @@ export function generationOfKey(base: string, key: string): number | undefined {
 }
 
 /**
+ * The generation whose `nameOf` is `name`: 0, or one of the numbers the name
+ * carries after `-r` (names are bounded, so they are compared, not parsed).
+ */
+export function generationNamed(name: string, nameOf: (generation: number) => string): number | undefined {
+  const candidates = [0, ...[...name.matchAll(/-r([1-9][0-9]*)/g)].map((m) => Number(m[1]))];
+  return candidates.find((g) => nameOf(g) === name);
+}
+
+/**
  * `read` of observed state, done once a call: remembered for the call's
  * observed map (made anew for every call), so the phases may ask again.
  */

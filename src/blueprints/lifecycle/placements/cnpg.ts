@@ -42,6 +42,7 @@ import {
   asMade,
   byConnection,
   DBNAME_ANNOTATION,
+  generationNamed,
   handOver,
   hasInstance,
   instanceName,
@@ -538,6 +539,17 @@ export const cnpgPlacement: Placement = {
     return name
       ? { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Cluster', matchName: name, namespace: input.owner.namespace }
       : undefined;
+  },
+  // A handed-over generation's Cluster keeps running: an Object of the same name would take it over.
+  leftBehind: {
+    requirement: (input) => ({
+      apiVersion: 'postgresql.cnpg.io/v1',
+      kind: 'Cluster',
+      namespace: input.owner.namespace,
+      matchLabels: { 'app.kubernetes.io/instance': appName(input.owner) },
+    }),
+    generation: (input, obj) =>
+      generationNamed(str(obj, 'metadata', 'name') ?? '', (g) => instanceName(input.owner, g)),
   },
 
   backup: backups,

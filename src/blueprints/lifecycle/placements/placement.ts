@@ -250,6 +250,16 @@ export interface Placement {
    * cannot tell (an RDS instance): it stays listed.
    */
   keptObject?(input: DatabaseCall, sentence: string): Requirement | undefined;
+  /**
+   * What a generation leaves under its own name once handed over (a claim, a
+   * Cluster), read before a restore numbers a new generation: the new one
+   * never takes a number whose objects are still there, as it would open them.
+   */
+  leftBehind?: {
+    requirement(input: DatabaseCall): Requirement;
+    /** The generation an object of the answer was made for, if it is one. */
+    generation(input: DatabaseCall, obj: Obj): number | undefined;
+  };
 
   /**
    * What deleting the Database keeps (status.deletion), said while it lives:

@@ -36,6 +36,7 @@ import { ENGINES, tagOf } from '../engine.js';
 import {
   CONNECTION_KEY,
   claimNames,
+  generationNamed,
   handOver,
   instanceName,
   keyOf,
@@ -486,6 +487,16 @@ export const statefulSetPlacement: Placement = {
     return claim
       ? { apiVersion: 'v1', kind: 'PersistentVolumeClaim', matchName: claim, namespace: input.owner.namespace }
       : undefined;
+  },
+  // A handed-over generation's data claim stays (Retain): a StatefulSet of the same name would open it.
+  leftBehind: {
+    requirement: (input) => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      namespace: input.owner.namespace,
+      matchLabels: { 'app.kubernetes.io/instance': labels(input.owner, input.spec)['app.kubernetes.io/instance']! },
+    }),
+    generation: (input, obj) => generationNamed(str(obj, 'metadata', 'name') ?? '', (g) => dataClaimName(input, g)),
   },
 
   backup: dumpBackups('a Database in a StatefulSet restores a dump'),
