@@ -251,6 +251,11 @@ export const databaseSpecSchema = {
       "fieldPath": ".maxStorageGB"
     },
     {
+      "rule": "!has(self.maxStorageGB) || self.placement != 'aws' || self.maxStorageGB >= 20",
+      "message": "spec.maxStorageGB must be at least 20 with placement aws (the RDS minimum)",
+      "fieldPath": ".maxStorageGB"
+    },
+    {
       "rule": "self.replicas == 0 || self.placement == 'aws' || self.highAvailability",
       "message": "spec.replicas needs highAvailability (CloudNativePG) in the cluster; a Database in a StatefulSet has no replicas",
       "fieldPath": ".replicas"
@@ -293,9 +298,30 @@ export const databaseSpecSchema = {
     },
     "maxStorageGB": {
       "type": "integer",
-      "description": "On AWS, the most storage in GiB RDS may grow the instance to by itself (storage autoscaling, maxAllocatedStorage). At least storageGB.",
-      "minimum": 20,
+      "description": "The most storage in GiB the Database may grow to by itself: on AWS, RDS storage autoscaling (maxAllocatedStorage, at least 20); in a StatefulSet, the data volume grows when its use passes spec.storage.growAtPercent. At least storageGB.",
+      "minimum": 1,
       "maximum": 65536
+    },
+    "storage": {
+      "type": "object",
+      "description": "How storage grows by itself up to spec.maxStorageGB.",
+      "default": {},
+      "properties": {
+        "growAtPercent": {
+          "type": "integer",
+          "description": "The use of the data volume, in percent, past which it grows (in the cluster).",
+          "default": 80,
+          "minimum": 50,
+          "maximum": 95
+        },
+        "growByPercent": {
+          "type": "integer",
+          "description": "How much it grows each time, in percent of its size (at least 1 GiB, never past spec.maxStorageGB).",
+          "default": 25,
+          "minimum": 10,
+          "maximum": 100
+        }
+      }
     },
     "replicas": {
       "type": "integer",
@@ -790,7 +816,7 @@ export const databaseStatusSchema = {
       "properties": {
         "requestedGB": {
           "type": "integer",
-          "description": "spec.storageGB."
+          "description": "The size asked for, spec.storageGB or what the volume grew to by itself."
         },
         "message": {
           "type": "string",
@@ -802,7 +828,41 @@ export const databaseStatusSchema = {
         },
         "maxGB": {
           "type": "integer",
-          "description": "On AWS, the ceiling RDS may grow to by itself (spec.maxStorageGB)."
+          "description": "The ceiling it may grow to by itself (spec.maxStorageGB)."
+        },
+        "usedGB": {
+          "type": "number",
+          "description": "In a StatefulSet, the data volume's use as last measured (GiB)."
+        },
+        "usedPercent": {
+          "type": "integer",
+          "description": "In a StatefulSet, the data volume's use as last measured, in percent of its file system."
+        },
+        "measuredAt": {
+          "type": "string",
+          "description": "When usedGB was measured (RFC 3339)."
+        },
+        "lastAutoGrowth": {
+          "type": "object",
+          "description": "The last time the volume grew by itself.",
+          "properties": {
+            "at": {
+              "type": "string",
+              "description": "When it was asked (RFC 3339)."
+            },
+            "fromGB": {
+              "type": "integer",
+              "description": "The size before."
+            },
+            "toGB": {
+              "type": "integer",
+              "description": "The size asked."
+            },
+            "usedPercent": {
+              "type": "integer",
+              "description": "The use measured that made it grow."
+            }
+          }
         }
       }
     },
@@ -942,8 +1002,15 @@ export type DatabaseSpec = {
   "version"?: string;
   /** Storage in GiB. It may grow but never shrink. */
   "storageGB": number;
-  /** On AWS, the most storage in GiB RDS may grow the instance to by itself (storage autoscaling, maxAllocatedStorage). At least storageGB. */
+  /** The most storage in GiB the Database may grow to by itself: on AWS, RDS storage autoscaling (maxAllocatedStorage, at least 20); in a StatefulSet, the data volume grows when its use passes spec.storage.growAtPercent. At least storageGB. */
   "maxStorageGB"?: number;
+  /** How storage grows by itself up to spec.maxStorageGB. */
+  "storage": {
+    /** The use of the data volume, in percent, past which it grows (in the cluster). */
+    "growAtPercent": number;
+    /** How much it grows each time, in percent of its size (at least 1 GiB, never past spec.maxStorageGB). */
+    "growByPercent": number;
+  };
   /** Read replicas: CloudNativePG instances beside the primary (highAvailability), or RDS read replicas (placement aws). The connection Secret's ro-host, ro-port and ro-uri reach them (the primary's when there are none). Not for a Database in a StatefulSet. */
   "replicas": number;
   /** When changes that interrupt the database are applied. */
@@ -1128,14 +1195,31 @@ export type DatabaseStatus = {
   };
   /** The storage asked for and what the instance has. */
   "storage"?: {
-    /** spec.storageGB. */
+    /** The size asked for, spec.storageGB or what the volume grew to by itself. */
     "requestedGB"?: number;
     /** What the storage is doing when it differs from what was asked (RDS grew it past spec.storageGB). */
     "message"?: string;
     /** What the instance has (RDS's allocated storage, which autoscaling may grow). */
     "capacityGB"?: number;
-    /** On AWS, the ceiling RDS may grow to by itself (spec.maxStorageGB). */
+    /** The ceiling it may grow to by itself (spec.maxStorageGB). */
     "maxGB"?: number;
+    /** In a StatefulSet, the data volume's use as last measured (GiB). */
+    "usedGB"?: number;
+    /** In a StatefulSet, the data volume's use as last measured, in percent of its file system. */
+    "usedPercent"?: number;
+    /** When usedGB was measured (RFC 3339). */
+    "measuredAt"?: string;
+    /** The last time the volume grew by itself. */
+    "lastAutoGrowth"?: {
+      /** When it was asked (RFC 3339). */
+      "at"?: string;
+      /** The size before. */
+      "fromGB"?: number;
+      /** The size asked. */
+      "toGB"?: number;
+      /** The use measured that made it grow. */
+      "usedPercent"?: number;
+    };
   };
   /** host:port where applications connect. */
   "endpoint"?: string;
@@ -1662,6 +1746,18 @@ export const inputSchema = {
               "maxLength": 253,
               "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
             },
+            "storage": {
+              "type": "object",
+              "description": "How a Database in a StatefulSet with spec.maxStorageGB watches its data volume grow.",
+              "properties": {
+                "measureEveryMinutes": {
+                  "type": "integer",
+                  "description": "How often the data volume's use is measured (a short Job on the database's node); built in, 5.",
+                  "minimum": 1,
+                  "maximum": 60
+                }
+              }
+            },
             "backup": {
               "type": "object",
               "description": "Backup policy; each field stands in for the same field of a Database's spec.backup.",
@@ -1927,6 +2023,11 @@ export type Input = {
     "database"?: {
       /** The StorageClass of a Database's data volume in the cluster, unless the Database names one (spec.storageClassName). */
       "storageClassName"?: string;
+      /** How a Database in a StatefulSet with spec.maxStorageGB watches its data volume grow. */
+      "storage"?: {
+        /** How often the data volume's use is measured (a short Job on the database's node); built in, 5. */
+        "measureEveryMinutes"?: number;
+      };
       /** Backup policy; each field stands in for the same field of a Database's spec.backup. */
       "backup"?: {
         /** When to back up, a cron schedule in UTC (minute hour day month weekday); built in, "0 3 * * *". */
