@@ -35,23 +35,23 @@ async function claimIn(kind: string, name: string, ok: (c: Json) => boolean, tim
 }
 
 /** The server pod of the Database, and a query run in it as the database's user. */
-async function serverPod(): Promise<string> {
+async function serverPod(db = DB): Promise<string> {
   const pods = await cp.client.listObjs(
     'v1',
     'Pod',
     NS,
-    `app.kubernetes.io/name=database,app.kubernetes.io/instance=${DB}`,
+    `app.kubernetes.io/name=database,app.kubernetes.io/instance=${db}`,
   );
   const running = pods.find((p) => p['status']?.['phase'] === 'Running');
-  if (!running) throw new Error(`no running server pod of ${DB}`);
+  if (!running) throw new Error(`no running server pod of ${db}`);
   return String(running['metadata']['name']);
 }
-async function sql(query: string): Promise<string> {
+async function sql(query: string, db = DB): Promise<string> {
   const r = await cp.kubectl([
     'exec',
     '-n',
     NS,
-    await serverPod(),
+    await serverPod(db),
     '--',
     'sh',
     '-c',
@@ -154,6 +154,141 @@ describe('a Database claim on a real node', { skip }, () => {
     assert.ok(sizeKiB(df.stdout) > 1.9 * 1024 * 1024, 'the mounted file system has 2 GiB');
     assert.ok(sizeKiB(dfBefore.stdout) < 1.1 * 1024 * 1024);
     assert.equal(await sql(DIGEST), original);
+  });
+
+  test('with spec.maxStorageGB the volume grows by itself once rows fill it past growAtPercent, the rows stay; at the ceiling a warning and no change', async (t) => {
+    const GROWING = 'growing';
+    // The platform's Composition measuring every minute (the built-in is every 5).
+    const installed = await cp.client.getObj({
+      apiVersion: 'apiextensions.crossplane.io/v1',
+      kind: 'Composition',
+      metadata: { name: 'databases.example.com' },
+    });
+    assert.ok(installed, 'the Database Composition is installed');
+    const pipeline = structuredClone(installed['spec']['pipeline']) as Json[];
+    const input = (pipeline[0]!['input'] ?? {}) as Json;
+    pipeline[0]!['input'] = {
+      apiVersion: 'platform.fn.example.com/v1beta1',
+      kind: 'Input',
+      ...input,
+      defaults: {
+        ...input['defaults'],
+        database: { ...input['defaults']?.['database'], storage: { measureEveryMinutes: 1 } },
+      },
+    };
+    await cp.client.applyObj(
+      {
+        apiVersion: 'apiextensions.crossplane.io/v1',
+        kind: 'Composition',
+        metadata: { name: 'databases-measured.example.com', labels: installed['metadata']['labels'] },
+        spec: { ...installed['spec'], pipeline },
+      },
+      { fieldManager: 'platform-team', force: true },
+    );
+    await cp.kubectl(['apply', '-f', '-'], {
+      input: `apiVersion: example.com/v1
+kind: Database
+metadata: {name: ${GROWING}, namespace: ${NS}}
+spec:
+  compositionRef: {name: databases-measured.example.com}
+  engine: postgres
+  storageGB: 1
+  maxStorageGB: 2
+  storage: {growAtPercent: 50}
+  backup: {enabled: false}
+`,
+    });
+    const first = await claimIn(
+      'Database',
+      GROWING,
+      (c) => c['status']?.['ready'] === true && c['status']?.['storage']?.['usedPercent'] !== undefined,
+      300_000,
+    );
+    t.diagnostic(`first measurement: ${JSON.stringify(first['status']['storage'])}`);
+    const dataDir = '/var/lib/postgresql/data';
+    const usedPercent = async (): Promise<number> => {
+      const out = await cp.kubectl(['exec', '-n', NS, await serverPod(GROWING), '--', 'df', '-Pk', dataDir]);
+      const [, , used, avail] = out.stdout.trim().split('\n').pop()!.trim().split(/\s+/).map(Number);
+      return Math.ceil((used! * 100) / (used! + avail!));
+    };
+    // Rows of 1 MiB that PostgreSQL stores as they are (no compression), 40 at a time, until past 50 %.
+    await sql(
+      'CREATE TABLE fill (id int PRIMARY KEY, v text NOT NULL); ALTER TABLE fill ALTER COLUMN v SET STORAGE EXTERNAL',
+      GROWING,
+    );
+    let rows = 0;
+    let percentThen = await usedPercent();
+    while (percentThen < 50) {
+      await sql(
+        `INSERT INTO fill SELECT g, repeat(md5(g::text), 32768) FROM generate_series(${rows + 1}, ${rows + 40}) g; CHECKPOINT`,
+        GROWING,
+      );
+      rows += 40;
+      assert.ok(rows < 1000, 'the volume fills');
+      percentThen = await usedPercent();
+    }
+    // The moment the test saw the volume past the threshold: the growth is timed from here.
+    const passed = Date.now();
+    const digest = `SELECT count(*) || ' ' || md5(string_agg(id || ':' || md5(v), ',' ORDER BY id)) FROM fill`;
+    const before = await sql(digest, GROWING);
+    const grown = await claimIn(
+      'Database',
+      GROWING,
+      (c) =>
+        c['status']?.['storage']?.['capacityGB'] === 2 && c['status']?.['storage']?.['lastAutoGrowth']?.['toGB'] === 2,
+      300_000,
+    );
+    const grewIn = Date.now() - passed;
+    const df = await cp.kubectl(['exec', '-n', NS, await serverPod(GROWING), '--', 'df', '-Pk', dataDir]);
+    const sizeKiB = Number(df.stdout.trim().split('\n').pop()!.trim().split(/\s+/)[1]);
+    t.diagnostic(
+      `${rows} rows of 1 MiB: ${percentThen}% used; threshold passed → volume grown to 2 GiB in ${grewIn} ms; the file system now ${sizeKiB} KiB; status.storage ${JSON.stringify(grown['status']['storage'])}`,
+    );
+    assert.ok(sizeKiB > 1.9 * 1024 * 1024, 'the mounted file system has 2 GiB');
+    assert.equal(grown['status']['storage']['requestedGB'], 2);
+    assert.equal(await sql(digest, GROWING), before, 'the rows are intact');
+    const events = async (reason: string) =>
+      JSON.parse(
+        (await cp.kubectl(['get', 'events', '-A', '--field-selector', `reason=${reason}`, '-o', 'json'])).stdout,
+      )['items'] as Json[];
+    assert.ok((await events('AutoGrown')).length > 0, 'an AutoGrown event');
+
+    // At the ceiling: a file fills the grown volume past 50 % again; it is said, and nothing changes.
+    const pod = await serverPod(GROWING);
+    await cp.kubectl([
+      'exec',
+      '-n',
+      NS,
+      pod,
+      '--',
+      'dd',
+      'if=/dev/urandom',
+      `of=${dataDir}/filler`,
+      'bs=1M',
+      'count=700',
+    ]);
+    const full = await usedPercent();
+    const warned = await eventually(
+      'a StorageNearlyFull warning',
+      async () => ((await events('StorageNearlyFull')).length > 0 ? true : undefined),
+      300_000,
+    );
+    assert.ok(warned);
+    await new Promise((r) => setTimeout(r, 90_000));
+    const still = await claim('Database', GROWING);
+    const claimSize = (
+      await cp.client.getObj({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: `data-${GROWING}-db-0`, namespace: NS },
+      })
+    )?.['spec']?.['resources']?.['requests']?.['storage'];
+    t.diagnostic(`at the ceiling, ${full}% used: status.storage ${JSON.stringify(still?.['status']?.['storage'])}`);
+    assert.equal(claimSize, '2Gi', 'the claim asks no more than the ceiling');
+    assert.equal(still?.['status']?.['storage']?.['capacityGB'], 2);
+    assert.equal(still?.['status']?.['ready'], true, 'a full disk is said; the database still serves');
+    await cp.kubectl(['exec', '-n', NS, pod, '--', 'rm', '-f', `${dataDir}/filler`]);
+    await cp.kubectl(['delete', 'database', GROWING, '-n', NS, '--wait=false']);
   });
 
   test('deleted under Retain: the volume files and the credentials stay; a Database of the same name opens them and the rows are there', async (t) => {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import { type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk-typescript';
 import type { Obj } from '../../src/kube.js';
 import {
   answered,
@@ -17,6 +17,8 @@ import {
   k8sSecret,
   statusOf,
 } from '../support/database.js';
+import { parseDf } from '../../src/blueprints/lifecycle/placements/statefulset-usage.js';
+import { nextSize } from '../../src/blueprints/lifecycle/placements/statefulset-volume.js';
 import { healthyStatus } from '../support/observed-state.js';
 
 const AWS = { engine: 'postgres', placement: 'aws', aws: { region: 'eu-west-1' } } as const;
@@ -127,8 +129,19 @@ describe('storage that grows by itself on AWS', () => {
       /spec\.maxStorageGB is 50; spec\.maxStorageGB must be at least spec\.storageGB \(100\)/,
     );
     assert.deepEqual(Object.keys(rsp.desired?.resources ?? {}), []);
+    // RDS grows no smaller than 20 GiB: the XRD's rule, mirrored with the same words.
+    const small = call(databaseXr({ ...AWS, storageGB: 20, maxStorageGB: 10 }));
+    assert.match(
+      fatalOf(small)?.message ?? '',
+      /spec\.maxStorageGB is 10; spec\.maxStorageGB must be at least 20 with placement aws \(the RDS minimum\)/,
+    );
+    // A StatefulSet grows its volume by itself; CloudNativePG does not, and says so.
     const cluster = call(databaseXr({ storageGB: 20, maxStorageGB: 40 }));
-    assert.ok(cluster.results.some((r) => r.reason === 'FieldIgnored' && /placement aws/.test(r.message)));
+    assert.ok(!cluster.results.some((r) => r.reason === 'FieldIgnored'));
+    const ha = call(databaseXr({ storageGB: 20, maxStorageGB: 40, highAvailability: true }));
+    assert.ok(
+      ha.results.some((r) => r.reason === 'FieldIgnored' && /CloudNativePG does not grow by itself/.test(r.message)),
+    );
   });
 });
 
@@ -481,6 +494,181 @@ describe('a StatefulSet volume that grows', () => {
       fatalOf(shrink)?.message ?? '',
       /spec\.storageGB is 30 but volume data-orders-db-0 has 40Gi; spec\.storageGB may grow but never shrink/,
     );
+  });
+});
+
+describe('a StatefulSet volume that grows by itself (spec.maxStorageGB)', () => {
+  const KIB_PER_GIB = 1024 * 1024;
+  const claim = (requested: number, capacity: number): Obj => ({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: 'data-orders-db-0', namespace: 'team-a', uid: 'uid-pvc' },
+    spec: { storageClassName: 'standard', resources: { requests: { storage: `${requested}Gi` } } },
+    status: { phase: 'Bound', capacity: { storage: `${capacity}Gi` } },
+  });
+  const standard: Obj = {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: 'standard' },
+    provisioner: 'example.com/stand-in',
+    allowVolumeExpansion: true,
+  };
+  /** A measuring pod that finished: df -Pk of a file system of `sizeGB` (as XFS makes it) `percent` used. */
+  const measured = (sizeGB: number, percent: number, finishedAt = '2026-12-03T10:00:00Z'): Obj => {
+    const blocks = Math.round(sizeGB * KIB_PER_GIB * 0.9995);
+    const used = Math.floor((blocks * percent) / 100);
+    return {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `data-orders-db-0-usage-${Date.parse(finishedAt)}`,
+        namespace: 'team-a',
+        labels: { 'function-platform.dev/measures': 'data-orders-db-0' },
+      },
+      status: {
+        phase: 'Succeeded',
+        containerStatuses: [
+          {
+            name: 'measure',
+            state: {
+              terminated: {
+                exitCode: 0,
+                finishedAt,
+                message: `Filesystem     1024-blocks    Used Available Capacity Mounted on\n/dev/loop3 ${blocks} ${used} ${blocks - used} ${percent}% /data\n`,
+              },
+            },
+          },
+        ],
+      },
+    };
+  };
+  const healthy = (rsp: RunFunctionResponse): Obj[] =>
+    asObserved(rsp, (_k, obj) => healthyStatus(obj)).map((o) =>
+      o['kind'] === 'Service' ? { ...o, spec: { clusterIP: '10.96.0.10', ...(o['spec'] as Obj) } } : o,
+    );
+  const SPEC = { storageGB: 20, maxStorageGB: 40 };
+  const running = healthy(call(databaseXr(SPEC)));
+  const ask = (pvc: Obj, pods: Obj[], spec: Obj = SPEC, observed: Obj[] = running) =>
+    call(
+      databaseXr(spec),
+      observed,
+      answered({ 'data-claim': [pvc], 'storage-class': [standard], 'usage-pods': pods }),
+    );
+  const resizeTo = (rsp: RunFunctionResponse) =>
+    (
+      (
+        ((desiredOf(rsp, 'volume-resize')?.['spec'] as Obj | undefined)?.['forProvider'] as Obj | undefined)?.[
+          'manifest'
+        ] as Obj | undefined
+      )?.['spec'] as Obj | undefined
+    )?.['resources'];
+
+  test('a CronJob measures the live data claim on the database node, read-only, under the restricted profile', () => {
+    const rsp = ask(claim(20, 20), []);
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    const cron = desiredOf(rsp, 'usage')!;
+    assert.equal(cron['kind'], 'CronJob');
+    const spec = cron['spec'] as Obj;
+    assert.match(String(spec['schedule']), /^[0-4]-59\/5 \* \* \* \*$/, 'every 5 minutes, offset by the name');
+    assert.equal(spec['concurrencyPolicy'], 'Forbid');
+    assert.equal(spec['successfulJobsHistoryLimit'], 1, 'the last measurement stays readable');
+    const pod = ((((spec['jobTemplate'] as Obj)['spec'] as Obj)['template'] as Obj)['spec'] ?? {}) as Obj;
+    assert.deepEqual(pod['volumes'], [
+      { name: 'data', persistentVolumeClaim: { claimName: 'data-orders-db-0', readOnly: true } },
+    ]);
+    const affinity = (
+      ((pod['affinity'] as Obj)['podAffinity'] as Obj)['requiredDuringSchedulingIgnoredDuringExecution'] as Obj[]
+    )[0]!;
+    assert.equal(affinity['topologyKey'], 'kubernetes.io/hostname');
+    // The server pods the affinity names are the ones the client Service selects.
+    assert.deepEqual(
+      (affinity['labelSelector'] as Obj)['matchLabels'],
+      (desiredOf(rsp, 'service')!['spec'] as Obj)['selector'],
+    );
+    assert.equal(pod['automountServiceAccountToken'], false);
+    assert.equal((pod['securityContext'] as Obj)['runAsNonRoot'], true);
+    const container = (pod['containers'] as Obj[])[0]!;
+    assert.deepEqual(container['command'], ['sh', '-c', 'df -Pk /data > /dev/termination-log']);
+    assert.deepEqual(rsp.requirements?.resources?.['usage-pods']?.matchLabels?.labels, {
+      'function-platform.dev/measures': 'data-orders-db-0',
+    });
+    // Without a ceiling nothing grows by itself, and nothing is measured.
+    const plain = call(databaseXr({ storageGB: 20 }), running, answered({ 'data-claim': [claim(20, 20)] }));
+    assert.equal(desiredOf(plain, 'usage'), undefined);
+    assert.equal(plain.requirements?.resources?.['usage-pods'], undefined);
+  });
+
+  test('past growAtPercent it grows by a step, says so once, and records it; below, nothing changes', () => {
+    const quiet = ask(claim(20, 20), [measured(20, 79)]);
+    assert.equal(desiredOf(quiet, 'volume-resize'), undefined);
+    assert.equal((statusOf(quiet)['storage'] as Obj)['usedPercent'], 79);
+
+    const rsp = ask(claim(20, 20), [measured(20, 50, '2026-12-03T09:55:00Z'), measured(20, 84)]);
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    assert.deepEqual(resizeTo(rsp), { requests: { storage: '25Gi' } }, '20 GiB and 25 %');
+    const notice = rsp.results.find((r) => r.reason === 'AutoGrown');
+    assert.equal(notice?.severity, Severity.SEVERITY_NORMAL);
+    assert.match(notice?.message ?? '', /volume data-orders-db-0 is 84% used .* growing it 20Gi → 25Gi by itself/);
+    const storage = statusOf(rsp)['storage'] as Obj;
+    assert.equal(storage['requestedGB'], 25);
+    assert.equal(storage['capacityGB'], 20);
+    assert.equal(storage['maxGB'], 40);
+    assert.equal(storage['usedPercent'], 84, 'the newest measurement');
+    assert.equal(storage['measuredAt'], '2026-12-03T10:00:00Z');
+    assert.equal((storage['lastAutoGrowth'] as Obj)['toGB'], 25);
+    // Recorded on the claim itself, through the resize Object.
+    const manifest = ((desiredOf(rsp, 'volume-resize')!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj;
+    const recorded = ((manifest['metadata'] as Obj)['annotations'] as Obj)['function-platform.dev/last-auto-growth'];
+    assert.deepEqual(JSON.parse(String(recorded)), storage['lastAutoGrowth']);
+    assert.equal(statusOf(rsp)['ready'], true, 'it serves while the volume grows');
+  });
+
+  test('the grown size is the floor: no shrink asked, no growth again on a measurement from before it', () => {
+    const first = ask(claim(20, 20), [measured(20, 84)]);
+    const observed = healthy(first);
+    // The claim grew; the file system was measured before it did (still 20 GiB, still 84 %).
+    const after = ask(claim(25, 25), [measured(20, 84)], SPEC, observed);
+    assert.equal(fatalOf(after), undefined, fatalOf(after)?.message);
+    assert.deepEqual(resizeTo(after), { requests: { storage: '25Gi' } }, 'not grown again');
+    assert.ok(!after.results.some((r) => r.reason === 'AutoGrown'));
+    assert.equal((statusOf(after)['storage'] as Obj)['requestedGB'], 25);
+    // Measured again on the grown file system, past the threshold: the next step.
+    const again = ask(claim(25, 25), [measured(25, 90, '2026-12-03T10:10:00Z')], SPEC, observed);
+    assert.deepEqual(resizeTo(again), { requests: { storage: '32Gi' } });
+    // spec.maxStorageGB taken away: the grown volume stays the floor (recorded on the resize Object).
+    const without = ask(claim(25, 25), [], { storageGB: 20 }, observed);
+    assert.equal(fatalOf(without), undefined, fatalOf(without)?.message);
+    assert.deepEqual(resizeTo(without), { requests: { storage: '25Gi' } });
+  });
+
+  test('at the ceiling: a warning, and nothing changes', () => {
+    const observed = healthy(ask(claim(36, 36), [measured(36, 90)], { storageGB: 20, maxStorageGB: 40 }));
+    const full = ask(claim(40, 40), [measured(40, 93)], SPEC, observed);
+    assert.equal(fatalOf(full), undefined, fatalOf(full)?.message);
+    assert.deepEqual(resizeTo(full), { requests: { storage: '40Gi' } });
+    const warning = full.results.find((r) => r.reason === 'StorageNearlyFull');
+    assert.equal(warning?.severity, Severity.SEVERITY_WARNING);
+    assert.match(warning?.message ?? '', /93% used .* at spec\.maxStorageGB \(40Gi\): it grows no further by itself/);
+    assert.equal(statusOf(full)['ready'], true, 'a full disk is said, the database still serves');
+  });
+
+  test('one step: 25 % by default, at least 1 GiB, never past the ceiling', () => {
+    assert.equal(nextSize(20, 25, 100), 25);
+    assert.equal(nextSize(1, 25, 20), 2);
+    assert.equal(nextSize(38, 25, 40), 40);
+    assert.equal(nextSize(10, 100, 100), 20);
+  });
+
+  test("df's answer read as df computes it; anything else is no measurement", () => {
+    assert.deepEqual(
+      parseDf(
+        'Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/loop0 1038336 880000 158336 85% /data',
+        't',
+      ),
+      { sizeGB: 0.99, usedGB: 0.84, usedPercent: 85, at: 't' },
+    );
+    assert.equal(parseDf('df: /data: No such file or directory', 't'), undefined);
+    assert.equal(parseDf('', 't'), undefined);
   });
 });
 

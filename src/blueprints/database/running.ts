@@ -32,12 +32,13 @@ export function pendingVersion(input: DatabaseCall, placement: Placement, versio
 
 /** status.storage: what was asked, what the instance has, and how far the place may grow it by itself. */
 export function storageStatus(input: DatabaseCall, placement: Placement, growth: GrowthPlan | undefined): Obj {
-  const { capacityGB, maxGB, message } = placement.storage(input, growth);
+  const { requestedGB, capacityGB, maxGB, message, ...use } = placement.storage(input, growth);
   return {
-    requestedGB: input.spec.storageGB,
+    requestedGB: requestedGB ?? input.spec.storageGB,
     ...(capacityGB !== undefined ? { capacityGB } : {}),
     ...(maxGB !== undefined ? { maxGB } : {}),
     ...(message ? { message } : {}),
+    ...use,
   };
 }
 

@@ -242,11 +242,12 @@ export function databaseStatus(
     notices.push({ reason: 'DeletionKeeps', message: `${deletion.keeps}${now}` });
   }
   if (growth) warnings.push(...growth.warnings);
+  if (growth?.notices) notices.push(...growth.notices);
   const upgrade = gate.waiting ?? pendingVersion(input, placement, version);
   if (spec.maxStorageGB !== undefined && !placement.autoscalesStorage)
     warnings.push({
       reason: 'FieldIgnored',
-      message: `spec.maxStorageGB is for placement aws (RDS storage autoscaling); in the cluster it changes nothing: grow spec.storageGB`,
+      message: `spec.maxStorageGB grows RDS storage and the volume of a Database in a StatefulSet; ${placement.words} does not grow by itself: grow spec.storageGB`,
     });
   const ready = blocker === undefined;
   // A cutover in flight: the live instance serves (ready), and the sentence tells the restore's story;

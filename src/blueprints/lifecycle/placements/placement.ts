@@ -69,6 +69,8 @@ export interface GrowthPlan {
   /** The pod template annotation that restarts the pod to finish a file-system resize, when allowed. */
   restart?: string;
   warnings: Array<{ reason: string; message: string }>;
+  /** What the growth did that the user is told of once (a Normal event). */
+  notices?: Array<{ reason: string; message: string }>;
   /** The capacity the volumes have, in GiB, once read. */
   capacityGB?: number;
   /** The size to go on composing, GiB, while the volumes cannot grow to spec.storageGB (or that is not known yet). */
@@ -221,7 +223,17 @@ export interface Placement {
   storage(
     input: DatabaseCall,
     growth: GrowthPlan | undefined,
-  ): { capacityGB?: number; maxGB?: number; message?: string };
+  ): {
+    capacityGB?: number;
+    maxGB?: number;
+    message?: string;
+    /** The size asked, where it grew by itself past spec.storageGB. */
+    requestedGB?: number;
+    usedGB?: number;
+    usedPercent?: number;
+    measuredAt?: string;
+    lastAutoGrowth?: Obj;
+  };
   /** Whether it grows its storage itself up to spec.maxStorageGB (elsewhere the field changes nothing). */
   autoscalesStorage: boolean;
   /** Where applications connect to a generation, once known. */

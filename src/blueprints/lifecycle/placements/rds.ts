@@ -686,6 +686,14 @@ export const rdsPlacement: Placement = {
           },
         ]
       : []),
+    ...(spec.maxStorageGB !== undefined && spec.maxStorageGB < 20
+      ? [
+          {
+            field: 'spec.maxStorageGB',
+            message: `spec.maxStorageGB is ${spec.maxStorageGB}; spec.maxStorageGB must be at least 20 with placement aws (the RDS minimum)`,
+          },
+        ]
+      : []),
   ],
   refusesUpgrade: () => undefined,
   refusesBecoming: () => undefined,

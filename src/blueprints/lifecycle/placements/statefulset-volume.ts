@@ -12,13 +12,14 @@ import { SpecError } from '../../../errors.js';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { claimOf } from '../../../kinds/core.js';
 import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
-import type { Obj } from '../../../kube.js';
+import { type Obj, str } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { wholeGigabytes } from '../../../quantity.js';
 import type { Desired } from '../../blueprint.js';
 import { type DatabaseInput, meta, type ResolvedSpec } from '../database.js';
 import { resizedBefore } from './in-cluster.js';
 import type { GrowthPlan } from './placement.js';
+import { measuredUsage, type Usage, USAGE_PODS, usageRequirement } from './statefulset-usage.js';
 
 /** Required resources: the data volume's claim and its StorageClass; the composed resize Object's key. */
 export const DATA_CLAIM = 'data-claim';
@@ -29,8 +30,47 @@ export const RESTART_ANNOTATION = 'function-platform.dev/restarted-for-size';
 /** How long a file-system resize may stay pending before a restart is what finishes it. */
 const RESTART_AFTER_MS = 2 * 60_000;
 
-/** The data volume's growth, and the claim as observed (its capacity is status.storage.capacityGB). */
-export type VolumeGrowth = GrowthPlan & { claim?: Obj };
+/** On the data claim (written by the resize Object): the last time the volume grew by itself (JSON of AutoGrowth). */
+export const AUTO_GROWTH_ANNOTATION = 'function-platform.dev/last-auto-growth';
+
+/** A growth the Database asked by itself: when, from and to what size, at what use. */
+export interface AutoGrowth {
+  at: string;
+  fromGB: number;
+  toGB: number;
+  usedPercent: number;
+}
+
+/**
+ * The data volume's growth, and the claim as observed (its capacity is
+ * status.storage.capacityGB); with spec.maxStorageGB, the use last measured
+ * and the growth it asked (this call's, else the last one recorded).
+ */
+export type VolumeGrowth = GrowthPlan & {
+  claim?: Obj;
+  requestedGB?: number;
+  usage?: Usage;
+  lastAutoGrowth?: AutoGrowth;
+};
+
+/** The growth recorded on the claim (or the resize Object's manifest of it), if it ever grew by itself. */
+function recordedGrowth(claim: Obj | undefined): AutoGrowth | undefined {
+  const text = str(claim, 'metadata', 'annotations', AUTO_GROWTH_ANNOTATION);
+  if (!text) return undefined;
+  try {
+    const g = JSON.parse(text) as Partial<AutoGrowth>;
+    return typeof g.toGB === 'number' && typeof g.fromGB === 'number' && typeof g.at === 'string'
+      ? { at: g.at, fromGB: g.fromGB, toGB: g.toGB, usedPercent: Number(g.usedPercent ?? 0) }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The size one growth step takes the volume to: growByPercent of it, at least 1 GiB, never past the ceiling. */
+export function nextSize(sizeGB: number, growByPercent: number, maxGB: number): number {
+  return Math.min(maxGB, Math.max(sizeGB + 1, Math.ceil((sizeGB * (100 + growByPercent)) / 100)));
+}
 
 /** The growth of the live StatefulSet's data volume, from the claim and its StorageClass as observed. */
 export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: string): VolumeGrowth {
@@ -41,24 +81,64 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
     },
     warnings: [],
   };
+  // With a ceiling, the volume's use is read too (the measuring CronJob's pods), to grow it by itself.
+  const maxGB = spec.maxStorageGB;
+  if (maxGB !== undefined) plan.requirements[USAGE_PODS] = usageRequirement(input, claimName);
   const claim = input.required.get(DATA_CLAIM)?.[0];
+  const resize = input.observed.get(VOLUME_RESIZE);
+  // Recorded on the claim itself (the resize Object writes it there), so it outlives the Database under Retain.
+  const recorded = recordedGrowth(claim) ?? recordedGrowth(resize);
+  if (recorded) plan.lastAutoGrowth = recorded;
   // What the resize Object asked for last, as observed (it wraps the claim).
-  const asked = wholeGigabytes(claimOf(input.observed.get(VOLUME_RESIZE))?.requested);
+  const asked = wholeGigabytes(claimOf(resize)?.requested);
   // Not read yet (the first call of a reconcile) or gone: a resize Object composed before stays as it was.
   const observed = claimOf(claim);
   if (!claim || observed?.name !== claimName) {
-    if (input.observed.has(VOLUME_RESIZE))
-      plan.resource = resizeObject(input, spec, claimName, asked ?? spec.storageGB);
+    if (resize) plan.resource = resizeObject(input, spec, claimName, asked ?? spec.storageGB, recorded);
     return plan;
   }
   plan.claim = claim;
   const requested = wholeGigabytes(observed?.requested);
   const capacity = wholeGigabytes(observed?.capacity);
-  const want = spec.storageGB;
+  // A size the volume grew to by itself is the floor from then on; under a ceiling, so is any size up to it
+  // (a Database made again on the volume a grown one kept).
+  const grownFloor = requested !== undefined && requested <= Math.max(maxGB ?? 0, recorded?.toGB ?? 0) ? requested : 0;
+  let want = Math.max(spec.storageGB, grownFloor);
   if (requested !== undefined && want < requested)
     throw new SpecError([
       `spec.storageGB is ${want} but volume ${claimName} has ${requested}Gi; spec.storageGB may grow but never shrink`,
     ]);
+  if (maxGB !== undefined && requested !== undefined) {
+    const usage = measuredUsage(input);
+    if (usage) plan.usage = usage;
+    const growAt = spec.storage?.growAtPercent ?? 80;
+    // Only a measurement of the file system as it is now counts: one from before the last growth does not,
+    // nor does one while a growth is on its way.
+    const settled = capacity !== undefined && capacity >= requested && want === requested;
+    const current = usage !== undefined && usage.sizeGB >= requested * 0.9;
+    if (settled && current && usage.usedPercent >= growAt) {
+      if (requested < maxGB) {
+        want = nextSize(requested, spec.storage?.growByPercent ?? 25, maxGB);
+        plan.lastAutoGrowth = {
+          at: input.now.toISOString(),
+          fromGB: requested,
+          toGB: want,
+          usedPercent: usage.usedPercent,
+        };
+        plan.notices = [
+          {
+            reason: 'AutoGrown',
+            message: `volume ${claimName} is ${usage.usedPercent}% used (${usage.usedGB} of ${usage.sizeGB} GiB, spec.storage.growAtPercent ${growAt}): growing it ${requested}Gi → ${want}Gi by itself (spec.maxStorageGB ${maxGB})`,
+          },
+        ];
+      } else
+        plan.warnings.push({
+          reason: 'StorageNearlyFull',
+          message: `volume ${claimName} is ${usage.usedPercent}% used (${usage.usedGB} of ${usage.sizeGB} GiB) and at spec.maxStorageGB (${maxGB}Gi): it grows no further by itself; raise spec.maxStorageGB, or free space`,
+        });
+    }
+  }
+  plan.requestedGB = want;
   const composed = input.observed.has(VOLUME_RESIZE);
   const className = observed?.storageClassName;
   if (className)
@@ -74,14 +154,23 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
         : !cls
           ? `StorageClass ${className} does not exist, so it cannot expand volumes`
           : `StorageClass ${className} does not allow volume expansion`;
-      const message = `${why}: volume ${claimName} stays at ${requested}Gi, spec.storageGB asks ${want}Gi; nothing was changed (move the data to a Database on a class that can grow, or set spec.storageGB back to ${requested})`;
+      const message =
+        want > spec.storageGB
+          ? `${why}: volume ${claimName} stays at ${requested}Gi, though it is past spec.storage.growAtPercent and would grow by itself to ${want}Gi; nothing was changed (move the data to a Database on a class that can grow, or free space)`
+          : `${why}: volume ${claimName} stays at ${requested}Gi, spec.storageGB asks ${want}Gi; nothing was changed (move the data to a Database on a class that can grow, or set spec.storageGB back to ${requested})`;
       plan.condition = { ok: false, reason: 'ExpansionNotAllowed', message };
       plan.warnings.push({ reason: 'ExpansionNotAllowed', message });
+      // Nothing grows: no growth to tell of, and the size asked stays what the volume has.
+      delete plan.notices;
+      if (recorded) plan.lastAutoGrowth = recorded;
+      else delete plan.lastAutoGrowth;
+      plan.requestedGB = requested;
       return plan;
     }
   }
   // Once composed, the resize Object stays (it manages nothing but the request, and deleting it orphans the claim).
-  if (grow || composed) plan.resource = resizeObject(input, spec, claimName, Math.max(want, requested ?? want));
+  if (grow || composed)
+    plan.resource = resizeObject(input, spec, claimName, Math.max(want, requested ?? want), plan.lastAutoGrowth);
   // Not bound yet: there is no size to report.
   if (capacity === undefined) return plan;
   if (capacity >= want) {
@@ -112,7 +201,13 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
 }
 
 /** The Object that grows the claim: its identity and storage request, observed and updated, never created or deleted. */
-function resizeObject(input: DatabaseInput, spec: ResolvedSpec, claimName: string, sizeGB: number): Desired {
+function resizeObject(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  claimName: string,
+  sizeGB: number,
+  grown: AutoGrowth | undefined,
+): Desired {
   return {
     key: VOLUME_RESIZE,
     object: {
@@ -125,7 +220,11 @@ function resizeObject(input: DatabaseInput, spec: ResolvedSpec, claimName: strin
           manifest: {
             apiVersion: 'v1',
             kind: 'PersistentVolumeClaim',
-            metadata: { name: claimName, namespace: input.owner.namespace },
+            metadata: {
+              name: claimName,
+              namespace: input.owner.namespace,
+              ...(grown ? { annotations: { [AUTO_GROWTH_ANNOTATION]: JSON.stringify(grown) } } : {}),
+            },
             spec: { resources: { requests: { storage: `${sizeGB}Gi` } } },
           },
         },
