@@ -162,7 +162,7 @@ describe('a Database claim on a real node', { skip }, () => {
     const installed = await cp.client.getObj({
       apiVersion: 'apiextensions.crossplane.io/v1',
       kind: 'Composition',
-      metadata: { name: 'databases.example.com' },
+      metadata: { name: 'xdatabases.example.com' },
     });
     assert.ok(installed, 'the Database Composition is installed');
     const pipeline = structuredClone(installed['spec']['pipeline']) as Json[];
@@ -180,7 +180,7 @@ describe('a Database claim on a real node', { skip }, () => {
       {
         apiVersion: 'apiextensions.crossplane.io/v1',
         kind: 'Composition',
-        metadata: { name: 'databases-measured.example.com', labels: installed['metadata']['labels'] },
+        metadata: { name: 'xdatabases-measured.example.com', labels: installed['metadata']['labels'] },
         spec: { ...installed['spec'], pipeline },
       },
       { fieldManager: 'platform-team', force: true },
@@ -190,7 +190,7 @@ describe('a Database claim on a real node', { skip }, () => {
 kind: Database
 metadata: {name: ${GROWING}, namespace: ${NS}}
 spec:
-  compositionRef: {name: databases-measured.example.com}
+  compositionRef: {name: xdatabases-measured.example.com}
   engine: postgres
   storageGB: 1
   maxStorageGB: 2
