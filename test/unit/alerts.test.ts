@@ -53,7 +53,7 @@ function running(spec: Obj, name = 'orders'): Obj[] {
 
 type Rule = { alert: string; expr: string; for: string; labels: Obj; annotations: Record<string, string> };
 const rulesOf = (rsp: RunFunctionResponse): Rule[] =>
-  (((desiredOf(rsp, 'alerts')?.['spec'] as Obj)['groups'] as Obj[])[0]!['rules'] as Rule[]) ?? [];
+  ((((desiredOf(rsp, 'alerts') ?? {})['spec'] as Obj)['groups'] as Obj[])[0]!['rules'] as Rule[]) ?? [];
 const ruleOf = (rsp: RunFunctionResponse, alert: string) => rulesOf(rsp).find((r) => r.alert === alert);
 
 interface Selector {

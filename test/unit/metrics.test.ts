@@ -11,7 +11,7 @@ import { runFunction } from '../../src/function.js';
 import type { Obj } from '../../src/kube.js';
 import { DatabaseGauges, Metrics } from '../../src/metrics.js';
 import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
-import { answered, completedBackup, databaseXr, storeCredentials } from '../support/database.js';
+import { answered, completedBackup, databaseXr, statusOf, storeCredentials } from '../support/database.js';
 
 const AT = new Date('2026-12-02T10:00:00Z');
 const required = answered({ 'backup-store-credentials': [storeCredentials()], 'prometheusrule-crd': [] });
@@ -66,7 +66,7 @@ describe('per-Database gauges', () => {
       ok('202612010300', '2026-12-01T03:02:00Z'),
       failed('202612020300', '2026-12-02T03:04:30Z'),
     ]);
-    const backup = ((rsp.desired?.composite?.resource as Obj)['status'] as Obj)['backup'] as Obj;
+    const backup = statusOf(rsp)['backup'] as Obj;
     assert.equal(backup['lastSuccessfulTime'], '2026-12-01T03:02:00Z');
     assert.equal(backup['lastFailedTime'], '2026-12-02T03:04:30Z');
     const { samples, types } = parseText(g.text());
