@@ -12,6 +12,7 @@ import {
 } from '@crossplane-org/function-sdk-typescript';
 import { hostPort } from './address.js';
 import { AwsFactsSource } from './aws/facts.js';
+import { now } from './clock.js';
 import { EventMemory } from './events.js';
 import type { Log } from './function.js';
 import { answerLive } from './live.js';
@@ -77,7 +78,13 @@ const SEVERITY_LABEL: Record<number, string> = {
 };
 
 /** Counts one answered call: the blueprint that served it ("none": none does), its most severe result, its Fatal reasons. */
-function countCall(metrics: Metrics, blueprint: string, rsp: RunFunctionResponse, seconds: number): void {
+function countCall(
+  metrics: Metrics,
+  blueprint: string,
+  req: RunFunctionRequest,
+  rsp: RunFunctionResponse,
+  seconds: number,
+): void {
   let worst = 'none';
   for (const r of rsp.results) {
     if (r.severity === Severity.SEVERITY_FATAL) {
@@ -88,6 +95,8 @@ function countCall(metrics: Metrics, blueprint: string, rsp: RunFunctionResponse
   }
   metrics.calls.inc([blueprint, worst]);
   metrics.duration.observe([blueprint], seconds);
+  // What a Database's alerts read: the times its status says, and whether it was answered Fatal.
+  if (blueprint === 'database') metrics.databases.answered(req, rsp, now());
 }
 
 function newGrpcServer(log: Log, aws: AwsFactsSource, metrics: Metrics | undefined): grpc.Server {
@@ -124,7 +133,7 @@ function newGrpcServer(log: Log, aws: AwsFactsSource, metrics: Metrics | undefin
       }
       const start = performance.now();
       void answerLive(call.request, aws, log).then(({ rsp, blueprint }) => {
-        countCall(metrics, blueprint ?? 'none', rsp, (performance.now() - start) / 1000);
+        countCall(metrics, blueprint ?? 'none', call.request, rsp, (performance.now() - start) / 1000);
         callback(null, events.filter(uid, rsp, call.request));
       });
     },

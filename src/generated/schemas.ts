@@ -898,6 +898,10 @@ export const databaseStatusSchema = {
           "type": "string",
           "description": "The newest failed backup and why it failed."
         },
+        "lastFailedTime": {
+          "type": "string",
+          "description": "When the newest failed backup (the one lastFailure names) failed."
+        },
         "latestRestorableTime": {
           "type": "string",
           "description": "On AWS, the latest time the instance can be restored to (RDS automated backups)."
@@ -1237,6 +1241,8 @@ export type DatabaseStatus = {
     "location"?: string;
     /** The newest failed backup and why it failed. */
     "lastFailure"?: string;
+    /** When the newest failed backup (the one lastFailure names) failed. */
+    "lastFailedTime"?: string;
     /** On AWS, the latest time the instance can be restored to (RDS automated backups). */
     "latestRestorableTime"?: string;
     /** The earliest time a point-in-time restore can reach (RDS automated backups, or CloudNativePG's first recoverability point). */

@@ -11,6 +11,7 @@ import { CNPG } from './cnpg.js';
 import { byReadyCondition } from './conditions.js';
 import { CORE } from './core.js';
 import type { Kind } from './kind.js';
+import { MONITORING } from './monitoring.js';
 import { NETWORKING } from './networking.js';
 import { PLATFORM } from './platform.js';
 import { POLICY } from './policy.js';
@@ -32,6 +33,7 @@ for (const k of [
   ...AUTOSCALING,
   ...CNPG,
   ...CERT_MANAGER,
+  ...MONITORING,
   ...AWS_RDS,
   ...AWS_S3,
   ...AWS_IAM,

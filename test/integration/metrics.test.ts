@@ -100,6 +100,10 @@ describe('metrics at --metrics-address', () => {
       'function_platform_aws_calls_total counter',
       'function_platform_aws_facts_cache_total counter',
       'function_platform_aws_facts_failures_total counter',
+      'function_platform_database_last_backup_timestamp_seconds gauge',
+      'function_platform_database_last_failed_backup_timestamp_seconds gauge',
+      'function_platform_database_last_answer_timestamp_seconds gauge',
+      'function_platform_database_last_fatal_timestamp_seconds gauge',
     ])
       assert.ok(text.includes(`# TYPE ${family}\n`), family);
     assert.equal(sum(samples(text), 'function_platform_calls_total'), 0);
@@ -164,6 +168,50 @@ describe('metrics at --metrics-address', () => {
       for (const secret of [KEY_ID, SECRET, SECRET.slice(0, 12), encodeURIComponent(SECRET)])
         assert.ok(!text.includes(secret), 'no credential in any scrape');
     }
+  });
+
+  test("a Database's gauges, after a call: its newest backup and failure from its status, the answer's time, a Fatal one by reason", async () => {
+    const backup = (stamp: string, status: Obj): Obj => ({
+      apiVersion: 'example.com/v1',
+      kind: 'DatabaseBackup',
+      metadata: {
+        name: `stock-db-${stamp}`,
+        namespace: 'team-m',
+        annotations: { 'crossplane.io/composition-resource-name': `scheduled-backup-${stamp}` },
+      },
+      spec: { databaseRef: { name: 'stock' } },
+      status: { method: 'dump', engine: 'postgres', version: '17', ...status },
+    });
+    const xr = (spec: Obj) => ({
+      apiVersion: 'example.com/v1',
+      kind: 'Database',
+      metadata: { name: 'stock', namespace: 'team-m', uid: 'uid-stock' },
+      spec,
+    });
+    const spec = { engine: 'postgres', storageGB: 20, backup: { enabled: false } };
+    const observed = [
+      backup('202612010300', {
+        phase: 'Completed',
+        completedAt: '2026-12-01T03:02:00Z',
+        location: 's3://b/stock.dump',
+      }),
+      backup('202612020300', { phase: 'Failed', completedAt: '2026-12-02T03:04:30Z', failureReason: 'refused' }),
+    ];
+    const before = Date.now() / 1000;
+    assert.ok((await client.run(buildRequest(xr(spec), observed), 20_000)).ok);
+    let s = samples(await scrape());
+    const of = (metric: string, extra = '') =>
+      s.get(`function_platform_database_${metric}{database_namespace="team-m",database="stock"${extra}}`);
+    assert.equal(of('last_backup_timestamp_seconds'), Date.parse('2026-12-01T03:02:00Z') / 1000);
+    assert.equal(of('last_failed_backup_timestamp_seconds'), Date.parse('2026-12-02T03:04:30Z') / 1000);
+    const answeredAt = of('last_answer_timestamp_seconds')!;
+    assert.ok(answeredAt >= before - 1 && answeredAt <= Date.now() / 1000 + 1, `answered at ${answeredAt}`);
+    assert.equal(of('last_fatal_timestamp_seconds', ',reason="InvalidSpec"'), undefined);
+    // The same Database refused: its Fatal answer by reason; the times its status gave stay.
+    assert.ok((await client.run(buildRequest(xr({ ...spec, storageGB: -1 }), observed), 20_000)).ok);
+    s = samples(await scrape());
+    assert.ok(of('last_fatal_timestamp_seconds', ',reason="InvalidSpec"')! >= answeredAt);
+    assert.equal(of('last_backup_timestamp_seconds'), Date.parse('2026-12-01T03:02:00Z') / 1000);
   });
 
   test('only GET /metrics is served', async () => {

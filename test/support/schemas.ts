@@ -102,6 +102,31 @@ interface Ctx {
 }
 
 /**
+ * A CRD's pattern (Go's RE2, as the API server runs it) as a JavaScript
+ * regular expression: RE2's leading case-insensitive flag `(?i)`, which
+ * JavaScript has only as a flag (the PrometheusRule CRD's
+ * partial_response_strategy uses it), becomes a class of both cases for each
+ * letter outside an escape. What is not translated (another flag, a character
+ * class under the flag) fails here, by name, rather than in ajv.
+ */
+export function jsPattern(pattern: string): string {
+  const at = pattern.indexOf('(?i)');
+  if (at < 0) return pattern;
+  const rest = pattern.slice(0, at) + pattern.slice(at + 4);
+  if (rest.includes('(?')) throw new Error(`pattern ${pattern}: Go regular expression flags beyond a single (?i)`);
+  if (rest.includes('[')) throw new Error(`pattern ${pattern}: a character class under (?i) is not translated`);
+  let out = '';
+  for (let i = 0; i < rest.length; i++) {
+    const c = rest[i]!;
+    if (c === '\\') {
+      out += c + (rest[i + 1] ?? '');
+      i++;
+    } else out += /[a-zA-Z]/.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c;
+  }
+  return out;
+}
+
+/**
  * Rewrites one OpenAPI schema node into a JSON Schema that ajv enforces the way
  * the API server does. `path` is only used to label CEL rules.
  */
@@ -130,6 +155,9 @@ function convert(node: unknown, path: string, ctx: Ctx): unknown {
         break;
       case 'not':
         out[k] = convert(v, path, ctx);
+        break;
+      case 'pattern':
+        out[k] = typeof v === 'string' ? jsPattern(v) : v;
         break;
       default:
         out[k] = v;

@@ -99,6 +99,14 @@ describe('readiness per kind', () => {
     assert.equal(judge({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' }).ready, true);
   });
 
+  test('PrometheusRule: ready once it exists (it has no status); absent, it is not', () => {
+    const rule = { apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: 'orders-db' } };
+    assert.deepEqual(judge(rule).state, 'ready');
+    assert.equal(judge(undefined).ready, false);
+    // Unknown to the registry, an extension kind with no Ready condition would wait for one for ever.
+    assert.equal(judge({ ...rule, apiVersion: 'monitoring.example.com/v1' }).ready, false);
+  });
+
   test('cert-manager Certificate: by its Ready condition; a failed issuance is stuck, with its reason', () => {
     const cert = (status: object | undefined) => ({
       apiVersion: 'cert-manager.io/v1',

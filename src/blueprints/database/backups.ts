@@ -242,6 +242,8 @@ export function planBackups(
     const why = seen?.failureReason ?? seen?.message;
     const name = seen?.name ?? scheduledBackupName(input, lastFailed.stamp);
     out.status['lastFailure'] = `${name}: ${why ?? 'failed'}`;
+    // When it failed (its slot when it says no time): the function's metrics read it (src/metrics.ts).
+    out.status['lastFailedTime'] = lastFailed.completedAt ?? lastFailed.slot.toISOString();
     out.warnings.push({
       reason: 'BackupFailed',
       message: `DatabaseBackup ${name} failed: ${why ?? 'no reason given'}`,

@@ -7,6 +7,7 @@
 import type { ExternalFacts } from '../../facts.js';
 import type { Plan } from '../blueprint.js';
 import { CONNECTION_KEY, DBNAME_ANNOTATION, instanceMeta, keyOf } from '../lifecycle/instances.js';
+import { planAlerts } from './alerts.js';
 import type { Resolution } from './status.js';
 import { checkFacts } from './rules.js';
 
@@ -53,5 +54,9 @@ export function composeDatabase(r: Resolution, facts: ExternalFacts | undefined)
     Object.assign(requirements, backups.requirements);
   }
   resources.push(...gate.backups);
+  // The alerts, where the Prometheus Operator is installed.
+  const alerts = planAlerts(r);
+  resources.push(...alerts.resources);
+  Object.assign(requirements, alerts.requirements);
   return { resources, requirements, retiring: backups?.retiring ?? [], releasing: own.releasing };
 }

@@ -24,6 +24,7 @@ import { groupOf, kindOf, nameOf, num, str, type Obj } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired, Requirement, Summary } from '../../blueprint.js';
+import { type AlertRule, promRegex, SOURCES, selector, volumeFullRule } from '../alert-rules.js';
 import { backedUp, backupSummary, oneObject } from './backup-methods.js';
 import { storePath } from '../commands.js';
 import {
@@ -596,4 +597,34 @@ export const cnpgPlacement: Placement = {
 
   growth: (input, instances) => growth(input, instances.name(instances.live)),
   compose,
+  alertRules: (input, live) => {
+    // The operator names each instance's pod and its data claim `<cluster>-<serial>` (a WAL volume would be
+    // `<cluster>-<serial>-wal`, which the anchored pattern leaves out).
+    const cluster = instanceName(input.owner, live);
+    const instances = { re: promRegex(cluster, '-[0-9]+') };
+    return [volumeFullRule(input, instances, `a data volume of Cluster ${cluster}`), replicaLagRule(input, cluster)];
+  },
 };
+
+/** Seconds a replica may trail its primary, for five minutes, before the alert fires. */
+const REPLICA_LAG_SECONDS = 60;
+
+/**
+ * Replica lag, from cnpg_pg_replication_lag (CloudNativePG's default
+ * monitoring queries: seconds since the last transaction replayed, 0 on the
+ * primary and on a replica that has everything), per instance pod.
+ */
+function replicaLagRule(input: DatabaseCall, cluster: string): AlertRule {
+  const sel = selector({ namespace: input.owner.namespace, pod: { re: promRegex(cluster, '-[0-9]+') } });
+  return {
+    alert: 'DatabaseReplicaLagging',
+    expr: `max by (namespace, pod) (cnpg_pg_replication_lag${sel}) > ${REPLICA_LAG_SECONDS}`,
+    for: '5m',
+    labels: { severity: 'warning' },
+    annotations: {
+      summary: `Database ${appName(input.owner)}: a replica of Cluster ${cluster} lags its primary`,
+      description: `Instance {{ $labels.pod }} of CloudNativePG Cluster ${cluster} is {{ $value | printf "%.0f" }}s behind its primary (more than ${REPLICA_LAG_SECONDS}s for 5 minutes): what is read from it (the read endpoint) is that much older than the primary.`,
+      source: SOURCES.cnpg,
+    },
+  };
+}

@@ -13,6 +13,7 @@ import type { AwsQuestion, ExternalFacts } from '../../../facts.js';
 import type { Verdict } from '../../../kinds/index.js';
 import type { Obj } from '../../../kube.js';
 import type { BlueprintInput, Desired, Owner, Requirement, Summary } from '../../blueprint.js';
+import type { AlertRule } from '../alert-rules.js';
 import type { DatabaseInput, ResolvedSpec } from '../database.js';
 import type { Instances, RestoreTarget } from '../instances.js';
 import type { Source } from '../source.js';
@@ -311,6 +312,13 @@ export interface Placement {
 
   // Composing.
   compose(call: ComposeCall): Composed;
+  /**
+   * Alerting rules of its own, scoped to the live generation `live`: its
+   * volumes, its replicas (the Database's PrometheusRule carries them beside
+   * the rules every Database has, database/alerts.ts). None: nothing of it
+   * is measured where Prometheus reads (RDS).
+   */
+  alertRules?(input: DatabaseCall, live: number): AlertRule[];
   /** What the platform asks that this place does not do for this Database, said as warnings (not refused). */
   unhonoured?(input: DatabaseCall): Summary['warnings'];
 }

@@ -21,6 +21,7 @@ import { list, type Obj, str } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired, Requirement } from '../../blueprint.js';
+import { volumeFullRule } from '../alert-rules.js';
 import { dumpBackups } from './backup-methods.js';
 import {
   baseName,
@@ -530,4 +531,6 @@ export const statefulSetPlacement: Placement = {
   growth: (input, instances) => planGrowth(input, input.spec, dataClaimName(input, instances.live)),
   compose,
   unhonoured: tlsNotServed,
+  // The live generation's data volume: the claim its StatefulSet's template makes for pod 0.
+  alertRules: (input, live) => [volumeFullRule(input, dataClaimName(input, live), 'the data volume')],
 };
