@@ -97,7 +97,8 @@ export function planDrill(call: BackupCall, phase: string | undefined, location:
   if (job?.complete || job?.failed) {
     const outcome = drillOutcome(drillPod(call, name));
     const ended = job.completionTime ?? (job.complete ?? job.failed)?.lastTransitionTime ?? input.now.toISOString();
-    const seconds = Math.max(0, Math.round((Date.parse(ended) - Date.parse(since)) / 1000));
+    // Timed by the Job's own clock (the API server's), start to end.
+    const seconds = Math.max(0, Math.round((Date.parse(ended) - Date.parse(job.startTime ?? since)) / 1000));
     const tables = num(outcome.counts, 'tables');
     const rows = num(outcome.counts, 'rows');
     if (job.complete && tables !== undefined && rows !== undefined) {
