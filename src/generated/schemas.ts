@@ -406,6 +406,25 @@ export const databaseSpecSchema = {
           "type": "boolean",
           "description": "Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in the cluster the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true."
         },
+        "verify": {
+          "type": "object",
+          "description": "Restore drills: on this schedule the newest Completed backup the Database took is restored into a scratch server, its tables and rows counted, and the scratch server removed (status.backup.lastVerifiedTime, the BackupVerified condition). In the cluster, for dumps (a Database in a StatefulSet).",
+          "default": {},
+          "properties": {
+            "enabled": {
+              "type": "boolean",
+              "description": "Run restore drills (when backups are on).",
+              "default": true
+            },
+            "schedule": {
+              "type": "string",
+              "description": "When, a cron schedule in UTC; weekly, \"0 5 * * 0\", by default.",
+              "default": "0 5 * * 0",
+              "maxLength": 100,
+              "pattern": "^([^\\t\\n\\f\\r ]+[\\t ]+){4}[^\\t\\n\\f\\r ]+$"
+            }
+          }
+        },
         "objectStore": {
           "type": "object",
           "description": "Where in-cluster backups go, off the database's own machine: an S3 bucket or an S3-compatible store. Without it, the platform's default store (the Composition's Input); status.backup.objectStore says which one is used.",
@@ -902,6 +921,40 @@ export const databaseStatusSchema = {
           "type": "string",
           "description": "When the newest failed backup (the one lastFailure names) failed."
         },
+        "lastVerifiedTime": {
+          "type": "string",
+          "description": "When the newest backup proven to restore was verified (RFC 3339)."
+        },
+        "lastVerification": {
+          "type": "object",
+          "description": "The newest restore drill and what it found.",
+          "properties": {
+            "backup": {
+              "type": "string",
+              "description": "The DatabaseBackup restored."
+            },
+            "result": {
+              "type": "string",
+              "description": "Passed or Failed."
+            },
+            "verifiedAt": {
+              "type": "string",
+              "description": "When it ended (RFC 3339)."
+            },
+            "tables": {
+              "type": "integer",
+              "description": "Tables restored."
+            },
+            "rows": {
+              "type": "integer",
+              "description": "Rows restored."
+            },
+            "reason": {
+              "type": "string",
+              "description": "Why it failed."
+            }
+          }
+        },
         "latestRestorableTime": {
           "type": "string",
           "description": "On AWS, the latest time the instance can be restored to (RDS automated backups)."
@@ -1042,6 +1095,13 @@ export type DatabaseSpec = {
     "retentionDays"?: number;
     /** Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in the cluster the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true. */
     "finalSnapshot"?: boolean;
+    /** Restore drills: on this schedule the newest Completed backup the Database took is restored into a scratch server, its tables and rows counted, and the scratch server removed (status.backup.lastVerifiedTime, the BackupVerified condition). In the cluster, for dumps (a Database in a StatefulSet). */
+    "verify": {
+      /** Run restore drills (when backups are on). */
+      "enabled": boolean;
+      /** When, a cron schedule in UTC; weekly, "0 5 * * 0", by default. */
+      "schedule": string;
+    };
     /** Where in-cluster backups go, off the database's own machine: an S3 bucket or an S3-compatible store. Without it, the platform's default store (the Composition's Input); status.backup.objectStore says which one is used. */
     "objectStore"?: {
       /** The bucket. */
@@ -1243,6 +1303,23 @@ export type DatabaseStatus = {
     "lastFailure"?: string;
     /** When the newest failed backup (the one lastFailure names) failed. */
     "lastFailedTime"?: string;
+    /** When the newest backup proven to restore was verified (RFC 3339). */
+    "lastVerifiedTime"?: string;
+    /** The newest restore drill and what it found. */
+    "lastVerification"?: {
+      /** The DatabaseBackup restored. */
+      "backup"?: string;
+      /** Passed or Failed. */
+      "result"?: string;
+      /** When it ended (RFC 3339). */
+      "verifiedAt"?: string;
+      /** Tables restored. */
+      "tables"?: number;
+      /** Rows restored. */
+      "rows"?: number;
+      /** Why it failed. */
+      "reason"?: string;
+    };
     /** On AWS, the latest time the instance can be restored to (RDS automated backups). */
     "latestRestorableTime"?: string;
     /** The earliest time a point-in-time restore can reach (RDS automated backups, or CloudNativePG's first recoverability point). */
@@ -1323,6 +1400,18 @@ export const databasebackupSpecSchema = {
       "type": "boolean",
       "description": "Retention never removes a pinned backup.",
       "default": false
+    },
+    "verification": {
+      "type": "object",
+      "description": "A restore drill of this backup: a new value of `requested` asks for one (the Database sets it on its schedule); the outcome is status.verification.",
+      "properties": {
+        "requested": {
+          "type": "string",
+          "description": "Any new value asks for a drill; the same value asks nothing more.",
+          "minLength": 1,
+          "maxLength": 64
+        }
+      }
     }
   }
 } as const;
@@ -1395,6 +1484,49 @@ export const databasebackupStatusSchema = {
       "type": "string",
       "description": "The engine's major version backed up."
     },
+    "verification": {
+      "type": "object",
+      "description": "The last restore drill of this backup.",
+      "properties": {
+        "request": {
+          "type": "string",
+          "description": "The spec.verification.requested it answers."
+        },
+        "result": {
+          "type": "string",
+          "description": "Running, Passed or Failed.",
+          "enum": [
+            "Running",
+            "Passed",
+            "Failed"
+          ]
+        },
+        "startedAt": {
+          "type": "string",
+          "description": "When the drill started (RFC 3339)."
+        },
+        "verifiedAt": {
+          "type": "string",
+          "description": "When it ended (RFC 3339)."
+        },
+        "tables": {
+          "type": "integer",
+          "description": "Tables restored into the scratch server."
+        },
+        "rows": {
+          "type": "integer",
+          "description": "Rows counted in them."
+        },
+        "durationSeconds": {
+          "type": "integer",
+          "description": "How long the restore and the count took."
+        },
+        "reason": {
+          "type": "string",
+          "description": "Why it failed."
+        }
+      }
+    },
     "instance": {
       "type": "string",
       "description": "The instance the backup was taken of (a CloudNativePG Cluster, an RDS instance): after a restore it is not the first one, and a restore from this backup reads it from there."
@@ -1411,6 +1543,11 @@ export type DatabaseBackupSpec = {
   };
   /** Retention never removes a pinned backup. */
   "pinned": boolean;
+  /** A restore drill of this backup: a new value of `requested` asks for one (the Database sets it on its schedule); the outcome is status.verification. */
+  "verification"?: {
+    /** Any new value asks for a drill; the same value asks nothing more. */
+    "requested"?: string;
+  };
 };
 
 /** DatabaseBackup status as the function writes it. */
@@ -1441,6 +1578,25 @@ export type DatabasebackupStatus = {
   "engine"?: string;
   /** The engine's major version backed up. */
   "version"?: string;
+  /** The last restore drill of this backup. */
+  "verification"?: {
+    /** The spec.verification.requested it answers. */
+    "request"?: string;
+    /** Running, Passed or Failed. */
+    "result"?: "Running" | "Passed" | "Failed";
+    /** When the drill started (RFC 3339). */
+    "startedAt"?: string;
+    /** When it ended (RFC 3339). */
+    "verifiedAt"?: string;
+    /** Tables restored into the scratch server. */
+    "tables"?: number;
+    /** Rows counted in them. */
+    "rows"?: number;
+    /** How long the restore and the count took. */
+    "durationSeconds"?: number;
+    /** Why it failed. */
+    "reason"?: string;
+  };
   /** The instance the backup was taken of (a CloudNativePG Cluster, an RDS instance): after a restore it is not the first one, and a restore from this backup reads it from there. */
   "instance"?: string;
 };

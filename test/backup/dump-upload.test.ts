@@ -9,7 +9,7 @@
 // data, and leave the target empty when they fail.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -21,6 +21,7 @@ import {
   removeScript,
   restoreScript,
   uploadScript,
+  verifyScript,
 } from '../../src/blueprints/lifecycle/commands.js';
 import { type DatabaseServer, databasesMissing, startMariadb, startPostgres } from '../../dev/infra/databases.js';
 import { type Moto, motoServerPath, startMotoServer } from '../../dev/infra/moto.js';
@@ -262,6 +263,70 @@ for (const engine of [postgres, mysql]) {
       assert.equal(engine.digest(server, 'restored_by_job'), engine.digest(server, 'orders'));
       t.diagnostic(
         `${ROWS} rows restored by the Job's commands: download ${download.ms} ms, restore ${restore!.ms} ms`,
+      );
+    });
+
+    /** The verification drill's commands, as the verify Job runs them: as the image's user, in a folder of its own. */
+    async function drill(file: string): Promise<Run & { reported: string }> {
+      const user = engine.name === 'postgres' ? 'postgres' : 'mysql';
+      const [uid, gid] = ['-u', '-g'].map((f) => Number(execFileSync('id', [f, user], { encoding: 'utf8' }).trim()));
+      const scratch = mkdtempSync(join(tmpdir(), `fp-drill-${engine.name}-`));
+      // The dump inside the pod's own folder, as the Job's download step leaves it.
+      const copy = join(scratch, 'backup');
+      writeFileSync(copy, readFileSync(file));
+      execFileSync('chown', ['-R', `${uid}:${gid}`, scratch]);
+      const log = join(scratch, 'termination');
+      const started = Date.now();
+      const run = await new Promise<Run>((resolve) => {
+        execFile(
+          'sh',
+          ['-c', verifyScript(engine.name)],
+          {
+            uid,
+            gid,
+            cwd: scratch,
+            env: {
+              PATH: `/usr/lib/postgresql/15/bin:/usr/sbin:${process.env['PATH']}`,
+              HOME: scratch,
+              IN: copy,
+              WORK: scratch,
+              TERMINATION_LOG: log,
+            },
+          },
+          (err, stdout, stderr) =>
+            resolve({
+              code: err ? Number((err as { code?: number }).code ?? 1) : 0,
+              output: `${stdout}${stderr}`,
+              ms: Date.now() - started,
+            }),
+        );
+      });
+      const reported = existsSync(log) ? readFileSync(log, 'utf8') : '';
+      rmSync(scratch, { recursive: true, force: true });
+      return { ...run, reported };
+    }
+
+    test('the verification drill: the dump restored into a scratch server of its own, its tables and rows counted; a damaged one fails saying why', async (t) => {
+      const file = join(work, 'drill.dump');
+      assert.equal((await sh(dumpScript(engine.name), dumpEnv(file))).code, 0);
+      const ok = await drill(file);
+      assert.equal(ok.code, 0, ok.output);
+      const counts = JSON.parse(ok.reported) as { tables: number; rows: number; expected: number; seconds: number };
+      assert.deepEqual(
+        { tables: counts.tables, rows: counts.rows, expected: counts.expected },
+        { tables: 1, rows: ROWS, expected: 1 },
+      );
+      t.diagnostic(`${ROWS} rows verified in a scratch server: ${ok.ms} ms (${counts.seconds} s by the script)`);
+      // Cut in half: the drill fails, and its message says why.
+      const half = join(work, 'drill-half.dump');
+      writeFileSync(half, readFileSync(file).subarray(0, Math.floor(readFileSync(file).length / 2)));
+      const bad = await drill(half);
+      assert.notEqual(bad.code, 0);
+      assert.match(
+        bad.reported,
+        engine.name === 'postgres'
+          ? /not a readable pg_dump archive|restore into a scratch server failed/
+          : /incomplete/,
       );
     });
 

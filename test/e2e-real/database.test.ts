@@ -13,7 +13,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Json } from '../support/apiserver.js';
 import { type ControlPlane, objectStoreSecret, realNodeSuiteSkipReason } from '../support/control-plane.js';
 import { controlPlaneForSuite, ensureNamespace, eventually, startApplicationPod } from '../support/e2e.js';
@@ -99,10 +99,9 @@ async function startApplication(engine: Engine, name: string, secret: string): P
   await startApplicationPod(cp, NS, name, e.image, { env });
 }
 
-/** The stored object of a backup, and the SHA-256 the upload stored with it. */
-async function storedObject(location: string): Promise<{ bytes: Buffer; sha256: string | undefined }> {
+/** The object store's S3 client, for `use`. */
+async function withS3<T>(use: (s3: S3Client) => Promise<T>): Promise<T> {
   const store = cp.objectStore!;
-  const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(location)!;
   const s3 = new S3Client({
     endpoint: store.endpoint,
     region: store.region,
@@ -110,11 +109,39 @@ async function storedObject(location: string): Promise<{ bytes: Buffer; sha256: 
     credentials: { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey },
   });
   try {
-    const o = await s3.send(new GetObjectCommand({ Bucket: m[1], Key: m[2] }));
-    return { bytes: Buffer.from(await o.Body!.transformToByteArray()), sha256: o.Metadata?.['sha256'] };
+    return await use(s3);
   } finally {
     s3.destroy();
   }
+}
+const s3Location = (location: string) => {
+  const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(location)!;
+  return { Bucket: m[1]!, Key: m[2]! };
+};
+
+/** The stored object of a backup, and the SHA-256 the upload stored with it. */
+async function storedObject(location: string): Promise<{ bytes: Buffer; sha256: string | undefined }> {
+  return withS3(async (s3) => {
+    const o = await s3.send(new GetObjectCommand(s3Location(location)));
+    return { bytes: Buffer.from(await o.Body!.transformToByteArray()), sha256: o.Metadata?.['sha256'] };
+  });
+}
+
+/** Damage at rest: the stored object's bytes changed in place, the SHA-256 stored with it kept. */
+async function damage(location: string): Promise<void> {
+  const { bytes, sha256 } = await storedObject(location);
+  const rotten = Buffer.from(bytes);
+  for (let i = 64; i < rotten.length; i += 997) rotten[i] = rotten[i]! ^ 0xff;
+  await withS3((s3) =>
+    s3.send(new PutObjectCommand({ ...s3Location(location), Body: rotten, Metadata: sha256 ? { sha256 } : {} })),
+  );
+}
+
+/** The drill Jobs of a DatabaseBackup that still exist, and their pods. */
+async function drillLeftovers(backup: string): Promise<string[]> {
+  const jobs = await cp.client.listObjs('batch/v1', 'Job', NS);
+  const pods = await cp.client.listObjs('v1', 'Pod', NS);
+  return [...jobs, ...pods].map((o) => String(o['metadata']['name'])).filter((n) => n.startsWith(`${backup}-verify-`));
 }
 
 describe('Databases in a StatefulSet on a real node', { skip }, () => {
@@ -206,6 +233,89 @@ spec:
       t.diagnostic(
         `scheduled ${scheduled}: slot passed to Completed ${scheduledMs} ms (${scheduledDone['status']['sizeBytes']} bytes); ${db}-now: applied to Completed ${onDemandMs} ms (${onDemand['status']['sizeBytes']} bytes)`,
       );
+    });
+
+    test(`${engine}: the Database drills its newest backup: restored into a scratch server, its ${ROWS} rows counted, nothing of the drill left; a backup damaged in the store fails its drill saying so`, async (t) => {
+      // Drills every minute of the function's clock (weekly by default, and the week's may have gone to an
+      // earlier backup): the newest Completed scheduled backup is drilled next.
+      await cp.kubectl([
+        'patch',
+        'database',
+        db,
+        '-n',
+        NS,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { backup: { verify: { schedule: '* * * * *' } } } }),
+      ]);
+      await nudge(db);
+      const started = Date.now();
+      const drilled = await eventually(
+        `the restore drill of ${scheduled}`,
+        async () => {
+          const v = (await get('DatabaseBackup', scheduled))?.['status']?.['verification'];
+          return v && ['Passed', 'Failed'].includes(v['result']) ? v : undefined;
+        },
+        300_000,
+        1000,
+      );
+      const drillMs = Date.now() - started;
+      assert.equal(drilled['result'], 'Passed', String(drilled['reason']));
+      assert.equal(drilled['rows'], ROWS, 'every row of the backup counted in the scratch server');
+      assert.equal(drilled['tables'], 1);
+      const reported = await eventually(
+        'the Database reports the drill',
+        async () => {
+          const d = await get('Database', db);
+          return d?.['status']?.['backup']?.['lastVerifiedTime'] ? d : undefined;
+        },
+        120_000,
+      );
+      const verified = (reported['status']['conditions'] as Json[]).find((c) => c['type'] === 'BackupVerified');
+      assert.equal(verified?.['status'], 'True', String(verified?.['message']));
+      await eventually(
+        'the drill Job and its pod gone',
+        async () => ((await drillLeftovers(scheduled)).length === 0 ? true : undefined),
+        120_000,
+      );
+      t.diagnostic(
+        `drill of ${scheduled}: asked to Passed ${drillMs} ms (the Job's own ${drilled['durationSeconds']} s), ${drilled['tables']} table, ${drilled['rows']} rows; status.backup.lastVerification ${JSON.stringify(reported['status']['backup']['lastVerification'])}`,
+      );
+
+      // A backup whose object rots in the store: its drill fails with the reason, and leaves nothing behind.
+      await cp.kubectl(['apply', '-f', '-'], {
+        input: `apiVersion: example.com/v1\nkind: DatabaseBackup\nmetadata: {name: ${db}-rot, namespace: ${NS}}\nspec: {databaseRef: {name: ${db}}, pinned: true}\n`,
+      });
+      const rot = await phaseOf('DatabaseBackup', `${db}-rot`, ['Completed', 'Failed']);
+      assert.equal(rot['status']['phase'], 'Completed', String(rot['status']['message']));
+      await damage(String(rot['status']['location']));
+      await cp.kubectl([
+        'patch',
+        'databasebackup',
+        `${db}-rot`,
+        '-n',
+        NS,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { verification: { requested: 'after-rot' } } }),
+      ]);
+      const failed = await eventually(
+        `the restore drill of ${db}-rot`,
+        async () => {
+          const v = (await get('DatabaseBackup', `${db}-rot`))?.['status']?.['verification'];
+          return v && ['Passed', 'Failed'].includes(v['result']) ? v : undefined;
+        },
+        300_000,
+        1000,
+      );
+      assert.equal(failed['result'], 'Failed');
+      assert.match(String(failed['reason']), /damaged at rest/);
+      await eventually(
+        'the failed drill Job and its pod gone',
+        async () => ((await drillLeftovers(`${db}-rot`)).length === 0 ? true : undefined),
+        120_000,
+      );
+      t.diagnostic(`drill of ${db}-rot after damage: ${failed['reason']}`);
     });
 
     test(`${engine}: rows deleted, a DatabaseRestore from the backup switches the Service, and the same application reads every row back`, async (t) => {

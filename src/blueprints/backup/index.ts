@@ -10,6 +10,7 @@ import { specValidator } from '../../spec/validate.js';
 import type { Blueprint, BlueprintInput, Context, Desired, Plan, Summary } from '../blueprint.js';
 import { type BackupPhase, backupSummary, currentAttempt, TERMINAL } from '../lifecycle/placements/backup-methods.js';
 import { JOB_NAME_LABEL } from '../lifecycle/jobs.js';
+import { type Drill, planDrill } from './drill.js';
 import type { BackupCall } from '../lifecycle/placements/placement.js';
 import { DATABASE, databaseRequirement, type Lookup, lookUp } from '../lifecycle/target.js';
 import { entry } from '../manifest.js';
@@ -23,6 +24,8 @@ export interface ResolvedBackup {
   previous: Obj;
   /** The dump attempt of this call (1 to 3). */
   attempt: number;
+  /** The restore drill asked of it (spec.verification), once the Database is known. */
+  drill?: Drill;
 }
 
 function resolve(raw: unknown, ctx: Context): ResolvedBackup {
@@ -30,7 +33,23 @@ function resolve(raw: unknown, ctx: Context): ResolvedBackup {
   const input = { ...ctx, spec };
   const lookup = lookUp(ctx.required.get(DATABASE), spec.databaseRef.name, ctx.owner.namespace);
   const previous = record(ctx.xr, 'status') ?? {};
-  return { input, lookup, previous, attempt: currentAttempt(input, previous) };
+  const resolved: ResolvedBackup = { input, lookup, previous, attempt: currentAttempt(input, previous) };
+  if (lookup.state === 'found') resolved.drill = drillOf(callOf({ ...resolved, lookup }));
+  return resolved;
+}
+
+/** The drill of a dump, once the backup is recorded Completed; other methods are not drilled (said, not failed). */
+function drillOf(call: BackupCall): Drill {
+  const phase = str(call.previous, 'phase');
+  if (call.target.placement.backup.name === 'dump') return planDrill(call, phase, str(call.previous, 'location'));
+  const request = call.input.spec.verification?.requested;
+  const status = request
+    ? {
+        request,
+        reason: `not verified: restore drills restore dumps (a Database in a StatefulSet); a ${call.target.placement.backup.name} backup is not drilled`,
+      }
+    : undefined;
+  return { resources: [], requirements: {}, warnings: [], ...(status ? { status } : {}) };
 }
 
 /** The call as the Database's placement's backup method reads it. */
@@ -54,7 +73,11 @@ function compose(r: ResolvedBackup): Plan {
     return { resources, requirements };
   }
   const taken = lookup.target.placement.backup.take(callOf({ ...r, lookup }));
-  return { resources: [...resources, ...taken.resources], requirements: { ...requirements, ...taken.requirements } };
+  const drill = r.drill;
+  return {
+    resources: [...resources, ...taken.resources, ...(drill?.resources ?? [])],
+    requirements: { ...requirements, ...taken.requirements, ...drill?.requirements },
+  };
 }
 
 /** Labels and fields the Job controller adds to a Job it admitted: not ours to apply. */
@@ -115,11 +138,19 @@ function status(r: ResolvedBackup): Summary {
     return backupSummary('Pending', `Database ${ref} cannot be backed up: ${lookup.why}; nothing was composed`, {});
   const { target } = lookup;
   const method = target.placement.backup;
-  return method.read(callOf({ ...r, lookup }), {
+  const summary = method.read(callOf({ ...r, lookup }), {
     method: method.name,
     engine: target.spec.engine,
     version: target.spec.version,
   });
+  // The drill's record replaces the one carried over from before.
+  const { verification: _before, ...rest } = summary.status;
+  const drill = r.drill;
+  return {
+    ...summary,
+    status: { ...rest, ...(drill?.status ? { verification: drill.status } : {}) },
+    warnings: [...summary.warnings, ...(drill?.warnings ?? [])],
+  };
 }
 
 export const databaseBackup: Blueprint<ResolvedBackup> = {

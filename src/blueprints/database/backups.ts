@@ -26,6 +26,8 @@ import {
   USER_CREDENTIAL_KEYS,
 } from '../lifecycle/database.js';
 import { removeJob } from '../lifecycle/jobs.js';
+import type { Health } from '../lifecycle/placements/placement.js';
+import { planDrills } from './verification.js';
 
 /** Composition-resource keys: `scheduled-backup-<slot>` and its removal `backup-removal-<slot>`. */
 export const SCHEDULED_PREFIX = 'scheduled-backup-';
@@ -81,7 +83,7 @@ function taken(input: DatabaseInput): Taken[] {
   return out.sort((a, b) => a.slot.getTime() - b.slot.getTime());
 }
 
-function backupObject(input: DatabaseInput, stamp: string): DatabaseBackup {
+function backupObject(input: DatabaseInput, stamp: string, requested?: string): DatabaseBackup {
   const { owner } = input;
   return {
     apiVersion: 'example.com/v1',
@@ -92,7 +94,11 @@ function backupObject(input: DatabaseInput, stamp: string): DatabaseBackup {
       labels: { [DATABASE_LABEL]: appName(owner), [SLOT_LABEL]: stamp },
     },
     // No `pinned`: a user may pin a scheduled backup, and the function does not own that field.
-    spec: { databaseRef: { name: appName(owner) } },
+    spec: {
+      databaseRef: { name: appName(owner) },
+      // A restore drill asked of it (verification.ts): kept as asked, so nothing is asked twice.
+      ...(requested ? { verification: { requested } } : {}),
+    },
   };
 }
 
@@ -146,6 +152,10 @@ export interface BackupPlan {
   health: { ok: boolean; reason: string; message: string };
   /** Backup trouble to say in the Database's sentence (phase Degraded); it never holds back readiness. */
   trouble?: string;
+  /** The reason that trouble is given under, when it is not BackupHealthy's (a failed restore drill). */
+  troubleReason?: string;
+  /** The BackupVerified condition, once a restore drill has ended. */
+  verified?: Health;
   warnings: Array<{ reason: string; message: string }>;
 }
 
@@ -166,10 +176,32 @@ export function planBackups(
   spec: ResolvedSpec,
   storeSource: StoreSource = 'spec',
   waiting?: string,
+  drilling: { method: string; busy?: string } = { method: 'dump' },
+): BackupPlan {
+  const records = taken(input);
+  const drills = planDrills(input, spec, records, drilling.method, drilling.busy);
+  const out = scheduleAndRetain(input, spec, storeSource, waiting, records, drills.requests);
+  Object.assign(out.status, drills.status);
+  out.warnings.push(...drills.warnings);
+  if (drills.condition) out.verified = drills.condition;
+  if (!out.trouble && drills.trouble) {
+    out.trouble = drills.trouble;
+    out.troubleReason = 'VerificationFailed';
+  }
+  return out;
+}
+
+/** The backups of the schedule's slots and retention over them, `requests` the drills asked of each. */
+function scheduleAndRetain(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+  storeSource: StoreSource,
+  waiting: string | undefined,
+  records: Taken[],
+  requests: ReadonlyMap<string, string>,
 ): BackupPlan {
   const { now, owner } = input;
   const store = spec.backup.objectStore;
-  const records = taken(input);
   const out: BackupPlan = { resources: [], requirements: {}, retiring: [], status: {}, health: HEALTHY, warnings: [] };
 
   // Retention, over what was taken. Stay: the newest Completed one, pinned ones, the newest of all (its
@@ -189,7 +221,11 @@ export function planBackups(
       age < cutoff &&
       (r.phase === 'Completed' || r.phase === 'Failed');
     if (!expired) {
-      out.resources.push({ key: r.key, object: backupObject(input, r.stamp), independent: true });
+      out.resources.push({
+        key: r.key,
+        object: backupObject(input, r.stamp, requests.get(r.stamp)),
+        independent: true,
+      });
       continue;
     }
     const removalKey = `${REMOVAL_PREFIX}${r.stamp}`;
@@ -204,7 +240,11 @@ export function planBackups(
       });
     if (stored && !removing?.complete) {
       // The stored object goes first; the record stays until its removal is seen done.
-      out.resources.push({ key: r.key, object: backupObject(input, r.stamp), independent: true });
+      out.resources.push({
+        key: r.key,
+        object: backupObject(input, r.stamp, requests.get(r.stamp)),
+        independent: true,
+      });
       out.resources.push({
         key: removalKey,
         independent: true,
@@ -301,7 +341,11 @@ export function planBackups(
   const served = phase !== undefined && phase !== 'Provisioning' && phase !== 'Restoring';
   if (due && served && !(due.getTime() < created) && !(newestTaken && newestTaken.slot >= due)) {
     const stamp = minuteStamp(due);
-    out.resources.push({ key: `${SCHEDULED_PREFIX}${stamp}`, object: backupObject(input, stamp), independent: true });
+    out.resources.push({
+      key: `${SCHEDULED_PREFIX}${stamp}`,
+      object: backupObject(input, stamp, requests.get(stamp)),
+      independent: true,
+    });
     if (newestTaken && before && newestTaken.slot < before) {
       out.status['missedSlot'] = before.toISOString();
       out.warnings.push({

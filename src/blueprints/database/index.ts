@@ -101,7 +101,21 @@ export const database: Blueprint<Resolution> = {
     const cutover = keptStillThere(input, placement, planCutover(input, spec, placement, instances, created, window));
     const growth = placement.growth?.(input, instances);
     // Where the place keeps no backups of its own, the Database takes DatabaseBackups on its schedule.
-    const backups = placement.automatedBackups ? undefined : planBackups(input, spec, storeSource, made.plan?.waiting);
+    // A restore drill never runs beside a restore or an upgrade.
+    const busy =
+      restore.state !== 'none' && restore.state !== 'done'
+        ? 'a restore'
+        : cutover.target
+          ? 'a DatabaseRestore'
+          : gate.waiting
+            ? 'an upgrade'
+            : undefined;
+    const backups = placement.automatedBackups
+      ? undefined
+      : planBackups(input, spec, storeSource, made.plan?.waiting, {
+          method: placement.backup.name,
+          ...(busy ? { busy } : {}),
+        });
     return {
       input,
       placement,

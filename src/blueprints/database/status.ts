@@ -266,6 +266,7 @@ export function databaseStatus(
   const conditions = [
     { type: 'BackupHealthy', ...backupHealth(resolved) },
     ...(growth?.condition ? [{ type: 'StorageResized', ...growth.condition }] : []),
+    ...(backups?.verified ? [{ type: 'BackupVerified', ...backups.verified }] : []),
   ];
   if (ready) {
     return {
@@ -277,7 +278,7 @@ export function databaseStatus(
         : resizing
           ? 'Resizing'
           : backupTrouble
-            ? backups!.health.reason
+            ? (backups!.troubleReason ?? backups!.health.reason)
             : 'Available',
       message:
         cutover?.message ??

@@ -115,6 +115,73 @@ export function restoreScript(engine: DatabaseSpec['engine']): string {
   ].join('\n');
 }
 
+/**
+ * A restore drill of the dump IN, in the engine's own image: a scratch
+ * server is made in WORK (the pod's own emptyDir, reachable by socket only),
+ * the dump restored into it, and its tables and rows counted; the pod's end
+ * takes the scratch server with it. The counts go to the termination message
+ * as {"tables","rows","expected","seconds"}; a failure says why there, and
+ * exits non-zero. Nothing outside the pod is touched: no live server, no store.
+ */
+export function verifyScript(engine: DatabaseSpec['engine']): string {
+  const head = [
+    'set -eu',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
+    'out="${TERMINATION_LOG:-/dev/termination-log}"',
+    'started=$(date +%s)',
+    'fail() { printf %s "$1" > "$out"; echo "$1" >&2; exit "$2"; }',
+  ];
+  const tail = [
+    'printf \'{"tables":%s,"rows":%s,"expected":%s,"seconds":%s}\' "$tables" "$rows" "$expected" "$(( $(date +%s) - started ))" > "$out"',
+    'echo "restored into a scratch server: $tables tables, $rows rows"',
+  ];
+  if (engine === 'postgres') {
+    return [
+      ...head,
+      'pg_restore --list "$IN" > "$WORK/toc" 2> /dev/null || fail "the backup is not a readable pg_dump archive (corrupt or truncated)" 2',
+      // The tables the dump holds data for, by its table of contents.
+      'expected=$(grep -c " TABLE DATA " "$WORK/toc" || true)',
+      'export PGDATA="$WORK/scratch"',
+      'initdb -U verify -A trust --no-sync -D "$PGDATA" > "$WORK/initdb.log" 2>&1 || fail "the scratch server could not be made: $(tail -c 300 "$WORK/initdb.log")" 6',
+      'pg_ctl -w -l "$WORK/server.log" -o "-c listen_addresses= -c unix_socket_directories=$WORK -c fsync=off -c shared_buffers=32MB" start > /dev/null || fail "the scratch server did not start: $(tail -c 300 "$WORK/server.log")" 6',
+      'conn="-h $WORK -U verify"',
+      'createdb $conn check',
+      'pg_restore $conn -d check --no-owner --exit-on-error "$IN" 2> "$WORK/restore.log" || fail "the restore into a scratch server failed: $(tail -c 400 "$WORK/restore.log")" 4',
+      // Each table's rows counted (partitions are tables of their own; their parents hold none).
+      `counts=$(psql $conn -d check -v ON_ERROR_STOP=1 -tA -F " " -c "SELECT count(*), coalesce(sum((xpath('/row/c/text()', query_to_xml(format('SELECT count(*) AS c FROM %I.%I', n.nspname, c.relname), false, true, '')))[1]::text::bigint), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'")`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
+      'tables=${counts%% *}; rows=${counts##* }',
+      'pg_ctl -m immediate stop > /dev/null',
+      '[ "$tables" -ge "$expected" ] || fail "the dump holds data for $expected tables, but $tables were restored" 7',
+      ...tail,
+    ].join('\n');
+  }
+  return [
+    ...head,
+    `tail -c 200 "$IN" | grep -q -- '-- Dump completed' || fail "the backup is incomplete (it does not end with the Dump completed line every mysqldump writes: truncated)" 2`,
+    'expected=$(grep -c "^CREATE TABLE" "$IN" || true)',
+    'data="$WORK/scratch"; sock="$WORK/mysqld.sock"; mkdir -p "$data"',
+    // MariaDB makes its data directory with its installer; MySQL with --initialize.
+    'if command -v mariadb-install-db > /dev/null 2>&1; then',
+    '  mariadb-install-db --no-defaults --datadir="$data" --auth-root-authentication-method=normal --skip-test-db > "$WORK/init.log" 2>&1 || fail "the scratch server could not be made: $(tail -c 300 "$WORK/init.log")" 6',
+    'else',
+    '  mysqld --no-defaults --initialize-insecure --datadir="$data" > "$WORK/init.log" 2>&1 || fail "the scratch server could not be made: $(tail -c 300 "$WORK/init.log")" 6',
+    'fi',
+    'mysqld --no-defaults --datadir="$data" --socket="$sock" --skip-networking --pid-file="$WORK/mysqld.pid" --skip-log-bin --innodb-buffer-pool-size=32M > "$WORK/server.log" 2>&1 &',
+    'i=0; until mysqladmin --no-defaults -S "$sock" -u root ping > /dev/null 2>&1; do i=$((i + 1)); [ $i -lt 120 ] || fail "the scratch server did not start: $(tail -c 300 "$WORK/server.log")" 6; sleep 0.5; done',
+    'q() { mysql --no-defaults -S "$sock" -u root -N "$@"; }',
+    'q -e "CREATE DATABASE verify_check"',
+    'q verify_check < "$IN" 2> "$WORK/restore.log" || { mysqladmin --no-defaults -S "$sock" -u root shutdown || true; fail "the restore into a scratch server failed: $(tail -c 400 "$WORK/restore.log")" 4; }',
+    `tables=$(q -e "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'verify_check' AND table_type = 'BASE TABLE'")`,
+    // Exact counts (information_schema's row counts are estimates for InnoDB), one query for all tables.
+    `sum=$(q -e "SELECT COALESCE(GROUP_CONCAT(CONCAT('SELECT COUNT(*) AS c FROM verify_check.', CHAR(96), table_name, CHAR(96)) SEPARATOR ' UNION ALL '), 'SELECT 0 AS c') FROM information_schema.tables WHERE table_schema = 'verify_check' AND table_type = 'BASE TABLE'")`,
+    'rows=$(q -e "SELECT COALESCE(SUM(c), 0) FROM ($sum) t")',
+    'mysqladmin --no-defaults -S "$sock" -u root shutdown > /dev/null 2>&1 || true',
+    '[ "$tables" -ge "$expected" ] || fail "the dump creates $expected tables, but $tables were restored" 7',
+    ...tail,
+  ].join('\n');
+}
+
 /** Retention's removal of a stored backup (BUCKET, KEY and the client's variables, as the upload): gone, or never there. */
 export function removeScript(): string {
   return [

@@ -6,7 +6,15 @@ import type { V1EnvVar, V1Job, V1PodSpec } from '@kubernetes/client-node';
 import { list, record, str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import type { Owner } from '../blueprint.js';
-import { backupKey, downloadScript, dumpScript, removeScript, restoreScript, uploadScript } from './commands.js';
+import {
+  backupKey,
+  downloadScript,
+  dumpScript,
+  removeScript,
+  restoreScript,
+  uploadScript,
+  verifyScript,
+} from './commands.js';
 import { baseName, dbname, names, type ResolvedSpec, USER_CREDENTIAL_KEYS } from './database.js';
 import { ENGINES } from './engine.js';
 
@@ -104,6 +112,51 @@ export function restoreJob(name: string, database: Owner, spec: Target['spec'], 
           [{ name: 'IN', value: file }],
           host,
         ),
+      ],
+    },
+  );
+}
+
+/** The Job of a backup's restore drill for `request`: a name of its own for each request. */
+export function verifyJobName(backup: Owner, request: string): string {
+  return boundedLabel(63, backup.name, 'verify', request.toLowerCase());
+}
+
+/**
+ * The restore drill of the dump at `url`: download (checked against the
+ * SHA-256 stored with it), then a scratch server in the pod itself that the
+ * dump is restored into and counted (verifyScript). It reaches no server and
+ * writes nothing outside its pod; the pod's end is the scratch server's.
+ */
+export function verifyJob(backup: Owner, target: Target, url: string, request: string): Obj {
+  const { spec } = target;
+  const store = spec.backup.objectStore!;
+  const { bucket, key } = parseS3Url(url)!;
+  const file = `${WORK}/${key.split('/').pop()}`;
+  const labels = { ...podLabels(backup), 'app.kubernetes.io/managed-by': 'function-platform' };
+  const memory = '1Gi';
+  return jobOf(
+    verifyJobName(backup, request),
+    backup.namespace,
+    labels,
+    { backoffLimit: 0, activeDeadlineSeconds: 6 * 3600 },
+    {
+      initContainers: [s3Container('download', downloadScript(), store, bucket, key, [{ name: 'IN', value: file }])],
+      containers: [
+        {
+          name: 'verify',
+          image: ENGINES[spec.engine].image(spec.version),
+          command: ['sh', '-c', verifyScript(spec.engine)],
+          env: [
+            { name: 'IN', value: file },
+            { name: 'WORK', value: WORK },
+            { name: 'HOME', value: WORK },
+          ],
+          resources: { requests: { cpu: '100m', memory }, limits: { memory } },
+          volumeMounts: [{ name: 'work', mountPath: WORK }],
+          terminationMessagePolicy: 'FallbackToLogsOnError',
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+        },
       ],
     },
   );

@@ -1,0 +1,130 @@
+// A DatabaseBackup's restore drill: asked by a new spec.verification.requested
+// (the Database sets it on its verify schedule; a user may too), run by a Job
+// that downloads the stored dump and restores it into a scratch server inside
+// its own pod (jobs.ts: verifyJob), and recorded in status.verification. Like
+// the dump, the Job goes once its outcome is recorded, and with it the pod
+// that held the scratch server: nothing of the drill outlives it.
+import { jobOf } from '../../kinds/batch.js';
+import { list, num, type Obj, record, str } from '../../kube.js';
+import type { Desired, Requirement } from '../blueprint.js';
+import { JOB_NAME_LABEL, podLabels, verifyJob, verifyJobName } from '../lifecycle/jobs.js';
+import { POD } from '../lifecycle/placements/backup-methods.js';
+import type { BackupCall } from '../lifecycle/placements/placement.js';
+
+/** The drill Job's composition-resource key. */
+export const VERIFY_KEY = 'verify';
+
+export type DrillResult = 'Running' | 'Passed' | 'Failed';
+
+export interface Drill {
+  resources: Desired[];
+  requirements: Record<string, Requirement>;
+  /** status.verification: the drill of this request as it stands, else the last one recorded. */
+  status?: Obj;
+  warnings: Array<{ reason: string; message: string }>;
+}
+
+/** The pod of the drill Job, among the backup's pods. */
+function drillPod(call: BackupCall, job: string): Obj | undefined {
+  return call.input.required.get(POD)?.find((p) => str(p, 'metadata', 'labels', JOB_NAME_LABEL) === job);
+}
+
+/** What the drill's pod said: the counts, or the first step that failed and its last words. */
+function drillOutcome(pod: Obj | undefined): { counts?: Obj; failed?: string } {
+  const statuses = [...list(pod, 'status', 'initContainerStatuses'), ...list(pod, 'status', 'containerStatuses')];
+  for (const s of statuses) {
+    const terminated = record(s, 'state', 'terminated') ?? record(s, 'lastState', 'terminated');
+    if (!terminated) continue;
+    const message = (str(terminated, 'message') ?? '').trim();
+    const exitCode = Number(terminated['exitCode'] ?? 0);
+    if (exitCode !== 0 || str(terminated, 'reason') === 'OOMKilled') {
+      const said = message.split('\n').filter(Boolean).slice(-2).join(' ').slice(0, 400);
+      const step = str(s, 'name') === 'download' ? 'the download' : 'the restore into a scratch server';
+      return {
+        failed: `${step} failed (${str(terminated, 'reason') === 'OOMKilled' ? 'killed for memory' : `exit code ${exitCode}`})${said ? `: ${said}` : ''}`,
+      };
+    }
+    if (str(s, 'name') === 'verify') {
+      try {
+        return { counts: JSON.parse(message) as Obj };
+      } catch {
+        // Not the counts: said below as a drill that reported nothing.
+      }
+    }
+  }
+  return {};
+}
+
+/** The drill of this call, from the request, what was recorded, the backup's phase and its Job as observed. */
+export function planDrill(call: BackupCall, phase: string | undefined, location: string | undefined): Drill {
+  const { input, target, previous } = call;
+  const out: Drill = { resources: [], requirements: {}, warnings: [] };
+  const recorded = record(previous, 'verification');
+  const request = input.spec.verification?.requested;
+  if (!request || str(recorded, 'request') === request) {
+    // Asked nothing new. A drill recorded as running goes on; one that ended stays as recorded.
+    if (!request || str(recorded, 'result') !== 'Running') {
+      if (recorded) out.status = recorded;
+      return out;
+    }
+  }
+  if (phase === 'Failed') {
+    out.status = { request, result: 'Failed', reason: 'the backup itself failed: there is nothing to restore' };
+    return out;
+  }
+  // Not Completed yet: the drill waits for the backup.
+  if (phase !== 'Completed' || !location) return out;
+  const startedAt = str(recorded, 'request') === request ? str(recorded, 'startedAt') : undefined;
+  const name = verifyJobName(input.owner, request);
+  const job = jobOf(input.observed.get(VERIFY_KEY));
+  const since = startedAt ?? job?.startTime ?? input.now.toISOString();
+  const running = { request, result: 'Running', startedAt: since };
+  // The drill's pod is read whenever its Job exists: the same requirement on every call of a reconcile, whatever
+  // its answer decides (Crossplane asks again until the requirements settle).
+  out.requirements[POD] = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    matchLabels: podLabels(input.owner),
+    namespace: input.owner.namespace,
+  };
+  const compose = () => {
+    out.resources.push({ key: VERIFY_KEY, object: verifyJob(input.owner, target, location, request) });
+    out.status = running;
+    return out;
+  };
+  // Ended, but its pod not read yet (the first call of a reconcile): judged on the next call.
+  if ((job?.complete || job?.failed) && input.required.get(POD) === undefined) return compose();
+  if (job?.complete || job?.failed) {
+    const outcome = drillOutcome(drillPod(call, name));
+    const ended = job.completionTime ?? (job.complete ?? job.failed)?.lastTransitionTime ?? input.now.toISOString();
+    // Timed by the Job's own clock (the API server's), start to end.
+    const seconds = Math.max(0, Math.round((Date.parse(ended) - Date.parse(job.startTime ?? since)) / 1000));
+    const tables = num(outcome.counts, 'tables');
+    const rows = num(outcome.counts, 'rows');
+    if (job.complete && tables !== undefined && rows !== undefined) {
+      // Recorded: the Job (and the scratch server in its pod) goes.
+      out.status = {
+        request,
+        result: 'Passed',
+        startedAt: since,
+        verifiedAt: ended,
+        tables,
+        rows,
+        durationSeconds: seconds,
+      };
+      return out;
+    }
+    const reason =
+      outcome.failed ??
+      (job.failed
+        ? `the drill Job failed: ${job.failed.message ?? job.failed.reason ?? 'no reason given'}`
+        : 'the drill ended without its counts');
+    out.status = { request, result: 'Failed', startedAt: since, verifiedAt: ended, durationSeconds: seconds, reason };
+    out.warnings.push({
+      reason: 'VerificationFailed',
+      message: `restore drill of DatabaseBackup ${input.owner.name}: ${reason}`,
+    });
+    return out;
+  }
+  return compose();
+}
