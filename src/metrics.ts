@@ -130,6 +130,8 @@ interface DatabaseSeen {
   lastBackup?: number;
   lastFailedBackup?: number;
   lastAnswer?: number;
+  lastVerified?: number;
+  lastFailedVerification?: number;
   /** The newest Fatal answer and its reason: one reason a Database, the newest, so the series stay bounded. */
   fatal?: { reason: string; at: number };
 }
@@ -143,6 +145,14 @@ const DATABASE_HELP = {
   lastFailedBackup: [
     DATABASE_GAUGES.lastFailedBackup,
     "When a Database's newest backup failed that no success followed (its status.backup.lastFailedTime), by database_namespace and database.",
+  ],
+  lastVerified: [
+    DATABASE_GAUGES.lastVerified,
+    "When a Database's newest backup proven to restore was verified (its status.backup.lastVerifiedTime), by database_namespace and database.",
+  ],
+  lastFailedVerification: [
+    DATABASE_GAUGES.lastFailedVerification,
+    "When a Database's newest restore drill failed (its status.backup.lastVerification, when Failed), by database_namespace and database.",
   ],
   lastAnswer: [
     DATABASE_GAUGES.lastAnswer,
@@ -211,6 +221,13 @@ export class DatabaseGauges {
       const backup = isObj(composite) ? composite : {};
       next.lastBackup = later(was.lastBackup, seconds(str(backup, 'status', 'backup', 'lastSuccessfulTime')));
       next.lastFailedBackup = later(was.lastFailedBackup, seconds(str(backup, 'status', 'backup', 'lastFailedTime')));
+      next.lastVerified = later(was.lastVerified, seconds(str(backup, 'status', 'backup', 'lastVerifiedTime')));
+      const drill = str(backup, 'status', 'backup', 'lastVerification', 'result');
+      if (drill === 'Failed')
+        next.lastFailedVerification = later(
+          was.lastFailedVerification,
+          seconds(str(backup, 'status', 'backup', 'lastVerification', 'verifiedAt')),
+        );
     }
     this.seen.set(key, next);
   }
@@ -230,6 +247,8 @@ export class DatabaseGauges {
     const plain = (v: number | undefined): [string, number] | undefined => (v === undefined ? undefined : ['', v]);
     family('lastBackup', (s) => plain(s.lastBackup));
     family('lastFailedBackup', (s) => plain(s.lastFailedBackup));
+    family('lastVerified', (s) => plain(s.lastVerified));
+    family('lastFailedVerification', (s) => plain(s.lastFailedVerification));
     family('lastAnswer', (s) => plain(s.lastAnswer));
     family('lastFatal', (s) => (s.fatal ? [`,reason="${s.fatal.reason}"`, s.fatal.at] : undefined));
     return out;

@@ -157,7 +157,13 @@ describe('alerts where the Prometheus Operator is installed', () => {
     assert.deepEqual(meta['labels'], (desiredOf(rsp, 'statefulset')!['metadata'] as Obj)['labels']);
     assert.deepEqual(
       rulesOf(rsp).map((r) => r.alert),
-      ['DatabaseBackupFailed', 'DatabaseBackupOverdue', 'DatabaseStorageNearlyFull', 'DatabaseFunctionFatal'],
+      [
+        'DatabaseBackupFailed',
+        'DatabaseBackupOverdue',
+        'DatabaseBackupVerificationFailed',
+        'DatabaseStorageNearlyFull',
+        'DatabaseFunctionFatal',
+      ],
     );
     assertWellFormed(rsp, 'team-a', 'orders');
     // The data volume is the live StatefulSet's claim, by its exact name.
@@ -173,7 +179,12 @@ describe('alerts where the Prometheus Operator is installed', () => {
         value: 'data-orders-db-0',
       });
     // The function's own series, by the name the user knows the Database by.
-    for (const alert of ['DatabaseBackupFailed', 'DatabaseBackupOverdue', 'DatabaseFunctionFatal'])
+    for (const alert of [
+      'DatabaseBackupFailed',
+      'DatabaseBackupOverdue',
+      'DatabaseBackupVerificationFailed',
+      'DatabaseFunctionFatal',
+    ])
       for (const s of parsePromQL(ruleOf(rsp, alert)!.expr).selectors) {
         assert.match(s.metric, /^function_platform_database_/);
         assert.deepEqual(matcher(s, 'database'), { label: 'database', op: '=', value: 'orders' });

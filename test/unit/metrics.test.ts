@@ -85,6 +85,32 @@ describe('per-Database gauges', () => {
     }
   });
 
+  test('restore drills: when the newest backup proven to restore was verified, and when a drill last failed', () => {
+    const g = new DatabaseGauges();
+    const passed = { result: 'Passed', request: 'a', verifiedAt: '2026-12-01T05:01:00Z', tables: 1, rows: 10 };
+    const failedDrill = {
+      result: 'Failed',
+      request: 'b',
+      verifiedAt: '2026-12-02T05:01:00Z',
+      reason: 'damaged at rest',
+    };
+    const rsp = answer(g, spec, [
+      scheduled('202612010300', { completedAt: '2026-12-01T03:02:00Z', verification: passed }),
+      scheduled('202612020300', { completedAt: '2026-12-02T03:02:00Z', verification: failedDrill }),
+    ]);
+    const backup = statusOf(rsp)['backup'] as Obj;
+    assert.equal(backup['lastVerifiedTime'], '2026-12-01T05:01:00Z');
+    const { samples } = parseText(g.text());
+    assert.equal(
+      samples.get(series(DATABASE_GAUGES.lastVerified, 'team-a', 'orders')),
+      seconds('2026-12-01T05:01:00Z'),
+    );
+    assert.equal(
+      samples.get(series(DATABASE_GAUGES.lastFailedVerification, 'team-a', 'orders')),
+      seconds('2026-12-02T05:01:00Z'),
+    );
+  });
+
   test('times never go back: a later call whose status says less (a success newer, the failure gone) keeps the newest', () => {
     const g = new DatabaseGauges();
     answer(g, spec, [ok('202612010300', '2026-12-01T03:02:00Z'), failed('202612020300', '2026-12-02T03:04:30Z')]);

@@ -4,7 +4,7 @@
 // matchers to this Database alone: its backups (failed, overdue) where it
 // schedules DatabaseBackups, its placement's own (a volume full at its
 // ceiling, replica lag), and the function answering it Fatal. Each rule names
-// its metrics' source. Where the CRD is absent nothing is composed, and
+// its metrics' source (a restore drill failed, too, where backups are drilled). Where the CRD is absent nothing is composed, and
 // nothing is said: alerts are the platform's to install.
 import { firedAtOrBefore } from '../../spec/cron.js';
 import type { Desired, Requirement } from '../blueprint.js';
@@ -23,6 +23,8 @@ export const ALERTS_KEY = 'alerts';
 export const DATABASE_GAUGES = {
   lastBackup: 'function_platform_database_last_backup_timestamp_seconds',
   lastFailedBackup: 'function_platform_database_last_failed_backup_timestamp_seconds',
+  lastVerified: 'function_platform_database_last_verified_timestamp_seconds',
+  lastFailedVerification: 'function_platform_database_last_failed_verification_timestamp_seconds',
   lastAnswer: 'function_platform_database_last_answer_timestamp_seconds',
   lastFatal: 'function_platform_database_last_fatal_timestamp_seconds',
 } as const;
@@ -103,6 +105,24 @@ function backupRules(input: DatabaseCall): AlertRule[] {
   return [failed, overdue];
 }
 
+/** A restore drill failed, newer than every one that passed: the backups may not restore. */
+function verificationRule(input: DatabaseCall): AlertRule {
+  const sel = own(input);
+  const name = appName(input.owner);
+  const { lastVerified, lastFailedVerification } = DATABASE_GAUGES;
+  return {
+    alert: 'DatabaseBackupVerificationFailed',
+    expr: `${newest(lastFailedVerification, sel)} > ${newest(`${lastVerified}${sel} or ${lastFailedVerification}${sel} * 0`, '')}`,
+    for: '1m',
+    labels: { severity: 'warning' },
+    annotations: {
+      summary: `Database ${name}: a backup failed its restore drill`,
+      description: `The newest restore drill of Database ${name} failed, and none has passed since: status.backup.lastVerification and the BackupVerified condition say why.`,
+      source: `${SOURCES.function}: ${lastFailedVerification} and ${lastVerified}, from the Database's status.backup.lastVerification and lastVerifiedTime`,
+    },
+  };
+}
+
 /**
  * The function answers this Database Fatal (bad input, a change refused
  * because it would lose data): Crossplane then applies nothing, so the
@@ -146,6 +166,13 @@ export function planAlerts(r: Resolution): { resources: Desired[]; requirements:
   const rules = [
     // Only where the Database takes DatabaseBackups: RDS keeps its own (status.backup, BackupHealthy).
     ...(backups && input.spec.backup.enabled ? backupRules(input) : []),
+    // Drills are of dumps (verification.ts).
+    ...(backups &&
+    input.spec.backup.enabled &&
+    input.spec.backup.verify?.enabled !== false &&
+    placement.backup.name === 'dump'
+      ? [verificationRule(input)]
+      : []),
     ...(placement.alertRules?.(input, instances.live) ?? []),
     fatalRule(input),
   ].map((rule) => ({ ...rule, labels: { ...rule.labels, database: appName(input.owner) } }));
