@@ -271,7 +271,7 @@ describe('the real crossplane CLI on the packages', () => {
     }
   });
 
-  test('every rendered output validates against the XRDs and the provider, provider-kubernetes, CloudNativePG and cert-manager CRDs', {
+  test('every rendered output validates against the XRDs and the provider, provider-kubernetes, CloudNativePG, cert-manager and Prometheus Operator CRDs', {
     skip,
   }, () => {
     const scenarios = parse(readFileSync(join(repoRoot, 'examples', 'scenarios.yaml'), 'utf8')) as Array<{
@@ -302,6 +302,7 @@ describe('the real crossplane CLI on the packages', () => {
       'cloudnative-pg',
       'plugin-barman-cloud',
       'cert-manager',
+      'prometheus-operator',
     ].map((d) => join(repoRoot, '..', 'shared', 'crds', d));
     const { code, out } = validate([file], [...XRDS, ...crds]);
     assert.match(
