@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Json } from '../support/apiserver.js';
 import { type ControlPlane, objectStoreSecret, realNodeSuiteSkipReason } from '../support/control-plane.js';
-import { controlPlaneForSuite, ensureNamespace, eventually } from '../support/e2e.js';
+import { compositionWithDatabaseDefaults, controlPlaneForSuite, ensureNamespace, eventually } from '../support/e2e.js';
 
 const skip = realNodeSuiteSkipReason('e2e-real: a Database claim on a real node');
 const NS = 'team-b';
@@ -159,32 +159,9 @@ describe('a Database claim on a real node', { skip }, () => {
   test('with spec.maxStorageGB the volume grows by itself once rows fill it past growAtPercent, the rows stay; at the ceiling a warning and no change', async (t) => {
     const GROWING = 'growing';
     // The platform's Composition measuring every minute (the built-in is every 5).
-    const installed = await cp.client.getObj({
-      apiVersion: 'apiextensions.crossplane.io/v1',
-      kind: 'Composition',
-      metadata: { name: 'xdatabases.example.com' },
+    await compositionWithDatabaseDefaults(cp, 'xdatabases.example.com', 'xdatabases-measured.example.com', {
+      storage: { measureEveryMinutes: 1 },
     });
-    assert.ok(installed, 'the Database Composition is installed');
-    const pipeline = structuredClone(installed['spec']['pipeline']) as Json[];
-    const input = (pipeline[0]!['input'] ?? {}) as Json;
-    pipeline[0]!['input'] = {
-      apiVersion: 'platform.fn.example.com/v1beta1',
-      kind: 'Input',
-      ...input,
-      defaults: {
-        ...input['defaults'],
-        database: { ...input['defaults']?.['database'], storage: { measureEveryMinutes: 1 } },
-      },
-    };
-    await cp.client.applyObj(
-      {
-        apiVersion: 'apiextensions.crossplane.io/v1',
-        kind: 'Composition',
-        metadata: { name: 'xdatabases-measured.example.com', labels: installed['metadata']['labels'] },
-        spec: { ...installed['spec'], pipeline },
-      },
-      { fieldManager: 'platform-team', force: true },
-    );
     await cp.kubectl(['apply', '-f', '-'], {
       input: `apiVersion: example.com/v1
 kind: Database

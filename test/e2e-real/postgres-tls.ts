@@ -18,7 +18,7 @@ import type { Json } from '../support/apiserver.js';
 import { type CertManagerStandIn, startCertManagerStandIn } from '../support/cert-manager-stand-in.js';
 import { SHARED_CRDS } from '../support/cluster.js';
 import type { ControlPlane } from '../support/control-plane.js';
-import { eventually, startApplicationPod } from '../support/e2e.js';
+import { compositionWithDatabaseDefaults, eventually, startApplicationPod } from '../support/e2e.js';
 
 const NS = 'team-a';
 const ISSUER = 'platform-ca';
@@ -118,32 +118,9 @@ export function describePostgresTls(controlPlane: () => ControlPlane): void {
       certManager = startCertManagerStandIn(cp.client, NS);
       certManager.hold = true;
       // The platform team's second Composition: the installed one, with TLS from its ClusterIssuer in the Input.
-      const installed = await cp.client.getObj({
-        apiVersion: 'apiextensions.crossplane.io/v1',
-        kind: 'Composition',
-        metadata: { name: 'databases.example.com' },
+      await compositionWithDatabaseDefaults(cp, 'databases.example.com', TLS_COMPOSITION, {
+        tls: { clusterIssuer: ISSUER },
       });
-      assert.ok(installed, 'the Database Composition is installed');
-      const pipeline = structuredClone(installed['spec']['pipeline']) as Json[];
-      const step = pipeline[0]!;
-      step['input'] = {
-        apiVersion: 'platform.fn.example.com/v1beta1',
-        kind: 'Input',
-        ...step['input'],
-        defaults: {
-          ...step['input']?.['defaults'],
-          database: { ...step['input']?.['defaults']?.['database'], tls: { clusterIssuer: ISSUER } },
-        },
-      };
-      await cp.client.applyObj(
-        {
-          apiVersion: 'apiextensions.crossplane.io/v1',
-          kind: 'Composition',
-          metadata: { name: TLS_COMPOSITION, labels: installed['metadata']['labels'] },
-          spec: { ...installed['spec'], pipeline },
-        },
-        { fieldManager: 'platform-team', force: true },
-      );
       // The platform's CA bundle, where applications read it (as trust-manager would put it).
       await cp.client.applyObj(
         {

@@ -92,6 +92,42 @@ export async function failedCreates(cp: ControlPlane, namespace: string): Promis
 }
 
 /**
+ * The platform team's second Composition: the installed one `installed`, named
+ * `name`, its step's Input with `database` merged into defaults.database, as a
+ * platform would set a policy for the Databases that select it.
+ */
+export async function compositionWithDatabaseDefaults(
+  cp: ControlPlane,
+  installed: string,
+  name: string,
+  database: Json,
+): Promise<void> {
+  const found = await cp.client.getObj({
+    apiVersion: 'apiextensions.crossplane.io/v1',
+    kind: 'Composition',
+    metadata: { name: installed },
+  });
+  if (!found) throw new Error(`Composition ${installed} is not installed`);
+  const pipeline = structuredClone(found['spec']['pipeline']) as Json[];
+  const input = (pipeline[0]!['input'] ?? {}) as Json;
+  pipeline[0]!['input'] = {
+    apiVersion: 'platform.fn.example.com/v1beta1',
+    kind: 'Input',
+    ...input,
+    defaults: { ...input['defaults'], database: { ...input['defaults']?.['database'], ...database } },
+  };
+  await cp.client.applyObj(
+    {
+      apiVersion: 'apiextensions.crossplane.io/v1',
+      kind: 'Composition',
+      metadata: { name, labels: found['metadata']['labels'] },
+      spec: { ...found['spec'], pipeline },
+    },
+    { fieldManager: 'platform-team', force: true },
+  );
+}
+
+/**
  * An application pod that only sleeps (a test execs its client in it), admitted under the restricted Pod
  * Security Standard as the product's own pods are, with what the caller adds to its container and pod; waits
  * until it runs. It never restarts.
