@@ -325,6 +325,7 @@ const cases: RenderCase[] = [
         lastSuccessfulTime: '2026-12-01T03:01:12Z',
         location: 's3://team-a-backups/databases/orders/',
         lastFailure: 'orders-db-202612020300: dump was killed for memory (OOMKilled with 1024Mi)',
+        lastFailedTime: '2026-12-02T03:10:02Z',
         nextScheduledTime: '2026-12-03T03:00:00.000Z',
         objectStore: {
           bucket: 'team-a-backups',
@@ -343,11 +344,14 @@ const cases: RenderCase[] = [
         ),
         'a Warning event names the failed backup',
       );
-      for (const key of ['scheduled-backup-202612010300', 'scheduled-backup-202612020300']) {
-        const b = byKey(r, key);
-        assert.equal(b['kind'], 'DatabaseBackup');
-        assert.deepEqual(b['spec'], { databaseRef: { name: 'orders' } });
-      }
+      // The newest Completed one is asked for a restore drill, for the verify slot that fired last (Sunday 05:00).
+      assert.deepEqual(byKey(r, 'scheduled-backup-202612010300')['spec'], {
+        databaseRef: { name: 'orders' },
+        verification: { requested: '202611290500' },
+      });
+      const failed = byKey(r, 'scheduled-backup-202612020300');
+      assert.equal(failed['kind'], 'DatabaseBackup');
+      assert.deepEqual(failed['spec'], { databaseRef: { name: 'orders' } });
     },
   },
   {
