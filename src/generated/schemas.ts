@@ -1494,11 +1494,12 @@ export const databasebackupStatusSchema = {
         },
         "result": {
           "type": "string",
-          "description": "Running, Passed or Failed.",
+          "description": "Running; Passed; Failed (the backup did not restore: damaged, unreadable, or missing tables); or Incomplete (the drill stopped before it could judge: no room, a deadline, the store unreachable).",
           "enum": [
             "Running",
             "Passed",
-            "Failed"
+            "Failed",
+            "Incomplete"
           ]
         },
         "startedAt": {
@@ -1582,8 +1583,8 @@ export type DatabasebackupStatus = {
   "verification"?: {
     /** The spec.verification.requested it answers. */
     "request"?: string;
-    /** Running, Passed or Failed. */
-    "result"?: "Running" | "Passed" | "Failed";
+    /** Running; Passed; Failed (the backup did not restore: damaged, unreadable, or missing tables); or Incomplete (the drill stopped before it could judge: no room, a deadline, the store unreachable). */
+    "result"?: "Running" | "Passed" | "Failed" | "Incomplete";
     /** When the drill started (RFC 3339). */
     "startedAt"?: string;
     /** When it ended (RFC 3339). */

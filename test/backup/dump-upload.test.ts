@@ -330,6 +330,32 @@ for (const engine of [postgres, mysql]) {
       );
     });
 
+    test('a drill counts every table of many (past MySQL’s GROUP_CONCAT limit), and a privilege granted to a role the scratch server lacks does not fail it', async () => {
+      // 30 tables of 7 rows each, one of them granted to a role of the live server alone.
+      const tables = Array.from({ length: 30 }, (_, i) => `t_${String(i).padStart(2, '0')}_with_a_longish_name`);
+      if (engine.name === 'postgres') {
+        server.sql('postgres', 'CREATE ROLE reporting NOLOGIN');
+        server.sql('postgres', 'CREATE DATABASE many OWNER app');
+        server.sql(
+          'many',
+          `SET ROLE app; ${tables.map((n) => `CREATE TABLE ${n} (id int); INSERT INTO ${n} SELECT generate_series(1, 7);`).join(' ')} GRANT SELECT ON ${tables[0]} TO reporting`,
+        );
+      } else {
+        server.sql('', "CREATE DATABASE many; GRANT ALL ON many.* TO 'app'@'127.0.0.1'");
+        server.sql(
+          'many',
+          tables.map((n) => `CREATE TABLE ${n} (id int); INSERT INTO ${n} SELECT seq FROM seq_1_to_7;`).join(' '),
+        );
+      }
+      const file = join(work, 'many.dump');
+      const dumped = await sh(dumpScript(engine.name), { ...dumpEnv(file), DB_NAME: 'many' });
+      assert.equal(dumped.code, 0, dumped.output);
+      const ok = await drill(file);
+      assert.equal(ok.code, 0, ok.output);
+      const counts = JSON.parse(ok.reported) as { tables: number; rows: number };
+      assert.deepEqual({ tables: counts.tables, rows: counts.rows }, { tables: 30, rows: 210 });
+    });
+
     test('a backup damaged at rest fails its checksum; nothing is restored, the live database untouched', async () => {
       const key = backupKey('team-a', 'orders', 'damaged', engine.name);
       const file = await storedDump(key);

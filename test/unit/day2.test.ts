@@ -3,9 +3,10 @@
 // asked, not with what autoscaling grew to), and the version that runs, read
 // from what runs, with a version asked for and not yet running said plainly.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk-typescript';
+import { setClock } from '../../src/clock.js';
 import type { Obj } from '../../src/kube.js';
 import {
   answered,
@@ -498,6 +499,12 @@ describe('a StatefulSet volume that grows', () => {
 });
 
 describe('a StatefulSet volume that grows by itself (spec.maxStorageGB)', () => {
+  // The function's clock: before the measurements below, which a growth asked now must not predate.
+  let restoreClock = () => {};
+  before(() => {
+    restoreClock = setClock(() => new Date('2026-12-03T09:00:00Z'));
+  });
+  after(() => restoreClock());
   const KIB_PER_GIB = 1024 * 1024;
   const claim = (requested: number, capacity: number): Obj => ({
     apiVersion: 'v1',
@@ -639,6 +646,24 @@ describe('a StatefulSet volume that grows by itself (spec.maxStorageGB)', () => 
     const without = ask(claim(25, 25), [], { storageGB: 20 }, observed);
     assert.equal(fatalOf(without), undefined, fatalOf(without)?.message);
     assert.deepEqual(resizeTo(without), { requests: { storage: '25Gi' } });
+  });
+
+  test('a growth asked stands until the claim shows it: the Object keeps asking, said once, the time kept', () => {
+    const first = ask(claim(20, 20), [measured(20, 84)]);
+    const asked = healthy(first);
+    // The provider has not applied it yet: the claim still asks 20Gi, the same measurement is read again.
+    const later = ask(claim(20, 20), [measured(20, 84)], SPEC, asked);
+    assert.deepEqual(resizeTo(later), { requests: { storage: '25Gi' } }, 'not taken back to 20Gi');
+    assert.ok(!later.results.some((r) => r.reason === 'AutoGrown'), 'said once');
+    assert.deepEqual(
+      (statusOf(later)['storage'] as Obj)['lastAutoGrowth'],
+      (statusOf(first)['storage'] as Obj)['lastAutoGrowth'],
+    );
+  });
+
+  test('a volume whose capacity is more than it asked (a provisioner that rounds up) grows from what it has', () => {
+    const rsp = ask(claim(20, 30), [measured(30, 85)]);
+    assert.deepEqual(resizeTo(rsp), { requests: { storage: '38Gi' } }, '30 GiB and 25 %');
   });
 
   test('at the ceiling: a warning, and nothing changes', () => {

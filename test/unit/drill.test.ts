@@ -7,7 +7,7 @@
 // beside a restore, and reports what they found: lastVerifiedTime,
 // BackupVerified, and Degraded when its newest good backup failed.
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { Severity } from '@crossplane-org/function-sdk-typescript';
 import { setClock } from '../../src/clock.js';
 import type { Obj } from '../../src/kube.js';
@@ -160,6 +160,22 @@ describe('a restore drill of a DatabaseBackup', () => {
     assert.equal(desiredOf(rsp, 'verify'), undefined);
     assert.equal(statusOf(rsp)['phase'], 'Completed', 'the record of the backup is not rewritten');
   });
+
+  test('a drill stopped by something else than the backup (the store unreachable): Incomplete, not Failed', () => {
+    const first = call(backupXr('202612070500'), [], db);
+    const observed = asObserved(first, () => jobStatus('Failed'));
+    const unreachable = { reason: 'Error', exitCode: 1, message: 'Could not connect to the endpoint URL' };
+    const rsp = call(
+      backupXr('202612070500', { ...COMPLETED, verification: statusOf(first)['verification'] }),
+      observed,
+      { ...db, ...answered({ pod: [drillPod(unreachable)] }) },
+    );
+    const v = statusOf(rsp)['verification'] as Obj;
+    assert.equal(v['result'], 'Incomplete');
+    assert.match(String(v['reason']), /^the download failed \(exit code 1\): Could not connect/);
+    assert.ok(rsp.results.some((r) => r.reason === 'VerificationIncomplete'));
+    assert.ok(!rsp.results.some((r) => r.reason === 'VerificationFailed'));
+  });
 });
 
 /** A serving Database in a StatefulSet with one Completed scheduled backup, drilled as `verification` says. */
@@ -185,7 +201,10 @@ const scheduledBackup = (rsp: ReturnType<typeof call>) => desiredOf(rsp, 'schedu
 
 describe('a Database that drills its backups', () => {
   // A Sunday, an hour after the default verify slot (0 5 * * 0) and three after the day's backup slot.
-  const restoreClock = setClock(() => new Date('2026-12-06T06:00:00Z'));
+  let restoreClock = () => {};
+  before(() => {
+    restoreClock = setClock(() => new Date('2026-12-06T06:00:00Z'));
+  });
   after(() => restoreClock());
 
   test('the verify schedule fired: its newest Completed backup is asked for a drill, once', () => {
@@ -230,6 +249,20 @@ describe('a Database that drills its backups', () => {
     assert.equal(c?.reason, 'Verified');
     assert.match(c?.message ?? '', /restored into a scratch server at .*: 3 tables, 10000 rows, in 36 s/);
     assert.equal(statusOf(rsp)['ready'], true);
+  });
+
+  test('a drill that could not judge: BackupVerified False saying so, nothing Degraded', () => {
+    const incomplete = {
+      request: '202611300500',
+      result: 'Incomplete',
+      verifiedAt: '2026-11-30T05:00:41Z',
+      reason: 'the drill Job failed: Job was active longer than specified deadline',
+    };
+    const { spec, observed } = databaseWithBackup(incomplete, '202611300500');
+    const rsp = call(databaseXr(spec, { status: { phase: 'Ready' } }), observed);
+    const c = rsp.conditions.find((x) => x.type === 'BackupVerified');
+    assert.equal(c?.reason, 'VerificationIncomplete');
+    assert.notEqual(statusOf(rsp)['phase'], 'Degraded');
   });
 
   test('the newest good backup failed its drill: a warning, BackupVerified False, Degraded with the reason, still Ready', () => {

@@ -14,7 +14,16 @@ import type { BackupCall } from '../lifecycle/placements/placement.js';
 /** The drill Job's composition-resource key. */
 export const VERIFY_KEY = 'verify';
 
-export type DrillResult = 'Running' | 'Passed' | 'Failed';
+export type DrillResult = 'Running' | 'Passed' | 'Failed' | 'Incomplete';
+
+/**
+ * The exit codes that judge the backup itself, by step: the download's
+ * checksum mismatch; the restore step's unreadable archive, failed restore and
+ * missing tables (commands.ts). Any other end (no room to schedule, a
+ * deadline, the store unreachable, memory) says nothing of the backup: the
+ * drill is Incomplete.
+ */
+const VERDICTS: Record<string, number[]> = { download: [5], verify: [2, 4, 7] };
 
 export interface Drill {
   resources: Desired[];
@@ -29,8 +38,8 @@ function drillPod(call: BackupCall, job: string): Obj | undefined {
   return call.input.required.get(POD)?.find((p) => str(p, 'metadata', 'labels', JOB_NAME_LABEL) === job);
 }
 
-/** What the drill's pod said: the counts, or the first step that failed and its last words. */
-function drillOutcome(pod: Obj | undefined): { counts?: Obj; failed?: string } {
+/** What the drill's pod said: the counts, or the first step that failed, its last words, and whether they judge the backup. */
+function drillOutcome(pod: Obj | undefined): { counts?: Obj; failed?: string; verdict?: boolean } {
   const statuses = [...list(pod, 'status', 'initContainerStatuses'), ...list(pod, 'status', 'containerStatuses')];
   for (const s of statuses) {
     const terminated = record(s, 'state', 'terminated') ?? record(s, 'lastState', 'terminated');
@@ -39,9 +48,12 @@ function drillOutcome(pod: Obj | undefined): { counts?: Obj; failed?: string } {
     const exitCode = Number(terminated['exitCode'] ?? 0);
     if (exitCode !== 0 || str(terminated, 'reason') === 'OOMKilled') {
       const said = message.split('\n').filter(Boolean).slice(-2).join(' ').slice(0, 400);
-      const step = str(s, 'name') === 'download' ? 'the download' : 'the restore into a scratch server';
+      const container = str(s, 'name') ?? '';
+      const step = container === 'download' ? 'the download' : 'the restore into a scratch server';
+      const oom = str(terminated, 'reason') === 'OOMKilled';
       return {
-        failed: `${step} failed (${str(terminated, 'reason') === 'OOMKilled' ? 'killed for memory' : `exit code ${exitCode}`})${said ? `: ${said}` : ''}`,
+        failed: `${step} failed (${oom ? 'killed for memory' : `exit code ${exitCode}`})${said ? `: ${said}` : ''}`,
+        verdict: !oom && (VERDICTS[container] ?? []).includes(exitCode),
       };
     }
     if (str(s, 'name') === 'verify') {
@@ -69,14 +81,27 @@ export function planDrill(call: BackupCall, phase: string | undefined, location:
     }
   }
   if (phase === 'Failed') {
-    out.status = { request, result: 'Failed', reason: 'the backup itself failed: there is nothing to restore' };
+    out.status = {
+      request,
+      result: 'Failed',
+      verifiedAt: input.now.toISOString(),
+      reason: 'the backup itself failed: there is nothing to restore',
+    };
     return out;
   }
   // Not Completed yet: the drill waits for the backup.
   if (phase !== 'Completed' || !location) return out;
   const startedAt = str(recorded, 'request') === request ? str(recorded, 'startedAt') : undefined;
   const name = verifyJobName(input.owner, request);
-  const job = jobOf(input.observed.get(VERIFY_KEY));
+  const observedJob = input.observed.get(VERIFY_KEY);
+  const job = jobOf(observedJob);
+  // A drill Job of an earlier request is still there: it goes first (Crossplane deletes what is left out), and
+  // this request's Job is made once it has.
+  const observedName = str(observedJob, 'metadata', 'name');
+  if (observedName && observedName !== name) {
+    out.status = { request, result: 'Running', startedAt: startedAt ?? input.now.toISOString() };
+    return out;
+  }
   const since = startedAt ?? job?.startTime ?? input.now.toISOString();
   const running = { request, result: 'Running', startedAt: since };
   // The drill's pod is read whenever its Job exists: the same requirement on every call of a reconcile, whatever
@@ -88,7 +113,8 @@ export function planDrill(call: BackupCall, phase: string | undefined, location:
     namespace: input.owner.namespace,
   };
   const compose = () => {
-    out.resources.push({ key: VERIFY_KEY, object: verifyJob(input.owner, target, location, request) });
+    const size = num(previous, 'sizeBytes');
+    out.resources.push({ key: VERIFY_KEY, object: verifyJob(input.owner, target, location, request, size) });
     out.status = running;
     return out;
   };
@@ -119,9 +145,11 @@ export function planDrill(call: BackupCall, phase: string | undefined, location:
       (job.failed
         ? `the drill Job failed: ${job.failed.message ?? job.failed.reason ?? 'no reason given'}`
         : 'the drill ended without its counts');
-    out.status = { request, result: 'Failed', startedAt: since, verifiedAt: ended, durationSeconds: seconds, reason };
+    // Failed is a verdict on the backup; anything else stopped the drill before it could give one.
+    const result: DrillResult = outcome.verdict ? 'Failed' : 'Incomplete';
+    out.status = { request, result, startedAt: since, verifiedAt: ended, durationSeconds: seconds, reason };
     out.warnings.push({
-      reason: 'VerificationFailed',
+      reason: result === 'Failed' ? 'VerificationFailed' : 'VerificationIncomplete',
       message: `restore drill of DatabaseBackup ${input.owner.name}: ${reason}`,
     });
     return out;

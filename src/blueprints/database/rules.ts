@@ -22,6 +22,7 @@ const FIELD_ORDER = [
   'spec.maxStorageGB',
   'spec.replicas',
   'spec.backup.schedule',
+  'spec.backup.verify.schedule',
   'spec.version',
 ];
 
@@ -38,6 +39,13 @@ export function checkDatabaseRules(spec: DatabaseSpec): void {
     problems.push({
       field: 'spec.backup.schedule',
       message: `spec.backup.schedule is ${JSON.stringify(spec.backup.schedule)}; ${cron}`,
+    });
+  const verify = spec.backup.verify?.schedule;
+  const verifyCron = verify === undefined ? undefined : cronProblem(verify);
+  if (verifyCron)
+    problems.push({
+      field: 'spec.backup.verify.schedule',
+      message: `spec.backup.verify.schedule is ${JSON.stringify(verify)}; ${verifyCron}`,
     });
   if (spec.version !== undefined && !ENGINES[spec.engine].versions.includes(spec.version))
     problems.push({

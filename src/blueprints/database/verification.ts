@@ -31,7 +31,7 @@ export interface DrillPlan {
   warnings: Array<{ reason: string; message: string }>;
 }
 
-const ENDED = new Set(['Passed', 'Failed']);
+const ENDED = new Set(['Passed', 'Failed', 'Incomplete']);
 
 /**
  * The drills of this call. `busy`: what runs that a drill must not run beside
@@ -77,6 +77,13 @@ export function planDrills(
         ok: true,
         reason: 'Verified',
         message: `DatabaseBackup ${name(last.r)} was restored into a scratch server at ${str(last.v, 'verifiedAt')}: ${tables} tables, ${rows} rows, in ${num(last.v, 'durationSeconds') ?? 0} s`,
+      };
+    } else if (str(last.v, 'result') === 'Incomplete') {
+      // No verdict on the backup: said, and the next drill is asked on the next slot; nothing is Degraded.
+      out.condition = {
+        ok: false,
+        reason: 'VerificationIncomplete',
+        message: `the restore drill of DatabaseBackup ${name(last.r)} stopped before it could judge it, at ${str(last.v, 'verifiedAt')}: ${reason ?? 'no reason given'}`,
       };
     } else {
       const message = `DatabaseBackup ${name(last.r)} failed its restore drill at ${str(last.v, 'verifiedAt')}: ${reason ?? 'no reason given'}`;

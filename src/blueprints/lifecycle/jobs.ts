@@ -128,14 +128,18 @@ export function verifyJobName(backup: Owner, request: string): string {
  * dump is restored into and counted (verifyScript). It reaches no server and
  * writes nothing outside its pod; the pod's end is the scratch server's.
  */
-export function verifyJob(backup: Owner, target: Target, url: string, request: string): Obj {
+export function verifyJob(backup: Owner, target: Target, url: string, request: string, sizeBytes?: number): Obj {
   const { spec } = target;
   const store = spec.backup.objectStore!;
   const { bucket, key } = parseS3Url(url)!;
   const file = `${WORK}/${key.split('/').pop()}`;
   const labels = { ...podLabels(backup), 'app.kubernetes.io/managed-by': 'function-platform' };
   const memory = '1Gi';
-  return jobOf(
+  // The dump and the scratch server's files are on the node's disk: asked for, so the pod goes where there is
+  // room (a restored database takes several times its compressed dump), and bounded, so it never fills the node.
+  const disk = Math.max(1, Math.ceil(((sizeBytes ?? 0) * 6) / 1024 ** 3));
+  const storage = { 'ephemeral-storage': `${disk}Gi` };
+  const job = jobOf(
     verifyJobName(backup, request),
     backup.namespace,
     labels,
@@ -152,7 +156,7 @@ export function verifyJob(backup: Owner, target: Target, url: string, request: s
             { name: 'WORK', value: WORK },
             { name: 'HOME', value: WORK },
           ],
-          resources: { requests: { cpu: '100m', memory }, limits: { memory } },
+          resources: { requests: { cpu: '100m', memory, ...storage }, limits: { memory, ...storage } },
           volumeMounts: [{ name: 'work', mountPath: WORK }],
           terminationMessagePolicy: 'FallbackToLogsOnError',
           securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
@@ -160,6 +164,7 @@ export function verifyJob(backup: Owner, target: Target, url: string, request: s
       ],
     },
   );
+  return job;
 }
 
 /** A container of the engine's own image (its client matches the server) connected to `database` as the app user. */

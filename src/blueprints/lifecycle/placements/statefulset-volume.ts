@@ -12,7 +12,7 @@ import { SpecError } from '../../../errors.js';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { claimOf } from '../../../kinds/core.js';
 import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
-import { type Obj, str } from '../../../kube.js';
+import { type Obj, record, str } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { wholeGigabytes } from '../../../quantity.js';
 import type { Desired } from '../../blueprint.js';
@@ -86,8 +86,10 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
   if (maxGB !== undefined) plan.requirements[USAGE_PODS] = usageRequirement(input, claimName);
   const claim = input.required.get(DATA_CLAIM)?.[0];
   const resize = input.observed.get(VOLUME_RESIZE);
-  // Recorded on the claim itself (the resize Object writes it there), so it outlives the Database under Retain.
-  const recorded = recordedGrowth(claim) ?? recordedGrowth(resize);
+  // What the resize Object asks now (its manifest as composed: the claim shows it only once the provider applied
+  // it), else what the claim carries (the Object writes it there, so it outlives the Database under Retain).
+  const asking = record(input.composed.get(VOLUME_RESIZE), 'spec', 'forProvider', 'manifest');
+  const recorded = recordedGrowth(asking) ?? recordedGrowth(claim);
   if (recorded) plan.lastAutoGrowth = recorded;
   // What the resize Object asked for last, as observed (it wraps the claim).
   const asked = wholeGigabytes(claimOf(resize)?.requested);
@@ -103,7 +105,8 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
   // A size the volume grew to by itself is the floor from then on; under a ceiling, so is any size up to it
   // (a Database made again on the volume a grown one kept).
   const grownFloor = requested !== undefined && requested <= Math.max(maxGB ?? 0, recorded?.toGB ?? 0) ? requested : 0;
-  let want = Math.max(spec.storageGB, grownFloor);
+  // A growth asked stands, though the claim may not show it yet.
+  let want = Math.max(spec.storageGB, grownFloor, recorded?.toGB ?? 0);
   if (requested !== undefined && want < requested)
     throw new SpecError([
       `spec.storageGB is ${want} but volume ${claimName} has ${requested}Gi; spec.storageGB may grow but never shrink`,
@@ -115,20 +118,25 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
     // Only a measurement of the file system as it is now counts: one from before the last growth does not,
     // nor does one while a growth is on its way.
     const settled = capacity !== undefined && capacity >= requested && want === requested;
-    const current = usage !== undefined && usage.sizeGB >= requested * 0.9;
+    const current =
+      usage !== undefined &&
+      usage.sizeGB >= requested * 0.9 &&
+      !(recorded && Date.parse(usage.at) <= Date.parse(recorded.at));
+    // A volume's capacity may be more than it asked (a provisioner that rounds up): it grows from what it has.
+    const has = Math.max(requested, capacity ?? requested);
     if (settled && current && usage.usedPercent >= growAt) {
-      if (requested < maxGB) {
-        want = nextSize(requested, spec.storage?.growByPercent ?? 25, maxGB);
+      if (has < maxGB) {
+        want = nextSize(has, spec.storage?.growByPercent ?? 25, maxGB);
         plan.lastAutoGrowth = {
           at: input.now.toISOString(),
-          fromGB: requested,
+          fromGB: has,
           toGB: want,
           usedPercent: usage.usedPercent,
         };
         plan.notices = [
           {
             reason: 'AutoGrown',
-            message: `volume ${claimName} is ${usage.usedPercent}% used (${usage.usedGB} of ${usage.sizeGB} GiB, spec.storage.growAtPercent ${growAt}): growing it ${requested}Gi → ${want}Gi by itself (spec.maxStorageGB ${maxGB})`,
+            message: `volume ${claimName} is ${usage.usedPercent}% used (${usage.usedGB} of ${usage.sizeGB} GiB, spec.storage.growAtPercent ${growAt}): growing it ${has}Gi → ${want}Gi by itself (spec.maxStorageGB ${maxGB})`,
           },
         ];
       } else

@@ -147,12 +147,14 @@ function podSecurity(): V1PodSecurityContext {
 const containerSecurity = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
 
 function claimTemplate(input: DatabaseCall, name: string): Obj {
+  // A new generation (a restore's) holds what the live one holds: at least the size the live volume grew to.
+  const live = wholeGigabytes(claimOf(input.required.get(DATA_CLAIM)?.[0])?.requested) ?? 0;
   return {
     metadata: { name, labels: labels(input.owner, input.spec) },
     spec: {
       accessModes: ['ReadWriteOnce'],
       ...(input.spec.storageClassName ? { storageClassName: input.spec.storageClassName } : {}),
-      resources: { requests: { storage: gi(input.spec.storageGB) } },
+      resources: { requests: { storage: gi(Math.max(input.spec.storageGB, live)) } },
     },
   };
 }
