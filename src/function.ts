@@ -133,7 +133,9 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
     const verdict = judge(observed.get(key));
     verdicts.set(key, verdict);
     const composed = owner.claim ? wrap(owner, object) : object;
-    const ready = toReady(independent || verdict.ready);
+    // A side task (a record, an alert rule) never holds up the composite, which the blueprint judges itself;
+    // it is ready once it exists, and never said ready before.
+    const ready = toReady(independent ? observed.has(key) : verdict.ready);
     desired[key] = { resource: composed, connectionDetails: {}, ready } satisfies Resource;
   }
 

@@ -225,7 +225,7 @@ export function answerProblems(req: RunFunctionRequest, rsp: RunFunctionResponse
       );
   }
 
-  // Readiness only for what exists; a ready XR has nothing unready.
+  // Readiness only for what exists; a ready XR has nothing unready that exists.
   for (const [key, res] of Object.entries(desired)) {
     if (key in carried && isDeepStrictEqual(res, carried[key])) continue;
     if (
@@ -240,7 +240,10 @@ export function answerProblems(req: RunFunctionRequest, rsp: RunFunctionResponse
       problems.push(`${key} has readiness ${res.ready}: the function judges every resource`);
     if (res.ready === Ready.READY_TRUE && !observed.has(key))
       problems.push(`${key} is marked READY_TRUE but was never observed`);
-    if (ready && res.ready !== Ready.READY_TRUE) problems.push(`the XR is ready while ${key} is not`);
+    // What is not created yet is not ready, and fails nothing: a side task (a record, an alert rule) the XR does not
+    // wait for may be new while the XR is ready. What exists and is not ready makes a ready XR a lie.
+    if (ready && res.ready !== Ready.READY_TRUE && observed.has(key))
+      problems.push(`the XR is ready while ${key} is not`);
   }
 
   if (opts.wellFormed) {
