@@ -7,8 +7,8 @@
 import { jobOf } from '../../kinds/batch.js';
 import { list, num, type Obj, record, str } from '../../kube.js';
 import type { Desired, Requirement } from '../blueprint.js';
-import { JOB_NAME_LABEL, podLabels, verifyJob, verifyJobName } from '../lifecycle/jobs.js';
-import { POD } from '../lifecycle/placements/backup-methods.js';
+import { podLabels, verifyJob, verifyJobName } from '../lifecycle/jobs.js';
+import { POD, podOfJob } from '../lifecycle/placements/backup-methods.js';
 import type { BackupCall } from '../lifecycle/placements/placement.js';
 
 /** The drill Job's composition-resource key. */
@@ -31,11 +31,6 @@ export interface Drill {
   /** status.verification: the drill of this request as it stands, else the last one recorded. */
   status?: Obj;
   warnings: Array<{ reason: string; message: string }>;
-}
-
-/** The pod of the drill Job, among the backup's pods. */
-function drillPod(call: BackupCall, job: string): Obj | undefined {
-  return call.input.required.get(POD)?.find((p) => str(p, 'metadata', 'labels', JOB_NAME_LABEL) === job);
 }
 
 /** What the drill's pod said: the counts, or the first step that failed, its last words, and whether they judge the backup. */
@@ -121,7 +116,7 @@ export function planDrill(call: BackupCall, phase: string | undefined, location:
   // Ended, but its pod not read yet (the first call of a reconcile): judged on the next call.
   if ((job?.complete || job?.failed) && input.required.get(POD) === undefined) return compose();
   if (job?.complete || job?.failed) {
-    const outcome = drillOutcome(drillPod(call, name));
+    const outcome = drillOutcome(podOfJob(input, name));
     const ended = job.completionTime ?? (job.complete ?? job.failed)?.lastTransitionTime ?? input.now.toISOString();
     // Timed by the Job's own clock (the API server's), start to end.
     const seconds = Math.max(0, Math.round((Date.parse(ended) - Date.parse(job.startTime ?? since)) / 1000));

@@ -79,7 +79,11 @@ export function backedUp({ input, target }: BackupCall, key: string, path: strin
 
 /** The pod of one attempt's Job, among the backup's pods. */
 function podOf(input: BlueprintInput<DatabaseBackupSpec>, attempt: number): Obj | undefined {
-  const job = jobName(input.owner, attempt);
+  return podOfJob(input, jobName(input.owner, attempt));
+}
+
+/** The pod of the backup's Job `job` (an attempt's, a drill's), among the backup's pods. */
+export function podOfJob(input: BlueprintInput<DatabaseBackupSpec>, job: string): Obj | undefined {
   return input.required.get(POD)?.find((p) => str(p, 'metadata', 'labels', JOB_NAME_LABEL) === job);
 }
 
