@@ -2024,7 +2024,7 @@ export const inputSchema = {
             },
             "tls": {
               "type": "object",
-              "description": "TLS for every PostgreSQL Database in a StatefulSet, through cert-manager (which must be installed): a Certificate for the Database's Service from this ClusterIssuer; the server then refuses connections over the network without TLS, and the connection Secret's URIs ask for it (sslmode=require). An existing Database moves to TLS, with one restart, once its certificate is issued. A highly available Database serves TLS with CloudNativePG's own certificates; a mysql Database in the cluster is not covered yet (a warning says so).",
+              "description": "TLS for every Database in a StatefulSet (PostgreSQL and MySQL), through cert-manager (which must be installed): a Certificate for the Database's Service from this ClusterIssuer; the server then refuses connections over the network without TLS, and the connection Secret's URIs ask for it (sslmode=require; for MySQL ssl-mode=REQUIRED, and sslMode=REQUIRED in the JDBC URL). An existing Database moves to TLS, with one restart, once its certificate is issued. A highly available Database serves TLS with CloudNativePG's own certificates.",
               "required": [
                 "clusterIssuer"
               ],
@@ -2226,7 +2226,7 @@ export type Input = {
           };
         };
       };
-      /** TLS for every PostgreSQL Database in a StatefulSet, through cert-manager (which must be installed): a Certificate for the Database's Service from this ClusterIssuer; the server then refuses connections over the network without TLS, and the connection Secret's URIs ask for it (sslmode=require). An existing Database moves to TLS, with one restart, once its certificate is issued. A highly available Database serves TLS with CloudNativePG's own certificates; a mysql Database in the cluster is not covered yet (a warning says so). */
+      /** TLS for every Database in a StatefulSet (PostgreSQL and MySQL), through cert-manager (which must be installed): a Certificate for the Database's Service from this ClusterIssuer; the server then refuses connections over the network without TLS, and the connection Secret's URIs ask for it (sslmode=require; for MySQL ssl-mode=REQUIRED, and sslMode=REQUIRED in the JDBC URL). An existing Database moves to TLS, with one restart, once its certificate is issued. A highly available Database serves TLS with CloudNativePG's own certificates. */
       "tls"?: {
         /** The cert-manager ClusterIssuer that signs each Database's server certificate. */
         "clusterIssuer": string;

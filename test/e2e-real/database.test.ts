@@ -6,7 +6,7 @@
 // into a new generation and switches the Service, and the same application
 // reads the rows back. The function's clock is a file this test moves, to pass
 // a schedule slot without waiting for 03:00. Then, on the same control plane,
-// PostgreSQL over TLS from the platform's issuer (postgres-tls.ts).
+// PostgreSQL and MySQL over TLS from the platform's issuer (database-tls.ts).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import type { Json } from '../support/apiserver.js';
 import { type ControlPlane, objectStoreSecret, realNodeSuiteSkipReason } from '../support/control-plane.js';
 import { controlPlaneForSuite, ensureNamespace, eventually, startApplicationPod } from '../support/e2e.js';
-import { describePostgresTls } from './postgres-tls.js';
+import { describeDatabaseTls } from './database-tls.js';
 
 const skip = realNodeSuiteSkipReason('e2e-real: Databases on a real node');
 const NS = 'team-a';
@@ -398,5 +398,5 @@ spec:
     });
   }
 
-  describePostgresTls(() => cp);
+  describeDatabaseTls(() => cp);
 });

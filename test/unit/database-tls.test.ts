@@ -1,10 +1,10 @@
-// TLS for a PostgreSQL Database in a StatefulSet when the platform names a
-// ClusterIssuer (defaults.database.tls): the Certificate, the server's
-// arguments, volumes and pg_hba, the URIs that ask for TLS, and when each
-// applies: a new Database waits for its certificate, a serving one goes on in
-// plain text until it is issued and moves to TLS then. The server really
-// refusing plain connections is judged on a real node
-// (test/e2e-real/postgres-tls.ts, run by database.test.ts).
+// TLS for a Database in a StatefulSet when the platform names a ClusterIssuer
+// (defaults.database.tls): the Certificate, the server's arguments, volumes
+// and (PostgreSQL's) pg_hba, the URIs that ask for TLS, and when each applies:
+// a new Database waits for its certificate, a serving one goes on in plain
+// text until it is issued and moves to TLS then. The servers really refusing
+// plain connections are judged on a real node (test/e2e-real/database-tls.ts,
+// run by database.test.ts).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Obj } from '../../src/kube.js';
@@ -43,7 +43,7 @@ function loopWith(engine: 'postgres' | 'mysql', tls: Obj | undefined): Loop {
   return new Loop(databaseXr({ engine, storageGB: 10 }), platform(tls));
 }
 
-describe("a PostgreSQL Database under the platform's TLS", () => {
+describe("a Database under the platform's TLS", () => {
   test('a new Database: the Certificate, the pg_hba, the server on TLS, and it waits for the certificate', () => {
     const loop = loopWith('postgres', { clusterIssuer: ISSUER });
     loop.apply(loop.call());
@@ -164,15 +164,39 @@ describe("a PostgreSQL Database under the platform's TLS", () => {
     assert.equal(liveTls(call(READY), plain), true);
   });
 
-  test('mysql is not covered yet: no Certificate, and a warning says the Database serves without TLS', () => {
+  test('mysql: the Certificate, the server told to require TLS, no pg_hba, and URIs that ask for it', () => {
     const loop = loopWith('mysql', { clusterIssuer: ISSUER });
     loop.apply(loop.call());
     assert.equal(fatalOf(loop.last!), undefined);
-    assert.equal(loop.desired('tls-certificate'), undefined);
-    assert.equal(serverOf(loop)['args'], undefined);
-    const warning = loop.last!.results.find((r) => r.reason === 'TlsNotServed');
-    assert.ok(warning, 'a TlsNotServed warning');
-    assert.match(warning.message, /this mysql Database serves without TLS/);
+    assert.equal(loop.desired('tls-certificate')?.['kind'], 'Certificate');
+    assert.equal(loop.desired('tls-hba'), undefined, 'a pg_hba is PostgreSQL only');
+    assert.deepEqual(serverOf(loop)['args'], [
+      '--ssl-cert=/etc/function-platform/tls/tls.crt',
+      '--ssl-key=/etc/function-platform/tls/tls.key',
+      '--require-secure-transport=ON',
+    ]);
+    assert.deepEqual(
+      (serverOf(loop)['volumeMounts'] as Obj[]).map((m) => m['mountPath']),
+      ['/var/lib/mysql', '/etc/function-platform/tls'],
+    );
+    assert.deepEqual(
+      (podOf(loop)['volumes'] as Obj[]).map((v) => v['name']),
+      ['tls'],
+      'the certificate only: no pg_hba volume',
+    );
+    assert.equal(
+      loop.last!.results.find((r) => r.reason === 'TlsNotServed'),
+      undefined,
+    );
+    for (const key of ['tls-certificate', 'statefulset'])
+      assert.deepEqual(validateObject(loop.desired(key)!), [], `${key} validates against its real schema`);
+    // Issued and rolled out: MySQL's own URI word, and Connector/J's.
+    loop.observed.get('tls-certificate')!['status'] = { ...READY, notAfter: '2027-03-01T00:00:00Z', revision: 1 };
+    serve(loop);
+    loop.apply(loop.call());
+    assert.equal(loop.status()['ready'], true);
+    assert.match(uriOf(loop), /^mysql:\/\/.*:3306\/orders\?ssl-mode=REQUIRED$/);
+    assert.match(secretData(loop.desired('connection'))['jdbc-uri']!, /^jdbc:mysql:.*\?sslMode=REQUIRED$/);
   });
 
   test('an unknown field or a bad issuer name in defaults.database.tls is Fatal, naming it', () => {

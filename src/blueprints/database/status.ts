@@ -176,7 +176,6 @@ export function databaseStatus(
   if (aws || where) status['aws'] = { ...aws, ...where };
   if (backups) warnings.push(...backups.warnings);
   warnings.push(...(resolved.storeWarnings ?? []));
-  warnings.push(...(placement.unhonoured?.(input) ?? []));
   const kept = instances.generations.length > 0 ? '; status.aws keeps the facts last read' : '';
   for (const message of said?.warnings ?? []) warnings.push({ reason: 'AwsUnavailable', message: `${message}${kept}` });
 

@@ -40,10 +40,15 @@ function imageEnv(prefix: string, databaseWord: string, extra: V1EnvVar[]): Imag
 }
 
 function facts(
-  f: Omit<EngineFacts, 'serverEnv' | 'uri' | 'jdbc'> & { env: ImageEnv; scheme: string; requireTls?: string },
+  f: Omit<EngineFacts, 'serverEnv' | 'uri' | 'jdbc'> & {
+    env: ImageEnv;
+    scheme: string;
+    /** The query that makes a client refuse to connect without TLS: in a URI, and in a JDBC URL. */
+    requireTls: { uri: string; jdbc: string };
+  },
 ): EngineFacts {
   const { env, scheme, requireTls, ...rest } = f;
-  const query = (tls?: boolean) => (tls && requireTls ? `?${requireTls}` : '');
+  const query = (tls: boolean | undefined, word: string) => (tls ? `?${word}` : '');
   return {
     ...rest,
     serverEnv: (credentials, dbname) => [
@@ -53,8 +58,8 @@ function facts(
       ...env.extra,
     ],
     uri: (u, p, h, port, db, tls) =>
-      `${scheme}://${encodeURIComponent(u)}:${encodeURIComponent(p)}@${h}:${port}/${db}${query(tls)}`,
-    jdbc: (h, port, db, tls) => `jdbc:${scheme}://${h}:${port}/${db}${query(tls)}`,
+      `${scheme}://${encodeURIComponent(u)}:${encodeURIComponent(p)}@${h}:${port}/${db}${query(tls, requireTls.uri)}`,
+    jdbc: (h, port, db, tls) => `jdbc:${scheme}://${h}:${port}/${db}${query(tls, requireTls.jdbc)}`,
   };
 }
 
@@ -68,7 +73,7 @@ export const ENGINES: Record<Engine, EngineFacts> = {
     env: imageEnv('POSTGRES', 'DB', [{ name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' }]),
     scheme: 'postgresql',
     // libpq's and pgJDBC's word for TLS without which there is no connection.
-    requireTls: 'sslmode=require',
+    requireTls: { uri: 'sslmode=require', jdbc: 'sslmode=require' },
     readyCommand: ['sh', '-c', 'exec pg_isready -h 127.0.0.1 -p 5432 -U "$POSTGRES_USER" -d "$POSTGRES_DB"'],
   }),
   mysql: facts({
@@ -78,6 +83,11 @@ export const ENGINES: Record<Engine, EngineFacts> = {
     dataPath: '/var/lib/mysql',
     env: imageEnv('MYSQL', 'DATABASE', [{ name: 'MYSQL_RANDOM_ROOT_PASSWORD', value: 'yes' }]),
     scheme: 'mysql',
+    // MySQL's own clients' and Shell's word in a URI, and Connector/J's.
+    requireTls: { uri: 'ssl-mode=REQUIRED', jdbc: 'sslMode=REQUIRED' },
+    // Over TCP, not the socket: the official image's first-start server listens on the socket only. The client
+    // prefers TLS (MySQL's and this environment's MariaDB stand-in's alike), so this also passes a server that
+    // requires it.
     readyCommand: ['sh', '-c', 'MYSQL_PWD="$MYSQL_PASSWORD" exec mysql -h 127.0.0.1 -u "$MYSQL_USER" -e "SELECT 1"'],
   }),
 };

@@ -319,6 +319,4 @@ export interface Placement {
    * is measured where Prometheus reads (RDS).
    */
   alertRules?(input: DatabaseCall, live: number): AlertRule[];
-  /** What the platform asks that this place does not do for this Database, said as warnings (not refused). */
-  unhonoured?(input: DatabaseCall): Summary['warnings'];
 }

@@ -1,14 +1,16 @@
-// TLS for a PostgreSQL Database in a StatefulSet, when the platform names a
-// ClusterIssuer (defaults.database.tls): a cert-manager Certificate for the
-// client Service's names, the server started with it (ssl=on) and with a
-// pg_hba of ours that refuses every connection over the network without TLS,
-// and connection URIs that ask for it. libpq's clients (pg_dump and psql in the
-// backup and restore Jobs, pg_isready in the probes) prefer TLS by default, so
-// they need no change. A serving database is never stopped to wait for a
-// certificate: it moves to TLS (one restart) once its Certificate is Ready, and
-// stays on TLS from then on (a renewal that fails leaves the issued Secret).
-// PostgreSQL reads its key and certificate when it starts: a renewed one
-// (the Certificate's revision 2 and later) restarts the server once.
+// TLS for a Database in a StatefulSet, when the platform names a ClusterIssuer
+// (defaults.database.tls): a cert-manager Certificate for the client
+// Service's names, the server started with it and refusing every connection
+// over the network without TLS (PostgreSQL: ssl=on and a pg_hba of ours;
+// MySQL: require_secure_transport), and connection URIs that ask for it. The
+// engines' own clients prefer TLS by default (libpq's pg_dump, psql and
+// pg_isready; MySQL's mysql and mysqldump, and MariaDB's since 10.11 in this
+// environment's stand-in image), so the backup and restore Jobs and the
+// probes need no change. A serving database is never stopped to wait for a
+// certificate: it moves to TLS (one restart) once its Certificate is Ready,
+// and stays on TLS from then on (a renewal that fails leaves the issued
+// Secret). Both servers read their key and certificate when they start: a
+// renewed one (the Certificate's revision 2 and later) restarts the server once.
 import type { V1ConfigMap, V1Container, V1PodSpec } from '@kubernetes/client-node';
 import { judge } from '../../../kinds/index.js';
 import { list, num, type Obj, str } from '../../../kube.js';
@@ -38,21 +40,9 @@ const PG_HBA = [
   '',
 ].join('\n');
 
-/** The ClusterIssuer this Database's TLS comes from, when the platform asks for TLS and the engine has it here. */
+/** The ClusterIssuer this Database's TLS comes from, when the platform asks for TLS. */
 export function tlsIssuer(input: DatabaseInput): string | undefined {
-  return input.spec.engine === 'postgres' ? input.defaults?.database?.tls?.clusterIssuer : undefined;
-}
-
-/** What the platform's TLS does not reach yet, said on each call: a mysql Database in the cluster. */
-export function tlsNotServed(input: DatabaseInput): Array<{ reason: string; message: string }> {
-  const issuer = input.defaults?.database?.tls?.clusterIssuer;
-  if (issuer === undefined || tlsIssuer(input) !== undefined) return [];
-  return [
-    {
-      reason: 'TlsNotServed',
-      message: `defaults.database.tls (ClusterIssuer ${issuer}) covers engine postgres in the cluster; this ${input.spec.engine} Database serves without TLS`,
-    },
-  ];
+  return input.defaults?.database?.tls?.clusterIssuer;
 }
 
 /** The Certificate's name, and the Secret cert-manager keeps it in: one name for the Database's whole life. */
@@ -110,8 +100,8 @@ export function waitsForCertificate(input: DatabaseInput, liveTls: boolean, live
 }
 
 /**
- * The Certificate and the pg_hba, when the platform asks for TLS. They block readiness only while the live
- * server waits for its first certificate; a serving one goes on in plain text until they are there.
+ * The Certificate (and PostgreSQL's pg_hba), when the platform asks for TLS. They block readiness only while the
+ * live server waits for its first certificate; a serving one goes on in plain text until they are there.
  */
 export function tlsResources(input: DatabaseInput, liveWaits: boolean): Desired[] {
   const issuer = tlsIssuer(input);
@@ -145,33 +135,33 @@ export function tlsResources(input: DatabaseInput, liveWaits: boolean): Desired[
   const waits = liveWaits ? {} : { independent: true };
   return [
     { key: TLS_KEYS.certificate, object: certificate, ...waits },
-    { key: TLS_KEYS.hba, object: hba as Obj, ...waits },
+    ...(spec.engine === 'postgres' ? [{ key: TLS_KEYS.hba, object: hba as Obj, ...waits }] : []),
   ];
 }
 
-/** The pod with its server on TLS: the certificate and the pg_hba mounted, and the server told where they are. */
+/** The pod with its server on TLS: the certificate mounted, and the server told where it is and to require it. */
 export function withTls(input: DatabaseInput, pod: V1PodSpec): V1PodSpec {
   const [server, ...others] = pod.containers as [V1Container, ...V1Container[]];
+  const postgres = input.spec.engine === 'postgres';
+  // Both official images' entrypoints pass arguments that start with "-" to the server.
+  const args = postgres
+    ? ['-c', 'ssl=on', '-c', `ssl_cert_file=${TLS_DIR}/tls.crt`, '-c', `ssl_key_file=${TLS_DIR}/tls.key`]
+    : [
+        `--ssl-cert=${TLS_DIR}/tls.crt`,
+        `--ssl-key=${TLS_DIR}/tls.key`,
+        // Plain TCP is refused; the socket (the entrypoint's first-start server, inside the pod) stays open.
+        '--require-secure-transport=ON',
+      ];
   return {
     ...pod,
     containers: [
       {
         ...server,
-        // The official image's entrypoint passes arguments that start with "-" to postgres.
-        args: [
-          '-c',
-          'ssl=on',
-          '-c',
-          `ssl_cert_file=${TLS_DIR}/tls.crt`,
-          '-c',
-          `ssl_key_file=${TLS_DIR}/tls.key`,
-          '-c',
-          `hba_file=${HBA_DIR}/pg_hba.conf`,
-        ],
+        args: postgres ? [...args, '-c', `hba_file=${HBA_DIR}/pg_hba.conf`] : args,
         volumeMounts: [
           ...(server.volumeMounts ?? []),
           { name: TLS_VOLUME, mountPath: TLS_DIR, readOnly: true },
-          { name: HBA_VOLUME, mountPath: HBA_DIR, readOnly: true },
+          ...(postgres ? [{ name: HBA_VOLUME, mountPath: HBA_DIR, readOnly: true }] : []),
         ],
       },
       ...others,
@@ -180,7 +170,7 @@ export function withTls(input: DatabaseInput, pod: V1PodSpec): V1PodSpec {
       ...(pod.volumes ?? []),
       // Owned by root and readable by the pod's group only: PostgreSQL refuses a key file others may read.
       { name: TLS_VOLUME, secret: { secretName: tlsSecretName(input), defaultMode: 0o440 } },
-      { name: HBA_VOLUME, configMap: { name: hbaName(input), defaultMode: 0o444 } },
+      ...(postgres ? [{ name: HBA_VOLUME, configMap: { name: hbaName(input), defaultMode: 0o444 } }] : []),
     ],
   };
 }

@@ -63,7 +63,6 @@ import {
   liveTls,
   restoredTls,
   servesTls,
-  tlsNotServed,
   tlsResources,
   tlsRestart,
   waitsForCertificate,
@@ -532,7 +531,6 @@ export const statefulSetPlacement: Placement = {
   // The live generation's data volume grows by its claim.
   growth: (input, instances) => planGrowth(input, input.spec, dataClaimName(input, instances.live)),
   compose,
-  unhonoured: tlsNotServed,
   // The live generation's data volume: the claim its StatefulSet's template makes for pod 0.
   alertRules: (input, live) => [volumeFullRule(input, dataClaimName(input, live), 'the data volume')],
 };
