@@ -298,7 +298,7 @@ export const databaseSpecSchema = {
     },
     "maxStorageGB": {
       "type": "integer",
-      "description": "The most storage in GiB the Database may grow to by itself: on AWS, RDS storage autoscaling (maxAllocatedStorage, at least 20); in a StatefulSet, the data volume grows when its use passes spec.storage.growAtPercent. At least storageGB.",
+      "description": "The most storage in GiB the Database may grow to by itself: on AWS, RDS storage autoscaling (maxAllocatedStorage, at least 20); in the cluster, the data volumes grow (a StatefulSet's claim, a CloudNativePG Cluster's size) when the use of the volume measured (the StatefulSet's, the primary's) passes spec.storage.growAtPercent. At least storageGB.",
       "minimum": 1,
       "maximum": 65536
     },
@@ -1059,7 +1059,7 @@ export type DatabaseSpec = {
   "version"?: string;
   /** Storage in GiB. It may grow but never shrink. */
   "storageGB": number;
-  /** The most storage in GiB the Database may grow to by itself: on AWS, RDS storage autoscaling (maxAllocatedStorage, at least 20); in a StatefulSet, the data volume grows when its use passes spec.storage.growAtPercent. At least storageGB. */
+  /** The most storage in GiB the Database may grow to by itself: on AWS, RDS storage autoscaling (maxAllocatedStorage, at least 20); in the cluster, the data volumes grow (a StatefulSet's claim, a CloudNativePG Cluster's size) when the use of the volume measured (the StatefulSet's, the primary's) passes spec.storage.growAtPercent. At least storageGB. */
   "maxStorageGB"?: number;
   /** How storage grows by itself up to spec.maxStorageGB. */
   "storage": {

@@ -426,6 +426,38 @@ const cases: RenderCase[] = [
       assert.equal(secretData(byKey(r, 'credentials'))['password'], observedPassword('cluster-ha-ready'));
     },
   },
+  {
+    name: "cluster HA growing by itself: the primary's volume 85 % used, the Cluster asks 63Gi, said once",
+    xr: `${DIR}/cluster-ha-grows-itself.yaml`,
+    required: required('cnpg-usage-measured'),
+    observed: observed('cluster-ha-ready'),
+    check(r) {
+      const manifest = byKey(r, 'cnpg-cluster')['spec']['forProvider']['manifest'];
+      assert.equal(manifest['spec']['storage']['size'], '63Gi', '50 GiB and 25 %');
+      const recorded = JSON.parse(manifest['metadata']['annotations']['function-platform.dev/last-auto-growth']);
+      assert.deepEqual({ ...recorded, at: undefined }, { at: undefined, fromGB: 50, toGB: 63, usedPercent: 85 });
+      const cron = byKey(r, 'usage');
+      const pod = cron['spec']['jobTemplate']['spec']['template']['spec'];
+      assert.equal(pod['volumes'][0]['persistentVolumeClaim']['claimName'], 'catalog-db-1');
+      assert.equal(pod['containers'][0]['image'], 'ghcr.io/cloudnative-pg/postgresql:16');
+      // It serves while the operator grows the claims: ready, and Updating.
+      const s = status(r);
+      assert.equal(s['ready'], true);
+      assert.equal(s['phase'], 'Updating');
+      assert.equal(s['storage']['requestedGB'], 63);
+      assert.equal(s['storage']['usedPercent'], 85);
+      assert.equal(s['storage']['maxGB'], 200);
+      assert.match(s['message'], /^volumes of Cluster catalog-db: 50Gi → 63Gi \(0 of 2 grown\)/);
+      assert.ok(
+        resultsOf(r).some((x) =>
+          /^volume catalog-db-1 \(the primary of Cluster catalog-db\) is 85% used \(42\.48 of 49\.97 GiB, spec\.storage\.growAtPercent 80\): growing it 50Gi → 63Gi by itself \(spec\.maxStorageGB 200\)$/.test(
+            x['message'],
+          ),
+        ),
+        `the growth is told: ${JSON.stringify(resultsOf(r))}`,
+      );
+    },
+  },
 
   // ---- placement aws ------------------------------------------------------
   {

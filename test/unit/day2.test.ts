@@ -18,9 +18,11 @@ import {
   k8sSecret,
   statusOf,
 } from '../support/database.js';
-import { parseDf } from '../../src/blueprints/lifecycle/placements/statefulset-usage.js';
-import { nextSize } from '../../src/blueprints/lifecycle/placements/statefulset-volume.js';
+import { parseDf } from '../../src/blueprints/lifecycle/placements/volume-usage.js';
+import { nextSize } from '../../src/blueprints/lifecycle/placements/auto-growth.js';
 import { healthyStatus } from '../support/observed-state.js';
+import { restrictedViolations } from '../support/pod-security.js';
+import { validateObject } from '../support/schemas.js';
 
 const AWS = { engine: 'postgres', placement: 'aws', aws: { region: 'eu-west-1' } } as const;
 const forProvider = (rsp: RunFunctionResponse) =>
@@ -136,13 +138,11 @@ describe('storage that grows by itself on AWS', () => {
       fatalOf(small)?.message ?? '',
       /spec\.maxStorageGB is 10; spec\.maxStorageGB must be at least 20 with placement aws \(the RDS minimum\)/,
     );
-    // A StatefulSet grows its volume by itself; CloudNativePG does not, and says so.
-    const cluster = call(databaseXr({ storageGB: 20, maxStorageGB: 40 }));
-    assert.ok(!cluster.results.some((r) => r.reason === 'FieldIgnored'));
-    const ha = call(databaseXr({ storageGB: 20, maxStorageGB: 40, highAvailability: true }));
-    assert.ok(
-      ha.results.some((r) => r.reason === 'FieldIgnored' && /CloudNativePG does not grow by itself/.test(r.message)),
-    );
+    // In the cluster, a StatefulSet and CloudNativePG alike grow their volumes by itself: nothing is ignored.
+    for (const placement of [{}, { highAvailability: true }]) {
+      const rsp = call(databaseXr({ storageGB: 20, maxStorageGB: 40, ...placement }));
+      assert.ok(!rsp.results.some((r) => r.reason === 'FieldIgnored'), JSON.stringify(placement));
+    }
   });
 });
 
@@ -774,6 +774,191 @@ describe('a CloudNativePG Database that grows', () => {
       fresh.conditions.find((c) => c.type === 'StorageResized'),
       undefined,
     );
+  });
+});
+
+describe('a CloudNativePG Database that grows by itself (spec.maxStorageGB)', () => {
+  let restoreClock = () => {};
+  before(() => {
+    restoreClock = setClock(() => new Date('2026-12-03T09:00:00Z'));
+  });
+  after(() => restoreClock());
+  const KIB_PER_GIB = 1024 * 1024;
+  const SPEC = { engine: 'postgres', storageGB: 20, maxStorageGB: 40, highAvailability: true };
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'clusters.postgresql.cnpg.io' },
+  };
+  const pvc = (name: string, gb: number): Obj => ({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace: 'team-a', labels: { 'cnpg.io/cluster': 'orders-db' } },
+    spec: { storageClassName: 'standard' },
+    status: { phase: 'Bound', capacity: { storage: `${gb}Gi` } },
+  });
+  const standard = (allowVolumeExpansion = true): Obj => ({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: 'standard' },
+    provisioner: 'example.com/stand-in',
+    allowVolumeExpansion,
+  });
+  /** A measuring pod of the primary's claim that finished: a file system of `sizeGB`, `percent` used. */
+  const measured = (sizeGB: number, percent: number, finishedAt = '2026-12-03T10:00:00Z'): Obj => {
+    const blocks = Math.round(sizeGB * KIB_PER_GIB * 0.9995);
+    const used = Math.floor((blocks * percent) / 100);
+    return {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'orders-db-1-usage-1',
+        namespace: 'team-a',
+        labels: { 'function-platform.dev/measures': 'orders-db-1' },
+      },
+      status: {
+        phase: 'Succeeded',
+        containerStatuses: [
+          {
+            name: 'measure',
+            state: {
+              terminated: {
+                exitCode: 0,
+                finishedAt,
+                message: `Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/loop3 ${blocks} ${used} ${blocks - used} ${percent}% /data\n`,
+              },
+            },
+          },
+        ],
+      },
+    };
+  };
+  /** The Cluster (and the rest) as composed by `rsp`, healthy, its primary orders-db-1. */
+  const observedFrom = (rsp: RunFunctionResponse) =>
+    asObserved(rsp, (_k, obj) => {
+      const s = healthyStatus(obj);
+      const manifest = (s['atProvider'] as Obj)['manifest'] as Obj | undefined;
+      if (manifest) manifest['status'] = { phase: 'Cluster in healthy state', currentPrimary: 'orders-db-1' };
+      return s;
+    });
+  const first = observedFrom(call(databaseXr(SPEC), [], answered({ 'cnpg-crd': [crd] })));
+  const ask = (claims: number[], pods: Obj[], observed = first, spec: Obj = SPEC, expands = true) =>
+    call(
+      databaseXr(spec),
+      observed,
+      answered({
+        'cnpg-crd': [crd],
+        'cnpg-claims': claims.map((gb, i) => pvc(`orders-db-${i + 1}`, gb)),
+        'cnpg-storage-class': [standard(expands)],
+        'usage-pods': pods,
+      }),
+    );
+  const manifestOf = (rsp: RunFunctionResponse) =>
+    ((desiredOf(rsp, 'cnpg-cluster')!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj;
+  const sizeOf = (rsp: RunFunctionResponse) => ((manifestOf(rsp)['spec'] as Obj)['storage'] as Obj)['size'];
+
+  test("a CronJob measures the primary's claim on the primary's node, as CloudNativePG's user, under the restricted profile", () => {
+    const rsp = ask([20, 20], []);
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    const cron = desiredOf(rsp, 'usage')!;
+    assert.deepEqual(validateObject(cron), []);
+    const pod = (((((cron['spec'] as Obj)['jobTemplate'] as Obj)['spec'] as Obj)['template'] as Obj)['spec'] ??
+      {}) as Obj;
+    assert.deepEqual(restrictedViolations(pod), []);
+    assert.deepEqual(pod['volumes'], [
+      { name: 'data', persistentVolumeClaim: { claimName: 'orders-db-1', readOnly: true } },
+    ]);
+    const affinity = (
+      ((pod['affinity'] as Obj)['podAffinity'] as Obj)['requiredDuringSchedulingIgnoredDuringExecution'] as Obj[]
+    )[0]!;
+    assert.deepEqual((affinity['labelSelector'] as Obj)['matchLabels'], { 'cnpg.io/instanceName': 'orders-db-1' });
+    const container = (pod['containers'] as Obj[])[0]!;
+    assert.equal(container['image'], 'ghcr.io/cloudnative-pg/postgresql:17', "the Cluster's own image");
+    assert.equal((pod['securityContext'] as Obj)['runAsUser'], 26);
+    assert.deepEqual(rsp.requirements?.resources?.['usage-pods']?.matchLabels?.labels, {
+      'function-platform.dev/measures': 'orders-db-1',
+    });
+    // Before the operator names a primary, there is nothing to measure.
+    const unnamed = call(databaseXr(SPEC), [], answered({ 'cnpg-crd': [crd] }));
+    assert.equal(desiredOf(unnamed, 'usage'), undefined);
+    // Without a ceiling, nothing is measured.
+    const plain = ask([20, 20], [], first, { ...SPEC, maxStorageGB: undefined });
+    assert.equal(desiredOf(plain, 'usage'), undefined);
+  });
+
+  test('past growAtPercent the Cluster asks a step more, said once and recorded on it; grown, that size is the floor', () => {
+    assert.equal(sizeOf(ask([20, 20], [measured(20, 79)])), '20Gi', 'below the threshold nothing changes');
+    const rsp = ask([20, 20], [measured(20, 84)]);
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    assert.equal(sizeOf(rsp), '25Gi', '20 GiB and 25 %');
+    const notice = rsp.results.find((r) => r.reason === 'AutoGrown');
+    assert.equal(notice?.severity, Severity.SEVERITY_NORMAL);
+    assert.match(
+      notice?.message ?? '',
+      /^volume orders-db-1 \(the primary of Cluster orders-db\) is 84% used .* growing it 20Gi → 25Gi by itself \(spec\.maxStorageGB 40\)$/,
+    );
+    const storage = statusOf(rsp)['storage'] as Obj;
+    assert.deepEqual(
+      { ...storage, lastAutoGrowth: undefined },
+      {
+        requestedGB: 25,
+        capacityGB: 20,
+        maxGB: 40,
+        usedGB: 16.79,
+        usedPercent: 84,
+        measuredAt: '2026-12-03T10:00:00Z',
+        lastAutoGrowth: undefined,
+      },
+    );
+    assert.deepEqual(storage['lastAutoGrowth'], {
+      at: '2026-12-03T09:00:00.000Z',
+      fromGB: 20,
+      toGB: 25,
+      usedPercent: 84,
+    });
+    const recorded = (manifestOf(rsp)['metadata'] as Obj)['annotations'] as Obj;
+    assert.deepEqual(JSON.parse(String(recorded['function-platform.dev/last-auto-growth'])), storage['lastAutoGrowth']);
+    assert.equal(statusOf(rsp)['phase'], 'Updating', 'Updating while the operator grows the claims');
+
+    // The operator grew both claims; the measurement is still the one from before the growth.
+    const grown = observedFrom(rsp);
+    const after = ask([25, 25], [measured(20, 84)], grown);
+    assert.equal(fatalOf(after), undefined, fatalOf(after)?.message);
+    assert.equal(sizeOf(after), '25Gi', 'no growth again on a measurement from before it, and no shrink back');
+    assert.ok(!after.results.some((r) => r.reason === 'AutoGrown'), 'said once');
+    assert.equal(statusOf(after)['phase'], 'Ready');
+    // The ceiling taken away, or spec.storageGB left under the grown size: nothing flips back, nothing is refused.
+    const removed = ask([25, 25], [], grown, { ...SPEC, maxStorageGB: undefined });
+    assert.equal(fatalOf(removed), undefined, fatalOf(removed)?.message);
+    assert.equal(sizeOf(removed), '25Gi');
+    // A user who raises spec.storageGB past it takes over.
+    assert.equal(sizeOf(ask([25, 25], [], grown, { ...SPEC, storageGB: 30 })), '30Gi');
+  });
+
+  test('at the ceiling a warning and no change; a class that cannot expand keeps the size and says it would have grown', () => {
+    const at40 = { ...SPEC, storageGB: 40 };
+    const full = ask(
+      [40, 40],
+      [measured(40, 90)],
+      observedFrom(call(databaseXr(at40), [], answered({ 'cnpg-crd': [crd] }))),
+      at40,
+    );
+    assert.equal(sizeOf(full), '40Gi');
+    const warning = full.results.find((r) => r.reason === 'StorageNearlyFull');
+    assert.equal(warning?.severity, Severity.SEVERITY_WARNING);
+    assert.match(
+      warning?.message ?? '',
+      /is 90% used .* and at spec\.maxStorageGB \(40Gi\): it grows no further by itself/,
+    );
+    const stuck = ask([20, 20], [measured(20, 90)], first, SPEC, false);
+    assert.equal(fatalOf(stuck), undefined, fatalOf(stuck)?.message);
+    assert.equal(sizeOf(stuck), '20Gi');
+    assert.ok(!stuck.results.some((r) => r.reason === 'AutoGrown'));
+    assert.match(
+      stuck.conditions.find((c) => c.type === 'StorageResized')?.message ?? '',
+      /^StorageClass standard does not allow volume expansion: Cluster orders-db stays at 20Gi, though its primary's volume is past spec\.storage\.growAtPercent and would grow by itself to 25Gi/,
+    );
+    assert.equal((statusOf(stuck)['storage'] as Obj)['lastAutoGrowth'], undefined);
   });
 });
 

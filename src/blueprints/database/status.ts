@@ -243,11 +243,6 @@ export function databaseStatus(
   if (growth) warnings.push(...growth.warnings);
   if (growth?.notices) notices.push(...growth.notices);
   const upgrade = gate.waiting ?? pendingVersion(input, placement, version);
-  if (spec.maxStorageGB !== undefined && !placement.autoscalesStorage)
-    warnings.push({
-      reason: 'FieldIgnored',
-      message: `spec.maxStorageGB grows RDS storage and the volume of a Database in a StatefulSet; ${placement.words} does not grow by itself: grow spec.storageGB`,
-    });
   const ready = blocker === undefined;
   // A cutover in flight: the live instance serves (ready), and the sentence tells the restore's story;
   // one that failed leaves the live instance as it was, and says so.

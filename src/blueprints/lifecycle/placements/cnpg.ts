@@ -20,11 +20,13 @@ import { SpecError } from '../../../errors.js';
 import { s3RegionalEndpoint } from '../../../kinds/aws.js';
 import { claimOf } from '../../../kinds/core.js';
 import { judge, wrappedManifest } from '../../../kinds/index.js';
-import { groupOf, kindOf, nameOf, num, str, type Obj } from '../../../kube.js';
+import { groupOf, kindOf, nameOf, num, type Obj, record, str } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired, Requirement, Summary } from '../../blueprint.js';
 import { type AlertRule, promRegex, SOURCES, selector, volumeFullRule } from '../alert-rules.js';
+import { AUTO_GROWTH_ANNOTATION, dueGrowth, grownStorage, recordedGrowth } from './auto-growth.js';
+import { measuredUsage, measureEvery, USAGE_PODS, usageCronJob, usageRequirement } from './volume-usage.js';
 import { backedUp, backupSummary, oneObject } from './backup-methods.js';
 import { storePath } from '../commands.js';
 import {
@@ -88,6 +90,8 @@ export const CNPG_CRD = 'cnpg-crd';
 const CNPG_CRD_NAME = 'clusters.postgresql.cnpg.io';
 /** Required resource: the PersistentVolumeClaims of the live Cluster, by the label the operator puts on them. */
 export const CNPG_CLAIMS = 'cnpg-claims';
+/** The user CloudNativePG's PostgreSQL images run as. */
+const CNPG_UID = 26;
 /** Required resource: the StorageClass of the live Cluster's volumes, read before asking them to grow. */
 export const CNPG_STORAGE_CLASS = 'cnpg-storage-class';
 
@@ -248,9 +252,13 @@ function recoveryOf(instance: Obj): Recovery | undefined {
 /**
  * A CloudNativePG Cluster's volumes as they grow: the operator resizes its
  * claims when spec.storage.size grows; this reads them back (their capacity,
- * and how many have it) for status and the StorageResized condition.
+ * and how many have it) for status and the StorageResized condition. With
+ * spec.maxStorageGB the primary's volume is measured (volume-usage.ts), and
+ * past spec.storage.growAtPercent the Cluster asks for a step more by itself,
+ * recorded on the Cluster so that the grown size is the floor from then on.
  */
-function growth(input: DatabaseCall, clusterName: string): GrowthPlan {
+function growth(input: DatabaseCall, generation: number, clusterName: string): GrowthPlan {
+  const { spec } = input;
   const plan: GrowthPlan = {
     requirements: {
       [CNPG_CLAIMS]: {
@@ -262,13 +270,48 @@ function growth(input: DatabaseCall, clusterName: string): GrowthPlan {
     },
     warnings: [],
   };
+  const key = keyOf(CNPG_KEYS.cluster, generation);
+  const composedGB = wholeGigabytes(liveCluster(input.observed)?.storageSize);
+  // A growth asked stands (the Cluster as composed carries it), though the operator may not have applied it yet.
+  const recorded =
+    recordedGrowth(record(input.composed.get(key), 'spec', 'forProvider', 'manifest')) ??
+    recordedGrowth(input.observed.get(key));
+  if (recorded) plan.lastAutoGrowth = recorded;
+  // Once it grew by itself, the size composed is the floor: spec.storageGB under it asks no shrink.
+  let want = Math.max(spec.storageGB, recorded?.toGB ?? 0, recorded ? (composedGB ?? 0) : 0);
+  const claims = input.required.get(CNPG_CLAIMS);
+  // Bound claims only: a new standby's claim has no size yet.
+  const sizes = (claims ?? [])
+    .map((c) => wholeGigabytes(claimOf(c)?.capacity))
+    .filter((gb): gb is number => gb !== undefined);
+  const capacity = sizes.length > 0 ? Math.min(...sizes) : undefined;
+  const primary = liveCluster(input.observed)?.currentPrimary;
+  if (spec.maxStorageGB !== undefined && primary) {
+    // The operator names each instance's data claim as its pod.
+    plan.requirements[USAGE_PODS] = usageRequirement(input, primary);
+    const usage = measuredUsage(input);
+    if (usage) plan.usage = usage;
+    if (composedGB !== undefined) {
+      const due = dueGrowth(spec, input.now, {
+        volume: `volume ${primary} (the primary of Cluster ${clusterName})`,
+        requestedGB: composedGB,
+        ...(capacity !== undefined ? { capacityGB: capacity } : {}),
+        settled: capacity !== undefined && capacity >= composedGB && want <= composedGB,
+        ...(usage ? { usage } : {}),
+        ...(recorded ? { recorded } : {}),
+      });
+      if (due && 'grow' in due) {
+        want = due.grow.toGB;
+        plan.lastAutoGrowth = due.grow;
+        plan.notices = [due.notice];
+      } else if (due) plan.warnings.push(due.full);
+    }
+  }
+  if (want !== spec.storageGB) plan.requestedGB = want;
   // A size asked above the composed one is a growth: only if the volumes' StorageClass allows expansion (the
   // StatefulSet's preflight, statefulset-volume.ts). Otherwise the composed size stays and the user is told why;
   // asked anyway, the operator would leave the claims pending a resize that never comes.
-  const want = input.spec.storageGB;
-  const composedGB = wholeGigabytes(liveCluster(input.observed)?.storageSize);
   if (composedGB !== undefined && want > composedGB) {
-    const claims = input.required.get(CNPG_CLAIMS);
     const className =
       claims?.map((c) => claimOf(c)?.storageClassName).find(Boolean) ?? liveCluster(input.observed)?.storageClass;
     if (className)
@@ -278,27 +321,35 @@ function growth(input: DatabaseCall, clusterName: string): GrowthPlan {
         matchName: className,
       };
     const answer = className ? input.required.get(CNPG_STORAGE_CLASS) : [];
+    const hold = () => {
+      // Nothing grows: no growth to tell of, and the size asked stays what the Cluster has.
+      plan.holdGB = composedGB;
+      delete plan.notices;
+      if (recorded) plan.lastAutoGrowth = recorded;
+      else delete plan.lastAutoGrowth;
+      if (composedGB !== spec.storageGB) plan.requestedGB = composedGB;
+      else delete plan.requestedGB;
+    };
     // Not known yet (the first call of a reconcile): nothing grows until it is.
-    if (claims === undefined || answer === undefined) plan.holdGB = composedGB;
+    if (claims === undefined || answer === undefined) hold();
     else if (answer[0]?.['allowVolumeExpansion'] !== true) {
       const why = !className
         ? `the volumes of Cluster ${clusterName} have no StorageClass, so they cannot be expanded`
         : !answer[0]
           ? `StorageClass ${className} does not exist, so it cannot expand volumes`
           : `StorageClass ${className} does not allow volume expansion`;
-      const message = `${why}: Cluster ${clusterName} stays at ${composedGB}Gi, spec.storageGB asks ${want}Gi; nothing was changed (move the data to a Database on a class that can grow, or set spec.storageGB back to ${composedGB})`;
-      plan.holdGB = composedGB;
+      const asked =
+        want > spec.storageGB
+          ? `though its primary's volume is past spec.storage.growAtPercent and would grow by itself to ${want}Gi; nothing was changed (move the data to a Database on a class that can grow, or free space)`
+          : `spec.storageGB asks ${want}Gi; nothing was changed (move the data to a Database on a class that can grow, or set spec.storageGB back to ${composedGB})`;
+      const message = `${why}: Cluster ${clusterName} stays at ${composedGB}Gi, ${asked}`;
+      hold();
       plan.condition = { ok: false, reason: 'ExpansionNotAllowed', message };
       plan.warnings.push({ reason: 'ExpansionNotAllowed', message });
       return plan;
     }
   }
-  // Bound claims only: a new standby's claim has no size yet.
-  const sizes = (input.required.get(CNPG_CLAIMS) ?? [])
-    .map((c) => wholeGigabytes(claimOf(c)?.capacity))
-    .filter((gb): gb is number => gb !== undefined);
-  if (sizes.length === 0) return plan;
-  const capacity = Math.min(...sizes);
+  if (capacity === undefined) return plan;
   plan.capacityGB = capacity;
   if (plan.holdGB !== undefined) return plan;
   if (capacity >= want) {
@@ -347,10 +398,21 @@ function clusterPolicy(input: DatabaseCall, clusters: string[]): Desired {
   ]);
 }
 
-/** The Cluster's Object with its storage size set to `gb`. */
-function holdSize(object: KubernetesObject<CnpgCluster>, gb: number): KubernetesObject<CnpgCluster> {
-  const storage = (object.spec.forProvider.manifest.spec as Obj)['storage'] as Obj;
-  storage['size'] = gi(gb);
+/**
+ * The Cluster's Object at the size its growth says, where that is not spec.storageGB (held while its volumes
+ * cannot grow, or grown by itself), with its last growth by itself recorded on it.
+ */
+function sized(object: KubernetesObject<CnpgCluster>, growth: GrowthPlan | undefined): KubernetesObject<CnpgCluster> {
+  const manifest = object.spec.forProvider.manifest;
+  const gb = growth?.holdGB ?? growth?.requestedGB;
+  if (gb !== undefined) ((manifest.spec as Obj)['storage'] as Obj)['size'] = gi(gb);
+  if (growth?.lastAutoGrowth) {
+    const metadata = manifest.metadata as Obj;
+    metadata['annotations'] = {
+      ...((metadata['annotations'] as Obj | undefined) ?? {}),
+      [AUTO_GROWTH_ANNOTATION]: JSON.stringify(growth.lastAutoGrowth),
+    };
+  }
   return object;
 }
 
@@ -376,9 +438,23 @@ function compose(call: ComposeCall): Composed {
     const live0 = generation(live, false, live === 0 && made ? { made } : undefined);
     resources.push({
       key: keyOf(CNPG_KEYS.cluster, live),
-      // Held at the size it has while its volumes cannot grow (growth's StorageClass preflight).
-      object: call.growth?.holdGB !== undefined ? holdSize(live0, call.growth.holdGB) : live0,
+      object: sized(live0, call.growth),
     });
+    // Storage that grows itself: the primary's volume, measured on its node.
+    const primary = liveCluster(input.observed)?.currentPrimary;
+    if (spec.maxStorageGB !== undefined && primary)
+      resources.push(
+        usageCronJob(
+          input,
+          {
+            claimName: primary,
+            serverPods: { 'cnpg.io/instanceName': primary },
+            image: live0.spec.forProvider.manifest.spec.imageName,
+            uid: CNPG_UID,
+          },
+          measureEvery(input),
+        ),
+      );
     if (target) {
       const point = pointOf(target.source);
       // A backup is in the archive of the cluster it was taken of, which may be an earlier generation.
@@ -486,14 +562,16 @@ export const cnpgPlacement: Placement = {
   composedEngine: () => undefined,
   composedStorageGB: (observed) =>
     [
-      gigabytes(liveCluster(observed)?.storageSize),
+      // A size the Cluster grew to by itself is no size the user asked: spec.storageGB under it is no shrink.
+      recordedGrowth(observed.get(keyOf(CNPG_KEYS.cluster, liveGeneration(observed)))) === undefined
+        ? gigabytes(liveCluster(observed)?.storageSize)
+        : undefined,
       gigabytes(claimOf(observed.get(CNPG_KEYS.backupVolume))?.requested),
     ].filter((gb): gb is number => gb !== undefined),
   runningVersion: (input) => tagOf(liveCluster(input.observed)?.image),
   pendingVersion: (_input, from, wanted) => `upgrading ${from} → ${wanted}`,
   upgradesInPlace: () => true,
-  storage: (_input, g) => (g?.capacityGB !== undefined ? { capacityGB: g.capacityGB } : {}),
-  autoscalesStorage: false,
+  storage: (input, g) => grownStorage(input.spec, g, g?.capacityGB),
   endpoint: (input, generation) => ({ host: rwHost(input, generation), port: ENGINES[input.spec.engine].port }),
   readEndpoint: (input, generation) =>
     input.spec.replicas > 0 ? { host: roHost(input, generation), port: ENGINES[input.spec.engine].port } : undefined,
@@ -595,7 +673,7 @@ export const cnpgPlacement: Placement = {
   },
   handOverWhy: 'replaced by a restore; kept with its data',
 
-  growth: (input, instances) => growth(input, instances.name(instances.live)),
+  growth: (input, instances) => growth(input, instances.live, instances.name(instances.live)),
   compose,
   alertRules: (input, live) => {
     // The operator names each instance's pod and its data claim `<cluster>-<serial>` (a WAL volume would be

@@ -8,6 +8,8 @@
 // (index.ts) picks the one a spec asks for, once a call; the phases of the
 // Database (../../database/), the DatabaseBackup and the DatabaseRestore call
 // it and never ask which placement it is.
+import type { AutoGrowth } from './auto-growth.js';
+import type { Usage } from './volume-usage.js';
 import type { DatabaseBackupSpec } from '../../../generated/schemas.js';
 import type { AwsQuestion, ExternalFacts } from '../../../facts.js';
 import type { Verdict } from '../../../kinds/index.js';
@@ -76,6 +78,12 @@ export interface GrowthPlan {
   capacityGB?: number;
   /** The size to go on composing, GiB, while the volumes cannot grow to spec.storageGB (or that is not known yet). */
   holdGB?: number;
+  /** The size asked, GiB, where it is not spec.storageGB: grown by itself (auto-growth.ts), the floor from then on. */
+  requestedGB?: number;
+  /** With spec.maxStorageGB: the use last measured (volume-usage.ts). */
+  usage?: Usage;
+  /** With spec.maxStorageGB: the growth it asked by itself, this call's or the last one recorded. */
+  lastAutoGrowth?: AutoGrowth;
 }
 
 /** How an instance is made from a source (spec.restore), as its placement records it on the instance. */
@@ -235,8 +243,6 @@ export interface Placement {
     measuredAt?: string;
     lastAutoGrowth?: Obj;
   };
-  /** Whether it grows its storage itself up to spec.maxStorageGB (elsewhere the field changes nothing). */
-  autoscalesStorage: boolean;
   /** Where applications connect to a generation, once known. */
   endpoint(input: DatabaseCall, generation: number): { host: string; port: number } | undefined;
   /** Where reads go, when not to the primary: its replicas. */

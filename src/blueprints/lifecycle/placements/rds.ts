@@ -729,7 +729,6 @@ export const rdsPlacement: Placement = {
         : {}),
     };
   },
-  autoscalesStorage: true,
   endpoint: (input, generation) => instanceAddress(input, generation),
   readEndpoint: (input, generation) => replicaAddress(input, input.spec, generation),
   primary: () => undefined,

@@ -12,14 +12,15 @@ import { SpecError } from '../../../errors.js';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { claimOf } from '../../../kinds/core.js';
 import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
-import { type Obj, record, str } from '../../../kube.js';
+import { type Obj, record } from '../../../kube.js';
 import { dnsLabel } from '../../../names.js';
 import { wholeGigabytes } from '../../../quantity.js';
 import type { Desired } from '../../blueprint.js';
 import { type DatabaseInput, meta, type ResolvedSpec } from '../database.js';
 import { resizedBefore } from './in-cluster.js';
 import type { GrowthPlan } from './placement.js';
-import { measuredUsage, type Usage, USAGE_PODS, usageRequirement } from './statefulset-usage.js';
+import { type AutoGrowth, AUTO_GROWTH_ANNOTATION, dueGrowth, recordedGrowth } from './auto-growth.js';
+import { measuredUsage, USAGE_PODS, usageRequirement } from './volume-usage.js';
 
 /** Required resources: the data volume's claim and its StorageClass; the composed resize Object's key. */
 export const DATA_CLAIM = 'data-claim';
@@ -30,47 +31,12 @@ export const RESTART_ANNOTATION = 'function-platform.dev/restarted-for-size';
 /** How long a file-system resize may stay pending before a restart is what finishes it. */
 const RESTART_AFTER_MS = 2 * 60_000;
 
-/** On the data claim (written by the resize Object): the last time the volume grew by itself (JSON of AutoGrowth). */
-export const AUTO_GROWTH_ANNOTATION = 'function-platform.dev/last-auto-growth';
-
-/** A growth the Database asked by itself: when, from and to what size, at what use. */
-export interface AutoGrowth {
-  at: string;
-  fromGB: number;
-  toGB: number;
-  usedPercent: number;
-}
-
 /**
  * The data volume's growth, and the claim as observed (its capacity is
  * status.storage.capacityGB); with spec.maxStorageGB, the use last measured
  * and the growth it asked (this call's, else the last one recorded).
  */
-export type VolumeGrowth = GrowthPlan & {
-  claim?: Obj;
-  requestedGB?: number;
-  usage?: Usage;
-  lastAutoGrowth?: AutoGrowth;
-};
-
-/** The growth recorded on the claim (or the resize Object's manifest of it), if it ever grew by itself. */
-function recordedGrowth(claim: Obj | undefined): AutoGrowth | undefined {
-  const text = str(claim, 'metadata', 'annotations', AUTO_GROWTH_ANNOTATION);
-  if (!text) return undefined;
-  try {
-    const g = JSON.parse(text) as Partial<AutoGrowth>;
-    return typeof g.toGB === 'number' && typeof g.fromGB === 'number' && typeof g.at === 'string'
-      ? { at: g.at, fromGB: g.fromGB, toGB: g.toGB, usedPercent: Number(g.usedPercent ?? 0) }
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The size one growth step takes the volume to: growByPercent of it, at least 1 GiB, never past the ceiling. */
-export function nextSize(sizeGB: number, growByPercent: number, maxGB: number): number {
-  return Math.min(maxGB, Math.max(sizeGB + 1, Math.ceil((sizeGB * (100 + growByPercent)) / 100)));
-}
+export type VolumeGrowth = GrowthPlan & { claim?: Obj };
 
 /** The growth of the live StatefulSet's data volume, from the claim and its StorageClass as observed. */
 export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: string): VolumeGrowth {
@@ -114,37 +80,19 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
   if (maxGB !== undefined && requested !== undefined) {
     const usage = measuredUsage(input);
     if (usage) plan.usage = usage;
-    const growAt = spec.storage?.growAtPercent ?? 80;
-    // Only a measurement of the file system as it is now counts: one from before the last growth does not,
-    // nor does one while a growth is on its way.
-    const settled = capacity !== undefined && capacity >= requested && want === requested;
-    const current =
-      usage !== undefined &&
-      usage.sizeGB >= requested * 0.9 &&
-      !(recorded && Date.parse(usage.at) <= Date.parse(recorded.at));
-    // A volume's capacity may be more than it asked (a provisioner that rounds up): it grows from what it has.
-    const has = Math.max(requested, capacity ?? requested);
-    if (settled && current && usage.usedPercent >= growAt) {
-      if (has < maxGB) {
-        want = nextSize(has, spec.storage?.growByPercent ?? 25, maxGB);
-        plan.lastAutoGrowth = {
-          at: input.now.toISOString(),
-          fromGB: has,
-          toGB: want,
-          usedPercent: usage.usedPercent,
-        };
-        plan.notices = [
-          {
-            reason: 'AutoGrown',
-            message: `volume ${claimName} is ${usage.usedPercent}% used (${usage.usedGB} of ${usage.sizeGB} GiB, spec.storage.growAtPercent ${growAt}): growing it ${has}Gi → ${want}Gi by itself (spec.maxStorageGB ${maxGB})`,
-          },
-        ];
-      } else
-        plan.warnings.push({
-          reason: 'StorageNearlyFull',
-          message: `volume ${claimName} is ${usage.usedPercent}% used (${usage.usedGB} of ${usage.sizeGB} GiB) and at spec.maxStorageGB (${maxGB}Gi): it grows no further by itself; raise spec.maxStorageGB, or free space`,
-        });
-    }
+    const due = dueGrowth(spec, input.now, {
+      volume: `volume ${claimName}`,
+      requestedGB: requested,
+      ...(capacity !== undefined ? { capacityGB: capacity } : {}),
+      settled: capacity !== undefined && capacity >= requested && want === requested,
+      ...(usage ? { usage } : {}),
+      ...(recorded ? { recorded } : {}),
+    });
+    if (due && 'grow' in due) {
+      want = due.grow.toGB;
+      plan.lastAutoGrowth = due.grow;
+      plan.notices = [due.notice];
+    } else if (due) plan.warnings.push(due.full);
   }
   plan.requestedGB = want;
   const composed = input.observed.has(VOLUME_RESIZE);

@@ -68,7 +68,8 @@ import {
   waitsForCertificate,
   withTls,
 } from './statefulset-tls.js';
-import { measureEvery, usageCronJob } from './statefulset-usage.js';
+import { grownStorage } from './auto-growth.js';
+import { measureEvery, usageCronJob } from './volume-usage.js';
 import { DATA_CLAIM, planGrowth, RESTART_ANNOTATION, type VolumeGrowth } from './statefulset-volume.js';
 
 export const STATEFULSET_KEYS = {
@@ -363,7 +364,18 @@ function compose(call: ComposeCall) {
   if (growth?.resource) resources.push({ ...growth.resource, independent: true });
   // Storage that grows itself: the live data volume's use, measured on the database's node.
   if (input.spec.maxStorageGB !== undefined)
-    resources.push(usageCronJob(input, dataClaimName(input, live), podSelector(input, live), measureEvery(input)));
+    resources.push(
+      usageCronJob(
+        input,
+        {
+          claimName: dataClaimName(input, live),
+          serverPods: podSelector(input, live),
+          image: ENGINES[input.spec.engine].image(input.spec.version),
+          uid: DB_UID,
+        },
+        measureEvery(input),
+      ),
+    );
   if (target) {
     const restoredWithTls = restoredTls(input, stsOf(target.generation), liveObserved);
     resources.push(
@@ -456,19 +468,12 @@ export const statefulSetPlacement: Placement = {
   pendingVersion: (_input, from, wanted) => `upgrading ${from} → ${wanted}`,
   // MySQL upgrades its data in place when a newer server starts on it; PostgreSQL's upgrade is refused.
   upgradesInPlace: (spec) => spec.engine !== 'postgres',
-  storage: (input, growth) => {
-    const volume = growth as VolumeGrowth | undefined;
-    const capacityGB = growth?.capacityGB ?? wholeGigabytes(claimOf(volume?.claim)?.capacity);
-    const { usage, lastAutoGrowth, requestedGB } = volume ?? {};
-    return {
-      ...(capacityGB !== undefined ? { capacityGB } : {}),
-      ...(input.spec.maxStorageGB !== undefined ? { maxGB: input.spec.maxStorageGB } : {}),
-      ...(requestedGB !== undefined ? { requestedGB } : {}),
-      ...(usage ? { usedGB: usage.usedGB, usedPercent: usage.usedPercent, measuredAt: usage.at } : {}),
-      ...(lastAutoGrowth ? { lastAutoGrowth: { ...lastAutoGrowth } } : {}),
-    };
-  },
-  autoscalesStorage: true,
+  storage: (input, growth) =>
+    grownStorage(
+      input.spec,
+      growth,
+      growth?.capacityGB ?? wholeGigabytes(claimOf((growth as VolumeGrowth | undefined)?.claim)?.capacity),
+    ),
   endpoint: (input) => ({ host: clientHost(input), port: ENGINES[input.spec.engine].port }),
   readEndpoint: () => undefined,
   primary: () => undefined,

@@ -1,10 +1,11 @@
-// How full the data volume of a Database in a StatefulSet is, for storage that
-// grows itself (spec.maxStorageGB). No Kubernetes object says how full a volume
+// How full a Database's data volume in the cluster is, for storage that grows
+// itself (spec.maxStorageGB): a StatefulSet's data claim, or the claim of a
+// CloudNativePG Cluster's primary. No Kubernetes object says how full a volume
 // is: the kubelet measures it, but serves the figures only from its summary
 // API and its metrics endpoint, and a function is given objects. So the
 // Database composes a CronJob whose pod, every few minutes, runs on the
-// database's node, mounts the data claim read-only, reads the file system's
-// size and use (df, one statfs) and ends with them as its termination message.
+// database's node, mounts the claim read-only, reads the file system's size
+// and use (df, one statfs) and ends with them as its termination message.
 // The function reads the newest such pod as a required resource, as it reads
 // the claim: observed state, like everything else it decides on.
 //
@@ -17,8 +18,6 @@ import { list, type Obj, str } from '../../../kube.js';
 import { boundedLabel } from '../../../names.js';
 import type { Desired, Requirement } from '../../blueprint.js';
 import { type DatabaseInput, labels, meta } from '../database.js';
-import { ENGINES } from '../engine.js';
-import type { DatabaseCall } from './placement.js';
 
 /** Required resources: the measuring pods of the live data claim. The CronJob's key. */
 export const USAGE_PODS = 'usage-pods';
@@ -27,7 +26,6 @@ export const USAGE_KEY = 'usage';
 export const MEASURES_LABEL = 'function-platform.dev/measures';
 /** How often the volume is measured when the platform says nothing (the Input's defaults.database.storage). */
 export const MEASURE_EVERY_MINUTES = 5;
-const DB_UID = 999;
 const KIB_PER_GIB = 1024 * 1024;
 
 /** One measurement of the data volume's file system. */
@@ -53,13 +51,17 @@ export function measureSchedule(owner: DatabaseInput['owner'], every: number): s
   return every >= 60 ? `${offset} * * * *` : `${offset}-59/${every} * * * *`;
 }
 
+/** The server whose volume is measured: its claim, the labels of its pods, their image and user. */
+export interface Measured {
+  claimName: string;
+  serverPods: Record<string, string>;
+  image: string;
+  uid: number;
+}
+
 /** The CronJob that measures `claimName` on the node of the pods `serverPods` selects. */
-export function usageCronJob(
-  input: DatabaseCall,
-  claimName: string,
-  serverPods: Record<string, string>,
-  everyMinutes: number,
-): Desired {
+export function usageCronJob(input: DatabaseInput, measured: Measured, everyMinutes: number): Desired {
+  const { claimName, serverPods, image, uid } = measured;
   const { owner, spec } = input;
   const podLabels = labels(owner, spec, { 'app.kubernetes.io/name': 'database-usage', [MEASURES_LABEL]: claimName });
   const cronJob = {
@@ -86,8 +88,8 @@ export function usageCronJob(
               enableServiceLinks: false,
               securityContext: {
                 runAsNonRoot: true,
-                runAsUser: DB_UID,
-                runAsGroup: DB_UID,
+                runAsUser: uid,
+                runAsGroup: uid,
                 seccompProfile: { type: 'RuntimeDefault' },
               },
               // A ReadWriteOnce volume is mounted by pods of one node only: the database's.
@@ -102,7 +104,7 @@ export function usageCronJob(
               containers: [
                 {
                   name: 'measure',
-                  image: ENGINES[spec.engine].image(spec.version),
+                  image,
                   command: ['sh', '-c', 'df -Pk /data > /dev/termination-log'],
                   volumeMounts: [{ name: 'data', mountPath: '/data', readOnly: true }],
                   resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '32Mi' } },
