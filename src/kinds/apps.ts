@@ -1,5 +1,5 @@
 // apps/v1: Deployments and StatefulSets, judged by what their controllers report.
-import { condition, list, num, str, type Obj } from '../kube.js';
+import { condition, list, num, record, str, type Obj } from '../kube.js';
 import { generationObserved } from './conditions.js';
 import { accessor, type Family } from './kind.js';
 import { progressing, ready, stuck, updating, type Verdict } from './verdict.js';
@@ -62,6 +62,7 @@ export const statefulSetOf = accessor((obj) => {
     claims: templates.map((t) => ({
       name: str(t, 'metadata', 'name'),
       storage: str(t, 'spec', 'resources', 'requests', 'storage'),
+      annotations: record(t, 'metadata', 'annotations') as Record<string, string> | undefined,
     })),
     image: (container: string) =>
       str(

@@ -109,8 +109,11 @@ class World {
             metadata: {
               name: `${str(t, 'metadata', 'name')}-${str(obj, 'metadata', 'name')}-0`,
               namespace: NAMESPACE,
-              // The StatefulSet controller gives a claim its template's labels.
+              // The StatefulSet controller gives a claim its template's labels and annotations.
               labels: structuredClone(((t['metadata'] as Obj)['labels'] ?? {}) as Obj),
+              ...((t['metadata'] as Obj)['annotations']
+                ? { annotations: structuredClone((t['metadata'] as Obj)['annotations'] as Obj) }
+                : {}),
               uid: `uid-${str(t, 'metadata', 'name')}-${str(obj, 'metadata', 'name')}`,
             },
             status: { phase: 'Bound', capacity: { storage: '20Gi' } },
@@ -643,6 +646,72 @@ describe('a DatabaseRestore of a highly available Database (CloudNativePG)', () 
     w.pool = w.pool.filter((o) => !(kindOf(o) === 'Cluster' && str(o, 'metadata', 'name') === 'orders-db'));
     w.step();
     assert.equal(w.status()['kept'], undefined);
+  });
+});
+
+describe('a restore of a Database whose volumes grew by themselves', () => {
+  test('a StatefulSet: the restored claim holds the grown size, recorded as a growth; after the switch, spec.storageGB under it is no shrink', () => {
+    const w = servingDatabase();
+    // The live claim grew by itself to 25Gi (statefulset-volume.ts records it on the claim).
+    const growth = JSON.stringify({ at: '2026-12-02T08:00:00Z', fromGB: 20, toGB: 25, usedPercent: 84 });
+    const claim = w.pool.find(
+      (o) => kindOf(o) === 'PersistentVolumeClaim' && str(o, 'metadata', 'name') === 'data-orders-db-0',
+    )!;
+    (claim['metadata'] as Obj)['annotations'] = { 'function-platform.dev/last-auto-growth': growth };
+    claim['spec'] = { resources: { requests: { storage: '25Gi' } } };
+    claim['status'] = { phase: 'Bound', capacity: { storage: '25Gi' } };
+    w.step();
+    w.pool.push(restoreRequest('orders-undo', { fromBackup: { name: 'orders-db-202612020300' } }));
+    w.jobs = 'running';
+    const built = w.step();
+    const restoredSet = built.desired!.resources['statefulset-r1']!.resource as Obj;
+    const template = (restoredSet['spec'] as Obj)['volumeClaimTemplates'] as Obj[];
+    assert.equal(str(template[0], 'spec', 'resources', 'requests', 'storage'), '25Gi');
+    assert.equal(str(template[0], 'metadata', 'annotations', 'function-platform.dev/last-auto-growth'), growth);
+    w.jobs = 'complete';
+    for (let i = 0; i < 4; i++) w.step();
+    assert.equal(w.selected(), 'server-r1');
+    assert.equal(fatalOf(w.last!), undefined, fatalOf(w.last!)?.message);
+    const restored = w.pool.find((o) => str(o, 'metadata', 'name') === 'data-orders-db-r1-0');
+    assert.equal(str(restored, 'metadata', 'annotations', 'function-platform.dev/last-auto-growth'), growth);
+  });
+
+  test('CloudNativePG: the restored Cluster holds the grown size, recorded as a growth; after the switch, spec.storageGB under it is no shrink, and the kept Cluster is not asked to shrink', () => {
+    const w = new World({ engine: 'postgres', storageGB: 20, highAvailability: true, deletionPolicy: 'Retain' });
+    w.pool.push({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'clusters.postgresql.cnpg.io' },
+    });
+    for (let i = 0; i < 3; i++) w.step();
+    // The live Cluster grew by itself to 25Gi (auto-growth.ts records it on the Cluster).
+    const growth = JSON.stringify({ at: '2026-12-02T08:00:00Z', fromGB: 20, toGB: 25, usedPercent: 84 });
+    const obj = w.observed.get('cnpg-cluster')!;
+    for (const manifest of [
+      (obj['spec'] as Obj)['forProvider'] as Obj,
+      (obj['status'] as Obj)['atProvider'] as Obj,
+    ].map((o) => o['manifest'] as Obj)) {
+      ((manifest['spec'] as Obj)['storage'] as Obj)['size'] = '25Gi';
+      (manifest['metadata'] as Obj)['annotations'] = { 'function-platform.dev/last-auto-growth': growth };
+    }
+    w.step();
+    assert.equal(fatalOf(w.last!), undefined, fatalOf(w.last!)?.message);
+    w.pool.push(restoreRequest('undo', { pointInTime: new Date(Date.now() - 600_000).toISOString() }));
+    w.step();
+    const sizeOf = (key: string) => {
+      const manifest = ((w.observed.get(key)!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj;
+      return [
+        ((manifest['spec'] as Obj)['storage'] as Obj)['size'],
+        ((manifest['metadata'] as Obj)['annotations'] as Obj | undefined)?.['function-platform.dev/last-auto-growth'],
+      ];
+    };
+    assert.deepEqual(sizeOf('cnpg-cluster-r1'), ['25Gi', growth], 'the restored Cluster holds what the live one holds');
+    // An existing Cluster is composed at no less than it has (the one a switch hands over stays so).
+    assert.deepEqual(sizeOf('cnpg-cluster'), ['25Gi', growth]);
+    for (let i = 0; i < 4; i++) w.step();
+    assert.equal(w.status()['instance'], 'orders-db-r1');
+    assert.equal(fatalOf(w.last!), undefined, fatalOf(w.last!)?.message);
+    assert.equal((w.status()['storage'] as Obj)['requestedGB'], 25);
   });
 });
 

@@ -498,6 +498,59 @@ describe('a StatefulSet volume that grows', () => {
   });
 });
 
+/** The CloudNativePG CRD, as Crossplane answers the cnpg-crd requirement where the operator is installed. */
+const CNPG_CRD: Obj = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'clusters.postgresql.cnpg.io' },
+};
+/** A bound claim of Cluster orders-db, of `gb` GiB, as the operator names it. */
+const cnpgClaim = (name: string, gb: number): Obj => ({
+  apiVersion: 'v1',
+  kind: 'PersistentVolumeClaim',
+  metadata: { name, namespace: 'team-a', labels: { 'cnpg.io/cluster': 'orders-db' } },
+  spec: { storageClassName: 'standard' },
+  status: { phase: 'Bound', capacity: { storage: `${gb}Gi` } },
+});
+/** StorageClass standard, expanding volumes or not. */
+const standardClass = (allowVolumeExpansion = true): Obj => ({
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'StorageClass',
+  metadata: { name: 'standard' },
+  provisioner: 'example.com/stand-in',
+  allowVolumeExpansion,
+});
+const KIB_PER_GIB = 1024 * 1024;
+/** A measuring pod of `claim` that finished: df -Pk of a file system of `sizeGB` (as XFS makes it) `percent` used. */
+const measuringPod = (claim: string, sizeGB: number, percent: number, finishedAt = '2026-12-03T10:00:00Z'): Obj => {
+  const blocks = Math.round(sizeGB * KIB_PER_GIB * 0.9995);
+  const used = Math.floor((blocks * percent) / 100);
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `${claim}-usage-${Date.parse(finishedAt)}`,
+      namespace: 'team-a',
+      labels: { 'function-platform.dev/measures': claim },
+    },
+    status: {
+      phase: 'Succeeded',
+      containerStatuses: [
+        {
+          name: 'measure',
+          state: {
+            terminated: {
+              exitCode: 0,
+              finishedAt,
+              message: `Filesystem     1024-blocks    Used Available Capacity Mounted on\n/dev/loop3 ${blocks} ${used} ${blocks - used} ${percent}% /data\n`,
+            },
+          },
+        },
+      ],
+    },
+  };
+};
+
 describe('a StatefulSet volume that grows by itself (spec.maxStorageGB)', () => {
   // The function's clock: before the measurements below, which a growth asked now must not predate.
   let restoreClock = () => {};
@@ -505,7 +558,6 @@ describe('a StatefulSet volume that grows by itself (spec.maxStorageGB)', () => 
     restoreClock = setClock(() => new Date('2026-12-03T09:00:00Z'));
   });
   after(() => restoreClock());
-  const KIB_PER_GIB = 1024 * 1024;
   const claim = (requested: number, capacity: number): Obj => ({
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
@@ -513,42 +565,9 @@ describe('a StatefulSet volume that grows by itself (spec.maxStorageGB)', () => 
     spec: { storageClassName: 'standard', resources: { requests: { storage: `${requested}Gi` } } },
     status: { phase: 'Bound', capacity: { storage: `${capacity}Gi` } },
   });
-  const standard: Obj = {
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'StorageClass',
-    metadata: { name: 'standard' },
-    provisioner: 'example.com/stand-in',
-    allowVolumeExpansion: true,
-  };
-  /** A measuring pod that finished: df -Pk of a file system of `sizeGB` (as XFS makes it) `percent` used. */
-  const measured = (sizeGB: number, percent: number, finishedAt = '2026-12-03T10:00:00Z'): Obj => {
-    const blocks = Math.round(sizeGB * KIB_PER_GIB * 0.9995);
-    const used = Math.floor((blocks * percent) / 100);
-    return {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: `data-orders-db-0-usage-${Date.parse(finishedAt)}`,
-        namespace: 'team-a',
-        labels: { 'function-platform.dev/measures': 'data-orders-db-0' },
-      },
-      status: {
-        phase: 'Succeeded',
-        containerStatuses: [
-          {
-            name: 'measure',
-            state: {
-              terminated: {
-                exitCode: 0,
-                finishedAt,
-                message: `Filesystem     1024-blocks    Used Available Capacity Mounted on\n/dev/loop3 ${blocks} ${used} ${blocks - used} ${percent}% /data\n`,
-              },
-            },
-          },
-        ],
-      },
-    };
-  };
+  const standard = standardClass();
+  const measured = (sizeGB: number, percent: number, at?: string) =>
+    measuringPod('data-orders-db-0', sizeGB, percent, at);
   const healthy = (rsp: RunFunctionResponse): Obj[] =>
     asObserved(rsp, (_k, obj) => healthyStatus(obj)).map((o) =>
       o['kind'] === 'Service' ? { ...o, spec: { clusterIP: '10.96.0.10', ...(o['spec'] as Obj) } } : o,
@@ -699,41 +718,22 @@ describe('a StatefulSet volume that grows by itself (spec.maxStorageGB)', () => 
 
 describe('a CloudNativePG Database that grows', () => {
   test('the Cluster asks for more; its claims, as the operator grows them, say how far it is', () => {
-    const crd = {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'clusters.postgresql.cnpg.io' },
-    };
-    const pvc = (name: string, gb: number): Obj => ({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name, namespace: 'team-a', labels: { 'cnpg.io/cluster': 'orders-db' } },
-      spec: { storageClassName: 'standard' },
-      status: { phase: 'Bound', capacity: { storage: `${gb}Gi` } },
-    });
-    const standard = (allowVolumeExpansion: boolean): Obj => ({
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'StorageClass',
-      metadata: { name: 'standard' },
-      provisioner: 'rancher.io/local-path',
-      allowVolumeExpansion,
-    });
     const spec = { engine: 'postgres', storageGB: 20, highAvailability: true };
-    const observed = asObserved(call(databaseXr(spec), [], answered({ 'cnpg-crd': [crd] })), (_k, obj) =>
+    const observed = asObserved(call(databaseXr(spec), [], answered({ 'cnpg-crd': [CNPG_CRD] })), (_k, obj) =>
       healthyStatus(obj),
     );
     const grow = (claims: Obj[], status?: Obj, expands = true) =>
       call(
         databaseXr({ ...spec, storageGB: 40 }, status ? { status } : {}),
         observed,
-        answered({ 'cnpg-crd': [crd], 'cnpg-claims': claims, 'cnpg-storage-class': [standard(expands)] }),
+        answered({ 'cnpg-crd': [CNPG_CRD], 'cnpg-claims': claims, 'cnpg-storage-class': [standardClass(expands)] }),
       );
     const sizeOf = (rsp: RunFunctionResponse) =>
       ((((desiredOf(rsp, 'cnpg-cluster')!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj)['spec'] as Obj)[
         'storage'
       ];
     // The StorageClass preflight (as the StatefulSet's): a class that cannot expand keeps the size composed.
-    const refused = grow([pvc('orders-db-1', 20), pvc('orders-db-2', 20)], undefined, false);
+    const refused = grow([cnpgClaim('orders-db-1', 20), cnpgClaim('orders-db-2', 20)], undefined, false);
     assert.equal(fatalOf(refused), undefined, fatalOf(refused)?.message);
     assert.deepEqual(sizeOf(refused), { size: '20Gi' });
     const c = refused.conditions.find((x) => x.type === 'StorageResized');
@@ -747,11 +747,11 @@ describe('a CloudNativePG Database that grows', () => {
     const unread = call(
       databaseXr({ ...spec, storageGB: 40 }),
       observed,
-      answered({ 'cnpg-crd': [crd], 'cnpg-claims': [pvc('orders-db-1', 20)] }),
+      answered({ 'cnpg-crd': [CNPG_CRD], 'cnpg-claims': [cnpgClaim('orders-db-1', 20)] }),
     );
     assert.deepEqual(sizeOf(unread), { size: '20Gi' });
     assert.ok(JSON.stringify(unread.requirements).includes('"standard"'), 'the StorageClass is asked for');
-    const half = grow([pvc('orders-db-1', 40), pvc('orders-db-2', 20)]);
+    const half = grow([cnpgClaim('orders-db-1', 40), cnpgClaim('orders-db-2', 20)]);
     assert.equal(fatalOf(half), undefined, fatalOf(half)?.message);
     const manifest = ((desiredOf(half, 'cnpg-cluster')!['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj;
     assert.deepEqual((manifest['spec'] as Obj)['storage'], { size: '40Gi' });
@@ -759,16 +759,16 @@ describe('a CloudNativePG Database that grows', () => {
     assert.equal(statusOf(half)['message'], 'volumes of Cluster orders-db: 20Gi → 40Gi (1 of 2 grown)');
     assert.deepEqual(statusOf(half)['storage'], { requestedGB: 40, capacityGB: 20 });
     // A new standby's claim, not bound yet, has no size to count.
-    const unbound = { ...pvc('orders-db-3', 0), status: { phase: 'Pending' } };
+    const unbound = { ...cnpgClaim('orders-db-3', 0), status: { phase: 'Pending' } };
     // The status the half-way call wrote is what the next one reads (issue 26: Resized is said of volumes that grew).
-    const done = grow([pvc('orders-db-1', 40), pvc('orders-db-2', 40), unbound], statusOf(half));
+    const done = grow([cnpgClaim('orders-db-1', 40), cnpgClaim('orders-db-2', 40), unbound], statusOf(half));
     assert.equal(statusOf(done)['phase'], 'Ready');
     assert.equal(done.conditions.find((c) => c.type === 'StorageResized')?.reason, 'Resized');
     // A Cluster made at its size was never resized: nothing is said of it.
     const fresh = call(
       databaseXr(spec),
       observed,
-      answered({ 'cnpg-crd': [crd], 'cnpg-claims': [pvc('orders-db-1', 20)] }),
+      answered({ 'cnpg-crd': [CNPG_CRD], 'cnpg-claims': [cnpgClaim('orders-db-1', 20)] }),
     );
     assert.equal(
       fresh.conditions.find((c) => c.type === 'StorageResized'),
@@ -783,56 +783,8 @@ describe('a CloudNativePG Database that grows by itself (spec.maxStorageGB)', ()
     restoreClock = setClock(() => new Date('2026-12-03T09:00:00Z'));
   });
   after(() => restoreClock());
-  const KIB_PER_GIB = 1024 * 1024;
   const SPEC = { engine: 'postgres', storageGB: 20, maxStorageGB: 40, highAvailability: true };
-  const crd = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'clusters.postgresql.cnpg.io' },
-  };
-  const pvc = (name: string, gb: number): Obj => ({
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: { name, namespace: 'team-a', labels: { 'cnpg.io/cluster': 'orders-db' } },
-    spec: { storageClassName: 'standard' },
-    status: { phase: 'Bound', capacity: { storage: `${gb}Gi` } },
-  });
-  const standard = (allowVolumeExpansion = true): Obj => ({
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'StorageClass',
-    metadata: { name: 'standard' },
-    provisioner: 'example.com/stand-in',
-    allowVolumeExpansion,
-  });
-  /** A measuring pod of the primary's claim that finished: a file system of `sizeGB`, `percent` used. */
-  const measured = (sizeGB: number, percent: number, finishedAt = '2026-12-03T10:00:00Z'): Obj => {
-    const blocks = Math.round(sizeGB * KIB_PER_GIB * 0.9995);
-    const used = Math.floor((blocks * percent) / 100);
-    return {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: 'orders-db-1-usage-1',
-        namespace: 'team-a',
-        labels: { 'function-platform.dev/measures': 'orders-db-1' },
-      },
-      status: {
-        phase: 'Succeeded',
-        containerStatuses: [
-          {
-            name: 'measure',
-            state: {
-              terminated: {
-                exitCode: 0,
-                finishedAt,
-                message: `Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/loop3 ${blocks} ${used} ${blocks - used} ${percent}% /data\n`,
-              },
-            },
-          },
-        ],
-      },
-    };
-  };
+  const measured = (sizeGB: number, percent: number, at?: string) => measuringPod('orders-db-1', sizeGB, percent, at);
   /** The Cluster (and the rest) as composed by `rsp`, healthy, its primary orders-db-1. */
   const observedFrom = (rsp: RunFunctionResponse) =>
     asObserved(rsp, (_k, obj) => {
@@ -841,15 +793,15 @@ describe('a CloudNativePG Database that grows by itself (spec.maxStorageGB)', ()
       if (manifest) manifest['status'] = { phase: 'Cluster in healthy state', currentPrimary: 'orders-db-1' };
       return s;
     });
-  const first = observedFrom(call(databaseXr(SPEC), [], answered({ 'cnpg-crd': [crd] })));
+  const first = observedFrom(call(databaseXr(SPEC), [], answered({ 'cnpg-crd': [CNPG_CRD] })));
   const ask = (claims: number[], pods: Obj[], observed = first, spec: Obj = SPEC, expands = true) =>
     call(
       databaseXr(spec),
       observed,
       answered({
-        'cnpg-crd': [crd],
-        'cnpg-claims': claims.map((gb, i) => pvc(`orders-db-${i + 1}`, gb)),
-        'cnpg-storage-class': [standard(expands)],
+        'cnpg-crd': [CNPG_CRD],
+        'cnpg-claims': claims.map((gb, i) => cnpgClaim(`orders-db-${i + 1}`, gb)),
+        'cnpg-storage-class': [standardClass(expands)],
         'usage-pods': pods,
       }),
     );
@@ -879,7 +831,7 @@ describe('a CloudNativePG Database that grows by itself (spec.maxStorageGB)', ()
       'function-platform.dev/measures': 'orders-db-1',
     });
     // Before the operator names a primary, there is nothing to measure.
-    const unnamed = call(databaseXr(SPEC), [], answered({ 'cnpg-crd': [crd] }));
+    const unnamed = call(databaseXr(SPEC), [], answered({ 'cnpg-crd': [CNPG_CRD] }));
     assert.equal(desiredOf(unnamed, 'usage'), undefined);
     // Without a ceiling, nothing is measured.
     const plain = ask([20, 20], [], first, { ...SPEC, maxStorageGB: undefined });
@@ -927,6 +879,12 @@ describe('a CloudNativePG Database that grows by itself (spec.maxStorageGB)', ()
     assert.equal(sizeOf(after), '25Gi', 'no growth again on a measurement from before it, and no shrink back');
     assert.ok(!after.results.some((r) => r.reason === 'AutoGrown'), 'said once');
     assert.equal(statusOf(after)['phase'], 'Ready');
+    // A full-size measurement, but taken before the growth was asked (09:00): it grows nothing again.
+    const early = ask([25, 25], [measured(25, 90, '2026-12-03T08:30:00Z')], grown);
+    assert.equal(sizeOf(early), '25Gi');
+    assert.ok(!early.results.some((r) => r.reason === 'AutoGrown'));
+    // Measured after it, past the threshold again: the next step, from 25.
+    assert.equal(sizeOf(ask([25, 25], [measured(25, 90, '2026-12-03T09:30:00Z')], grown)), '32Gi');
     // The ceiling taken away, or spec.storageGB left under the grown size: nothing flips back, nothing is refused.
     const removed = ask([25, 25], [], grown, { ...SPEC, maxStorageGB: undefined });
     assert.equal(fatalOf(removed), undefined, fatalOf(removed)?.message);
@@ -940,7 +898,7 @@ describe('a CloudNativePG Database that grows by itself (spec.maxStorageGB)', ()
     const full = ask(
       [40, 40],
       [measured(40, 90)],
-      observedFrom(call(databaseXr(at40), [], answered({ 'cnpg-crd': [crd] }))),
+      observedFrom(call(databaseXr(at40), [], answered({ 'cnpg-crd': [CNPG_CRD] }))),
       at40,
     );
     assert.equal(sizeOf(full), '40Gi');

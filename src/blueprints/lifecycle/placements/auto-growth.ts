@@ -85,6 +85,28 @@ export function dueGrowth(
   };
 }
 
+/**
+ * What a due growth does to a placement's growth plan: its record and notice, or the warning at the ceiling.
+ * Returns the size a step asks, if one is due.
+ */
+export function takeDue(
+  plan: {
+    lastAutoGrowth?: AutoGrowth;
+    notices?: Array<{ reason: string; message: string }>;
+    warnings: Array<{ reason: string; message: string }>;
+  },
+  due: Due,
+): number | undefined {
+  if (due === undefined) return undefined;
+  if ('full' in due) {
+    plan.warnings.push(due.full);
+    return undefined;
+  }
+  plan.lastAutoGrowth = due.grow;
+  plan.notices = [due.notice];
+  return due.grow.toGB;
+}
+
 /** status.storage of a volume that may grow by itself: what it asks, has and may reach, its use, its last growth. */
 export function grownStorage(
   spec: ResolvedSpec,

@@ -21,11 +21,11 @@ import { s3RegionalEndpoint } from '../../../kinds/aws.js';
 import { claimOf } from '../../../kinds/core.js';
 import { judge, wrappedManifest } from '../../../kinds/index.js';
 import { groupOf, kindOf, nameOf, num, type Obj, record, str } from '../../../kube.js';
-import { dnsLabel } from '../../../names.js';
+import { boundedLabel, dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired, Requirement, Summary } from '../../blueprint.js';
 import { type AlertRule, promRegex, SOURCES, selector, volumeFullRule } from '../alert-rules.js';
-import { AUTO_GROWTH_ANNOTATION, dueGrowth, grownStorage, recordedGrowth } from './auto-growth.js';
+import { AUTO_GROWTH_ANNOTATION, dueGrowth, takeDue, grownStorage, recordedGrowth } from './auto-growth.js';
 import { measuredUsage, measureEvery, USAGE_PODS, usageCronJob, usageRequirement } from './volume-usage.js';
 import { backedUp, backupSummary, oneObject } from './backup-methods.js';
 import { storePath } from '../commands.js';
@@ -163,16 +163,21 @@ function cluster(
   const { owner, spec } = input;
   const name = instanceName(owner, generation);
   const restored = opts.meta;
-  const annotations = Object.keys(restored.annotations).length > 0 ? { annotations: restored.annotations } : {};
+  const own = input.observed.get(keyOf(CNPG_KEYS.cluster, generation));
+  // Never smaller than it is (a Cluster that grew by itself, kept after a switch), and a new one (a restore's)
+  // holds what the live one holds: at least the size it grew to, with that growth recorded, so it stays the floor.
+  const live = own ? undefined : input.observed.get(keyOf(CNPG_KEYS.cluster, liveGeneration(input.observed)));
+  const sizeGB = Math.max(spec.storageGB, gigabytes(str(own ?? live, 'spec', 'storage', 'size')) ?? 0);
+  const grown = sizeGB > spec.storageGB ? recordedGrowth(own ?? live) : undefined;
+  const carried = {
+    ...restored.annotations,
+    ...(grown ? { [AUTO_GROWTH_ANNOTATION]: JSON.stringify(grown) } : {}),
+  };
+  const annotations = Object.keys(carried).length > 0 ? { annotations: carried } : {};
   const database = restored.annotations[DBNAME_ANNOTATION] ?? dbname(owner);
   const { bootstrap: boot, externalClusters } = bootstrap(input, opts.recovery, database) as Obj;
   // A volume keeps the class it was made with: the one observed, else the spec's (or the platform's).
-  const observedClass = str(
-    input.observed.get(keyOf(CNPG_KEYS.cluster, generation)),
-    'spec',
-    'storage',
-    'storageClass',
-  );
+  const observedClass = str(own, 'spec', 'storage', 'storageClass');
   const storageClass = observedClass ?? spec.storageClassName;
   return lasting(
     input,
@@ -186,7 +191,7 @@ function cluster(
         instances: 1 + Math.max(1, spec.replicas),
         imageName: `ghcr.io/cloudnative-pg/postgresql:${spec.version}`,
         primaryUpdateStrategy: 'unsupervised',
-        storage: { size: gi(spec.storageGB), ...(storageClass ? { storageClass } : {}) },
+        storage: { size: gi(sizeGB), ...(storageClass ? { storageClass } : {}) },
         resources: podResources(spec),
         affinity: { enablePodAntiAffinity: true, topologyKey: 'kubernetes.io/hostname' },
         bootstrap: boot,
@@ -300,14 +305,10 @@ function growth(input: DatabaseCall, generation: number, clusterName: string): G
         ...(usage ? { usage } : {}),
         ...(recorded ? { recorded } : {}),
       });
-      if (due && 'grow' in due) {
-        want = due.grow.toGB;
-        plan.lastAutoGrowth = due.grow;
-        plan.notices = [due.notice];
-      } else if (due) plan.warnings.push(due.full);
+      want = takeDue(plan, due) ?? want;
     }
   }
-  if (want !== spec.storageGB) plan.requestedGB = want;
+  plan.requestedGB = want;
   // A size asked above the composed one is a growth: only if the volumes' StorageClass allows expansion (the
   // StatefulSet's preflight, statefulset-volume.ts). Otherwise the composed size stays and the user is told why;
   // asked anyway, the operator would leave the claims pending a resize that never comes.
@@ -327,8 +328,7 @@ function growth(input: DatabaseCall, generation: number, clusterName: string): G
       delete plan.notices;
       if (recorded) plan.lastAutoGrowth = recorded;
       else delete plan.lastAutoGrowth;
-      if (composedGB !== spec.storageGB) plan.requestedGB = composedGB;
-      else delete plan.requestedGB;
+      plan.requestedGB = composedGB;
     };
     // Not known yet (the first call of a reconcile): nothing grows until it is.
     if (claims === undefined || answer === undefined) hold();
@@ -447,6 +447,8 @@ function compose(call: ComposeCall): Composed {
         usageCronJob(
           input,
           {
+            // Named after the Cluster: the primary (and so the claim measured) changes with a failover.
+            name: boundedLabel(52, instanceName(owner, live), 'usage'),
             claimName: primary,
             serverPods: { 'cnpg.io/instanceName': primary },
             image: live0.spec.forProvider.manifest.spec.imageName,
@@ -548,6 +550,13 @@ const backups: BackupMethod = {
   },
 };
 
+/** A Cluster's size as the user asked it: a size it grew to by itself is none (spec.storageGB under it is no shrink). */
+function askedSize(observed: Obj | undefined): number | undefined {
+  const gb = gigabytes(str(observed, 'spec', 'storage', 'size'));
+  const grown = recordedGrowth(observed);
+  return gb !== undefined && grown && gb <= grown.toGB ? undefined : gb;
+}
+
 export const cnpgPlacement: Placement = {
   words: 'CloudNativePG',
   ...inClusterIdentity(CNPG_KEYS.cluster),
@@ -562,10 +571,7 @@ export const cnpgPlacement: Placement = {
   composedEngine: () => undefined,
   composedStorageGB: (observed) =>
     [
-      // A size the Cluster grew to by itself is no size the user asked: spec.storageGB under it is no shrink.
-      recordedGrowth(observed.get(keyOf(CNPG_KEYS.cluster, liveGeneration(observed)))) === undefined
-        ? gigabytes(liveCluster(observed)?.storageSize)
-        : undefined,
+      askedSize(observed.get(keyOf(CNPG_KEYS.cluster, liveGeneration(observed)))),
       gigabytes(claimOf(observed.get(CNPG_KEYS.backupVolume))?.requested),
     ].filter((gb): gb is number => gb !== undefined),
   runningVersion: (input) => tagOf(liveCluster(input.observed)?.image),

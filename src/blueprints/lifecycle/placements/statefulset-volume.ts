@@ -19,7 +19,7 @@ import type { Desired } from '../../blueprint.js';
 import { type DatabaseInput, meta, type ResolvedSpec } from '../database.js';
 import { resizedBefore } from './in-cluster.js';
 import type { GrowthPlan } from './placement.js';
-import { type AutoGrowth, AUTO_GROWTH_ANNOTATION, dueGrowth, recordedGrowth } from './auto-growth.js';
+import { type AutoGrowth, AUTO_GROWTH_ANNOTATION, dueGrowth, takeDue, recordedGrowth } from './auto-growth.js';
 import { measuredUsage, USAGE_PODS, usageRequirement } from './volume-usage.js';
 
 /** Required resources: the data volume's claim and its StorageClass; the composed resize Object's key. */
@@ -88,11 +88,7 @@ export function planGrowth(input: DatabaseInput, spec: ResolvedSpec, claimName: 
       ...(usage ? { usage } : {}),
       ...(recorded ? { recorded } : {}),
     });
-    if (due && 'grow' in due) {
-      want = due.grow.toGB;
-      plan.lastAutoGrowth = due.grow;
-      plan.notices = [due.notice];
-    } else if (due) plan.warnings.push(due.full);
+    want = takeDue(plan, due) ?? want;
   }
   plan.requestedGB = want;
   const composed = input.observed.has(VOLUME_RESIZE);

@@ -68,7 +68,7 @@ import {
   waitsForCertificate,
   withTls,
 } from './statefulset-tls.js';
-import { grownStorage } from './auto-growth.js';
+import { AUTO_GROWTH_ANNOTATION, grownStorage, recordedGrowth } from './auto-growth.js';
 import { measureEvery, usageCronJob } from './volume-usage.js';
 import { DATA_CLAIM, planGrowth, RESTART_ANNOTATION, type VolumeGrowth } from './statefulset-volume.js';
 
@@ -147,10 +147,17 @@ function podSecurity(): V1PodSecurityContext {
 const containerSecurity = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
 
 function claimTemplate(input: DatabaseCall, name: string): Obj {
-  // A new generation (a restore's) holds what the live one holds: at least the size the live volume grew to.
-  const live = wholeGigabytes(claimOf(input.required.get(DATA_CLAIM)?.[0])?.requested) ?? 0;
+  // A new generation (a restore's) holds what the live one holds: at least the size the live volume grew to,
+  // with that growth recorded on the new claim (the template's annotations go to it), so it stays the floor.
+  const liveClaim = input.required.get(DATA_CLAIM)?.[0];
+  const live = wholeGigabytes(claimOf(liveClaim)?.requested) ?? 0;
+  const grown = live > input.spec.storageGB ? recordedGrowth(liveClaim) : undefined;
   return {
-    metadata: { name, labels: labels(input.owner, input.spec) },
+    metadata: {
+      name,
+      labels: labels(input.owner, input.spec),
+      ...(grown ? { annotations: { [AUTO_GROWTH_ANNOTATION]: JSON.stringify(grown) } } : {}),
+    },
     spec: {
       accessModes: ['ReadWriteOnce'],
       ...(input.spec.storageClassName ? { storageClassName: input.spec.storageClassName } : {}),
@@ -458,7 +465,9 @@ export const statefulSetPlacement: Placement = {
   composedStorageGB: (observed) => {
     const data = liveStatefulSet(observed)?.claims.find((t) => t.name === 'data');
     const gb = gigabytes(data?.storage);
-    return gb === undefined ? [] : [gb];
+    // A restore's template sized at what the live volume grew to by itself is no size the user asked.
+    const grown = recordedGrowth({ metadata: { annotations: data?.annotations } });
+    return gb === undefined || (grown !== undefined && gb <= grown.toGB) ? [] : [gb];
   },
   runningVersion: (input) => {
     // A StatefulSet runs its template's image once its rollout is done: every pod on the update revision.

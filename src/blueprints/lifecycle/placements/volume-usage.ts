@@ -53,6 +53,8 @@ export function measureSchedule(owner: DatabaseInput['owner'], every: number): s
 
 /** The server whose volume is measured: its claim, the labels of its pods, their image and user. */
 export interface Measured {
+  /** The CronJob's name, when it is not the claim's with "-usage". */
+  name?: string;
   claimName: string;
   serverPods: Record<string, string>;
   image: string;
@@ -68,7 +70,7 @@ export function usageCronJob(input: DatabaseInput, measured: Measured, everyMinu
     apiVersion: 'batch/v1',
     kind: 'CronJob',
     // A CronJob's name leaves room for its Jobs' suffix: 52 characters at most.
-    metadata: meta(owner, spec, boundedLabel(52, claimName, 'usage')),
+    metadata: meta(owner, spec, measured.name ?? boundedLabel(52, claimName, 'usage')),
     spec: {
       schedule: measureSchedule(owner, everyMinutes),
       concurrencyPolicy: 'Forbid',
