@@ -157,6 +157,18 @@ function servingDatabase(spec: Obj = CLUSTER_DB): World {
   return w;
 }
 
+/** A highly available Database kept on delete, CloudNativePG installed, after three calls (its Cluster composed). */
+function servingClusterDatabase(): World {
+  const w = new World({ engine: 'postgres', storageGB: 20, highAvailability: true, deletionPolicy: 'Retain' });
+  w.pool.push({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'clusters.postgresql.cnpg.io' },
+  });
+  for (let i = 0; i < 3; i++) w.step();
+  return w;
+}
+
 describe('a DatabaseRestore of a Database in a StatefulSet', () => {
   test('built beside the live one, restored, switched, and the old volumes handed over', () => {
     const w = servingDatabase();
@@ -608,13 +620,7 @@ describe('a DatabaseRestore of a Database on AWS', () => {
 
 describe('a DatabaseRestore of a highly available Database (CloudNativePG)', () => {
   test("a Cluster recovered from the live one's archive to the point; the connection moves to its -rw Service", () => {
-    const w = new World({ engine: 'postgres', storageGB: 20, highAvailability: true, deletionPolicy: 'Retain' });
-    w.pool.push({
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'clusters.postgresql.cnpg.io' },
-    });
-    for (let i = 0; i < 3; i++) w.step();
+    const w = servingClusterDatabase();
     assert.equal(w.status()['ready'], true, String(w.status()['message']));
     const point = new Date(Date.now() - 600_000).toISOString();
     w.pool.push(restoreRequest('undo', { pointInTime: point }));
@@ -677,13 +683,7 @@ describe('a restore of a Database whose volumes grew by themselves', () => {
   });
 
   test('CloudNativePG: the restored Cluster holds the grown size, recorded as a growth; after the switch, spec.storageGB under it is no shrink, and the kept Cluster is not asked to shrink', () => {
-    const w = new World({ engine: 'postgres', storageGB: 20, highAvailability: true, deletionPolicy: 'Retain' });
-    w.pool.push({
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'clusters.postgresql.cnpg.io' },
-    });
-    for (let i = 0; i < 3; i++) w.step();
+    const w = servingClusterDatabase();
     // The live Cluster grew by itself to 25Gi (auto-growth.ts records it on the Cluster).
     const growth = JSON.stringify({ at: '2026-12-02T08:00:00Z', fromGB: 20, toGB: 25, usedPercent: 84 });
     const obj = w.observed.get('cnpg-cluster')!;
