@@ -263,16 +263,26 @@ spec:
       assert.equal(drilled['result'], 'Passed', String(drilled['reason']));
       assert.equal(drilled['rows'], ROWS, 'every row of the backup counted in the scratch server');
       assert.equal(drilled['tables'], 1);
+      // Crossplane writes the composite's status and its conditions in two updates, and an earlier backup (taken
+      // at creation) may have been drilled first: wait for this drill in both.
       const reported = await eventually(
         'the Database reports the drill',
         async () => {
           const d = await get('Database', db);
-          return d?.['status']?.['backup']?.['lastVerifiedTime'] ? d : undefined;
+          const verified = ((d?.['status']?.['conditions'] ?? []) as Json[]).find(
+            (c) => c['type'] === 'BackupVerified',
+          );
+          return d?.['status']?.['backup']?.['lastVerification']?.['backup'] === scheduled &&
+            String(verified?.['message']).includes(scheduled)
+            ? d
+            : undefined;
         },
         120_000,
       );
       const verified = (reported['status']['conditions'] as Json[]).find((c) => c['type'] === 'BackupVerified');
       assert.equal(verified?.['status'], 'True', String(verified?.['message']));
+      assert.equal(reported['status']['backup']['lastVerification']['result'], 'Passed');
+      assert.equal(reported['status']['backup']['lastVerification']['rows'], ROWS);
       await eventually(
         'the drill Job and its pod gone',
         async () => ((await drillLeftovers(scheduled)).length === 0 ? true : undefined),
@@ -380,7 +390,9 @@ spec:
       endpoint: ${store.endpoint}
       prefix: databases
       credentialsSecretRef: {name: backup-store}
+    finalSnapshot: false
   restore: {fromBackup: {name: ${scheduled}}}
+  deletionPolicy: Delete
 `,
       });
       await phaseOf('Database', `${db}-copy`, ['Ready']);
@@ -395,6 +407,27 @@ spec:
       const copied = await exec(String(pod['metadata']['name']), e.local(e.digest));
       t.diagnostic(`apply to Ready with the rows: ${Date.now() - started} ms; ${copied}`);
       assert.equal(copied, original);
+
+      // The node has two CPUs and every server asks a quarter of one: the copy goes (Delete, no last backup),
+      // so the TLS tests that follow have room for a restore's second generation.
+      const deleting = Date.now();
+      await cp.kubectl(['delete', 'database', `${db}-copy`, '-n', NS, '--wait=false']);
+      await eventually(
+        `the server of ${db}-copy gone`,
+        async () =>
+          (
+            await cp.client.listObjs(
+              'v1',
+              'Pod',
+              NS,
+              `app.kubernetes.io/name=database,app.kubernetes.io/instance=${db}-copy`,
+            )
+          ).length === 0
+            ? true
+            : undefined,
+        120_000,
+      );
+      t.diagnostic(`deleted (deletionPolicy Delete) to its server gone: ${Date.now() - deleting} ms`);
     });
   }
 
