@@ -82,12 +82,16 @@ export class EventMemory {
 }
 
 /**
- * Whether Crossplane acts on this answer: every resource it requires was
- * answered in the request (Crossplane v2 answers in required_resources, v1 in
- * extra_resources), so it will not call again for this reconcile.
+ * Whether Crossplane acts on this answer: every resource and schema it
+ * requires was answered in the request (Crossplane v2 answers resources in
+ * required_resources, v1 in extra_resources), so it will not call again for
+ * this reconcile.
  */
 export function lastOfReconcile(req: RunFunctionRequest, rsp: RunFunctionResponse): boolean {
   const asked = { ...(rsp.requirements?.extraResources ?? {}), ...(rsp.requirements?.resources ?? {}) };
   const answered = { ...(req.extraResources ?? {}), ...(req.requiredResources ?? {}) };
-  return Object.keys(asked).every((name) => name in answered);
+  const schemas = Object.keys(rsp.requirements?.schemas ?? {});
+  return (
+    Object.keys(asked).every((name) => name in answered) && schemas.every((name) => name in (req.requiredSchemas ?? {}))
+  );
 }

@@ -14,6 +14,7 @@ import type { Blueprint, Context } from './blueprints/blueprint.js';
 import { blueprintFor } from './blueprints/dispatch.js';
 import { callerLacks, MISSING } from './capabilities.js';
 import { wrap } from './claims.js';
+import { checkAgainstCluster } from './cluster-schemas.js';
 import { BlueprintChoiceError, FatalError, SpecError } from './errors.js';
 import type { ExternalFacts, ExternalQuery } from './facts.js';
 import { judge, type Verdict } from './kinds/index.js';
@@ -139,6 +140,23 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
     desired[key] = { resource: composed, connectionDetails: {}, ready } satisfies Resource;
   }
 
+  // The cluster's own schemas of what is composed (Crossplane v2.2's required schemas): a field the installed
+  // CRD lacks is Fatal, naming it and the package, before anything is applied (cluster-schemas.ts).
+  const schemaCheck = checkAgainstCluster(
+    req,
+    plan.resources.map(({ key }) => ({ key, object: desired[key]!.resource as Obj })),
+  );
+  if (schemaCheck?.refused) throw new FatalError(schemaCheck.refused, 'SchemaMismatch');
+  if (schemaCheck) {
+    const asked = Object.fromEntries(Object.entries(schemaCheck.resources).map(([n, r]) => [n, selectorOf(r)]));
+    const r = rsp.requirements ?? { extraResources: {}, resources: {}, schemas: {} };
+    rsp.requirements = {
+      extraResources: { ...r.extraResources, ...asked },
+      resources: { ...r.resources, ...asked },
+      schemas: schemaCheck.schemas,
+    };
+  }
+
   const summary = blueprint.status(resolved, facts, plan, verdicts);
   const status = { ...summary.status, ready: summary.ready, message: summary.message };
   const composite = rsp.desired!.composite;
@@ -168,6 +186,13 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
   for (const message of unknownFields(blueprint.specSchema, xr['spec']))
     rsp.results.push(warning('UnknownField', message));
   for (const w of summary.warnings) rsp.results.push(warning(w.reason, w.message));
+  for (const kind of schemaCheck?.absent ?? [])
+    rsp.results.push(
+      warning(
+        'KindNotServed',
+        `this cluster serves no ${kind}: install the provider or operator that defines it; until then it cannot be composed`,
+      ),
+    );
   // What the caller cannot do that this answer relies on: said, not left to be guessed.
   const relies = [
     ...(rsp.requirements ? [Capability.CAPABILITY_REQUIRED_RESOURCES] : []),

@@ -9,8 +9,10 @@
 // and a check.
 import assert from 'node:assert/strict';
 import { CONNECTION_KEYS } from '../support/database.js';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stringify } from 'yaml';
 import {
   composedOf,
   conditionOf,
@@ -139,7 +141,79 @@ const withDefaults = (defaults: Doc): Doc => ({
   },
 });
 
+/**
+ * `--required-schemas` and `-e` for `crossplane render` as a platform team would give them from its cluster
+ * (kubectl get --raw /openapi/v3/apis/rds.aws.m.upbound.io/v1beta1, and its ProviderRevisions): the Instance
+ * schema of provider-aws-rds v1.9.0 from ../shared/crds, without spec.forProvider.storageEncrypted when
+ * `older`, as the API server publishes a CRD's schema (the kind named in x-kubernetes-group-version-kind).
+ */
+function rdsProviderSchemas(older: boolean): () => string[] {
+  return () => {
+    const dir = mkdtempSync(join(tmpdir(), 'render-schemas-'));
+    const [crd] = readYamlDocs(
+      join(repoRoot, '..', 'shared', 'crds', 'provider-upjet-aws', 'rds.aws.m.upbound.io_instances.yaml'),
+    );
+    const version = (crd!['spec']['versions'] as Doc[]).find((v) => v['name'] === 'v1beta1')!;
+    const schema = version['schema']['openAPIV3Schema'];
+    if (older) delete schema['properties']['spec']['properties']['forProvider']['properties']['storageEncrypted'];
+    schema['x-kubernetes-group-version-kind'] = [
+      { group: 'rds.aws.m.upbound.io', version: 'v1beta1', kind: 'Instance' },
+    ];
+    mkdirSync(join(dir, 'schemas'));
+    writeFileSync(
+      join(dir, 'schemas', 'rds.aws.m.upbound.io-v1beta1.json'),
+      JSON.stringify({
+        openapi: '3.0.0',
+        info: { title: 'Kubernetes', version: 'v1.32.0' },
+        paths: {},
+        components: { schemas: { 'io.upbound.aws.m.rds.v1beta1.Instance': schema } },
+      }),
+    );
+    const revision = {
+      apiVersion: 'pkg.crossplane.io/v1',
+      kind: 'ProviderRevision',
+      metadata: { name: 'provider-aws-rds-0a1b2c3d4e5f', labels: { 'pkg.crossplane.io/package': 'provider-aws-rds' } },
+      spec: {
+        desiredState: 'Active',
+        image: 'xpkg.crossplane.io/crossplane-contrib/provider-aws-rds:v1.9.0',
+        revision: 1,
+      },
+      status: {
+        objectRefs: [
+          {
+            apiVersion: 'apiextensions.crossplane.io/v1alpha1',
+            kind: 'ManagedResourceDefinition',
+            name: 'instances.rds.aws.m.upbound.io',
+          },
+        ],
+      },
+    };
+    writeFileSync(join(dir, 'revisions.yaml'), stringify(revision));
+    return ['--required-schemas', join(dir, 'schemas'), '-e', join(dir, 'revisions.yaml')];
+  };
+}
+
 const cases: RenderCase[] = [
+  {
+    name: "required schemas: crossplane render given the cluster's Instance schema renders the same RDS instance",
+    xr: `${DIR}/aws.yaml`,
+    extraArgs: rdsProviderSchemas(false),
+    check(r) {
+      assert.equal(forProvider(byKey(r, 'rds-instance'))['storageEncrypted'], true);
+    },
+  },
+  {
+    name: 'required schemas: an older provider-aws-rds whose Instance has no storageEncrypted is Fatal naming the field and the package; nothing rendered',
+    xr: `${DIR}/aws.yaml`,
+    extraArgs: rdsProviderSchemas(true),
+    fails: true,
+    check(r) {
+      assert.match(
+        r.stderr + r.stdout,
+        /Instance rds\.aws\.m\.upbound\.io\/v1beta1 in this cluster has no field spec\.forProvider\.storageEncrypted \(resource rds-instance\); its CRD was installed by provider-aws-rds v1\.9\.0, older than this function composes for: upgrade it\. Nothing was applied\./,
+      );
+    },
+  },
   // ---- the platform's defaults (the step's Input) -------------------------
   {
     name: "platform defaults: a two-line Database takes the platform's store (source platform), class, schedule",

@@ -86,6 +86,98 @@ describe('claims under real Crossplane, with provider-kubernetes', { skip }, () 
     assert.equal(rows[1]![7], 'True');
   });
 
+  test('a field the installed Object CRD lacks: Fatal naming the field and the package that installed it, nothing applied; composed once the CRD has it', async (t) => {
+    // An older provider-kubernetes, played by taking spec.managementPolicies out of the schema its package
+    // installed. Crossplane v2 installs a managed resource's CRD from a ManagedResourceDefinition and puts any
+    // change to the CRD back, so the definition is what changes. Crossplane answers required schemas from what
+    // the API server serves, which is then this. Crossplane caches the served schemas and forgets them on every
+    // CRD event; the API server republishes a changed CRD's schema a moment after the change, so a fetch in
+    // between keeps the old one until the next CRD event: wait for the server's, then make that event (an
+    // annotation), as the next CRD change would.
+    const ref = {
+      apiVersion: 'apiextensions.crossplane.io/v1alpha1',
+      kind: 'ManagedResourceDefinition',
+      metadata: { name: 'objects.kubernetes.crossplane.io' },
+    };
+    const served = (withField: boolean) =>
+      eventually(`the served Object schema ${withField ? 'with' : 'without'} spec.managementPolicies`, async () => {
+        const raw = await cp.kubectl(['get', '--raw', '/openapi/v3/apis/kubernetes.crossplane.io/v1alpha2']);
+        const doc = JSON.parse(raw.stdout) as Json;
+        const object = Object.values(doc['components']['schemas'] as Record<string, Json>).find(
+          (c) => c['x-kubernetes-group-version-kind']?.[0]?.['kind'] === 'Object',
+        );
+        const has = object?.['properties']?.['spec']?.['properties']?.['managementPolicies'] !== undefined;
+        if (has !== withField) return undefined;
+        await cp.kubectl([
+          'annotate',
+          'crd',
+          ref.metadata.name,
+          `test.function-platform.dev/touched=${Date.now()}`,
+          '--overwrite',
+        ]);
+        return true;
+      });
+    const crd = (await cp.client.getObj(ref))!;
+    const older = structuredClone(crd);
+    const v1alpha2 = (older['spec']['versions'] as Json[]).find((v) => v['name'] === 'v1alpha2')!;
+    delete v1alpha2['schema']['openAPIV3Schema']['properties']['spec']['properties']['managementPolicies'];
+    await cp.client.updateObj(older);
+    await served(false);
+    try {
+      await cp.kubectl(['apply', '-f', '-'], {
+        input: `apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: held, namespace: ${NS}}\nspec: {color: blue, size: 1}\n`,
+      });
+      const xrName = String(
+        (
+          await eventually(
+            'the claim held bound',
+            async () => (await claim('Widget', 'held'))?.['spec']?.['resourceRef'],
+          )
+        )['name'],
+      );
+      const refused = await eventually(
+        'XWidget of held refused',
+        async () => {
+          const xr = await cp.client.getObj({
+            apiVersion: 'example.com/v1',
+            kind: 'XWidget',
+            metadata: { name: xrName },
+          });
+          const synced = conditionOf(xr, 'Synced');
+          return synced?.['status'] === 'False' &&
+            /has no field spec\.managementPolicies/.test(String(synced['message']))
+            ? synced
+            : undefined;
+        },
+        90_000,
+      );
+      t.diagnostic(String(refused['message']));
+      assert.match(
+        String(refused['message']),
+        /^cannot compose resources: .*Object kubernetes\.crossplane\.io\/v1alpha2 in this cluster has no field spec\.managementPolicies \(resources deployment-blue, service\); its CRD was installed by crossplane-contrib-provider-kubernetes v1\.0\.0, older than this function composes for: upgrade it\. Nothing was applied\.$/,
+      );
+      // The API server answers 429 for a moment while it re-initializes the storage of a changed CRD.
+      const objects = await eventually('the Objects listed', () =>
+        cp.client.listObjs('kubernetes.crossplane.io/v1alpha2', 'Object'),
+      );
+      assert.deepEqual(
+        objects
+          .filter((o) => o['metadata']['labels']?.['crossplane.io/composite'] === xrName)
+          .map((o) => o['metadata']['name']),
+        [],
+        'nothing composed while refused',
+      );
+    } finally {
+      const now = (await cp.client.getObj(ref))!;
+      await cp.client.updateObj({ ...now, spec: crd['spec'] });
+    }
+    await served(true);
+    const restored = Date.now();
+    await readyClaim('Widget', 'held');
+    t.diagnostic(`CRD restored to the claim Ready: ${Date.now() - restored} ms`);
+    await cp.kubectl(['delete', 'widget', 'held', '-n', NS, '--wait=false']);
+  });
+
   test('a Database claim in the cluster: StatefulSet and Secrets in the claim’s namespace, Ready on the claim', async () => {
     await cp.kubectl(['apply', '-f', join(repoRoot, 'examples', 'database', 'cluster.yaml')]);
     const c = await readyClaim('Database', 'orders');

@@ -32,6 +32,8 @@ export interface RenderCase {
   required?: string;
   /** Another Composition than the suite's (a step Input with the platform's defaults). */
   composition?: YamlInput;
+  /** More crank render flags, made when the case runs (e.g. --required-schemas with a directory it writes). */
+  extraArgs?: () => string[];
   /** The render must fail (crank exits non-zero, e.g. on a Fatal result). */
   fails?: boolean;
   /** `again` renders the same case a second time (it must succeed). */
@@ -76,14 +78,14 @@ export function describeRenders(suite: RenderSuite): void {
       if (fn) assert.equal(await fn.stop(), 0, `function did not stop cleanly\n${fn.logs()}`);
     });
 
-    const run = (c: Pick<RenderCase, 'xr' | 'observed' | 'required' | 'composition'>) => {
+    const run = (c: Pick<RenderCase, 'xr' | 'observed' | 'required' | 'composition' | 'extraArgs'>) => {
       assert.ok(fn, 'function not started');
       return render({
         xr: c.xr,
         observed: c.observed,
         composition: c.composition ?? suite.composition,
         functionsTarget: fn.target,
-        extraArgs: c.required ? ['-e', join(repoRoot, c.required)] : [],
+        extraArgs: [...(c.required ? ['-e', join(repoRoot, c.required)] : []), ...(c.extraArgs?.() ?? [])],
       });
     };
     // Everything needed to debug a failed render in one message.
