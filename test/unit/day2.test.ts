@@ -173,6 +173,76 @@ describe('the version that runs, not the one asked for', () => {
     assert.match(String(statusOf(done)['message']), /^postgres 17\.2 accepts connections/);
   });
 
+  test('RDS for MySQL with read replicas: a major upgrade moves the replicas first, the primary only once every replica runs it; PostgreSQL moves the primary, its replicas with it', () => {
+    const MYSQL = { engine: 'mysql', placement: 'aws', aws: { region: 'eu-west-1' }, replicas: 2 } as const;
+    /** As the provider reports them: the primary and each replica (rds-replica-1, -2) running what AWS says. */
+    const observedAt = (setTo: string, primary: string, replicas: string[]) => [
+      ...asObserved(call(databaseXr({ ...MYSQL, version: setTo }), [], rdsSecret), (key, obj) => {
+        const s = healthyStatus(obj);
+        const i = /^rds-replica-(\d+)$/.exec(key)?.[1];
+        const actual = key === 'rds-instance' ? primary : i ? replicas[Number(i) - 1] : undefined;
+        if (actual) s['atProvider'] = { ...(s['atProvider'] as Obj), engineVersionActual: actual };
+        return s;
+      }),
+      {
+        apiVersion: 'example.com/v1',
+        kind: 'DatabaseBackup',
+        metadata: {
+          name: 'orders-db-pre-8-4',
+          namespace: 'team-a',
+          annotations: { 'crossplane.io/composition-resource-name': 'pre-upgrade-8-4' },
+        },
+        spec: { databaseRef: { name: 'orders' }, pinned: true },
+        status: { phase: 'Completed' },
+      },
+    ];
+    const replicaFp = (rsp: RunFunctionResponse, i: number) =>
+      (desiredOf(rsp, `rds-replica-${i}`)!['spec'] as Obj)['forProvider'] as Obj;
+    const ask = (observed: Obj[]) => call(databaseXr({ ...MYSQL, version: '8.4' }), observed, rdsSecret);
+
+    // Nothing runs 8.4: the replicas are asked to, the primary stays set to 8.0.
+    const first = ask(observedAt('8.0', '8.0.39', ['8.0.39', '8.0.39']));
+    assert.equal(fatalOf(first), undefined, fatalOf(first)?.message);
+    assert.equal(forProvider(first)['engineVersion'], '8.0');
+    assert.equal(forProvider(first)['allowMajorVersionUpgrade'], undefined);
+    for (const i of [1, 2]) {
+      assert.equal(replicaFp(first, i)['engineVersion'], '8.4');
+      assert.equal(replicaFp(first, i)['allowMajorVersionUpgrade'], true);
+      assert.deepEqual(validateObject(desiredOf(first, `rds-replica-${i}`)!), []);
+    }
+    assert.match(
+      String(statusOf(first)['message']),
+      /; upgrading the read replicas first, as RDS for MySQL requires: 0 of 2 run 8\.4; then the primary \(mysql 8\.0\.39 runs\)$/,
+    );
+    // One replica upgraded: still the primary waits.
+    const half = ask(observedAt('8.0', '8.0.39', ['8.4.3', '8.0.39']));
+    assert.equal(forProvider(half)['engineVersion'], '8.0');
+    assert.equal(replicaFp(half, 1)['allowMajorVersionUpgrade'], undefined, 'replica 1 runs 8.4');
+    assert.equal(replicaFp(half, 2)['allowMajorVersionUpgrade'], true);
+    assert.match(String(statusOf(half)['message']), /1 of 2 run 8\.4/);
+    // Every replica runs 8.4: the primary moves, and once set to move it is never set back.
+    const both = ask(observedAt('8.0', '8.0.39', ['8.4.3', '8.4.3']));
+    assert.equal(forProvider(both)['engineVersion'], '8.4');
+    assert.equal(forProvider(both)['allowMajorVersionUpgrade'], true);
+    assert.match(String(statusOf(both)['message']), /version 8\.4 is pending: RDS applies it/);
+    const set = ask(observedAt('8.4', '8.0.39', ['8.4.3', '8.0.39']));
+    assert.equal(forProvider(set)['engineVersion'], '8.4', 'a replica seen behind again does not set the primary back');
+
+    // PostgreSQL: RDS upgrades the replicas with their source; the primary moves at once, replicas name no version.
+    const PG = { ...AWS, replicas: 1 };
+    const pgObserved = withBackup(
+      asObserved(call(databaseXr({ ...PG, version: '16' }), [], rdsSecret), (_key, obj) => {
+        const s = healthyStatus(obj);
+        s['atProvider'] = { ...(s['atProvider'] as Obj), engineVersionActual: '16.4' };
+        return s;
+      }),
+      'Completed',
+    );
+    const pg = call(databaseXr({ ...PG, version: '17' }), pgObserved, rdsSecret);
+    assert.equal(forProvider(pg)['engineVersion'], '17');
+    assert.equal(replicaFp(pg, 1)['engineVersion'], undefined);
+  });
+
   test('a StatefulSet runs its image once the rollout is done; until then nothing is claimed', () => {
     const first = call(databaseXr({ version: '16' }));
     const rolling = asObserved(first, (_k, obj) => ({

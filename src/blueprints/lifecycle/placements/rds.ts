@@ -141,7 +141,7 @@ function instance(
   input: DatabaseInput,
   spec: ResolvedSpec,
   generation = 0,
-  opts: { restore?: RdsRestore; keep?: boolean; meta?: InstanceMeta } = {},
+  opts: { restore?: RdsRestore; keep?: boolean; meta?: InstanceMeta; holdVersion?: string } = {},
 ): RdsInstance {
   const aws = spec.aws!;
   const retain = spec.deletionPolicy === 'Retain';
@@ -152,10 +152,10 @@ function instance(
     region: aws.region,
     identifier,
     engine: spec.engine,
-    engineVersion: spec.version,
+    engineVersion: opts.holdVersion ?? spec.version,
     ...(opts.restore ?? {}),
-    // Only when the spec asks for a newer major version than RDS runs.
-    ...(upgrading(input, spec) ? { allowMajorVersionUpgrade: true } : {}),
+    // Only when the spec asks for a newer major version than RDS runs, and the instance is let move to it.
+    ...(upgrading(input, spec) && !opts.holdVersion ? { allowMajorVersionUpgrade: true } : {}),
     instanceClass: aws.instanceClass ?? INSTANCE_CLASSES[spec.size],
     // A disk RDS grew (autoscaling, or by hand) is the floor: asking for less would ask RDS to shrink it.
     allocatedStorage: storageFloorGB(input, spec, generation),
@@ -291,6 +291,19 @@ export const replicaKey = (i: number, generation = 0) => keyOf(`rds-replica-${i}
 function replica(input: DatabaseInput, spec: ResolvedSpec, live: number, i: number): RdsInstance {
   const aws = spec.aws!;
   const name = dnsLabel(instanceName(input.owner, live), `ro${i}`);
+  // RDS for MySQL upgrades a replica on its own, and before its source (replicasFirst); RDS for PostgreSQL
+  // upgrades replicas with their source, and a replica there names no version.
+  const behind = spec.engine === 'mysql' && replicaBehind(input, spec, live, i);
+  const version =
+    spec.engine === 'mysql'
+      ? {
+          engineVersion: spec.version,
+          ...(behind
+            ? { allowMajorVersionUpgrade: true, applyImmediately: spec.maintenance?.applyImmediately ?? false }
+            : {}),
+          ...(spec.maintenance?.window ? { maintenanceWindow: spec.maintenance.window } : {}),
+        }
+      : {};
   return {
     apiVersion: 'rds.aws.m.upbound.io/v1beta1',
     kind: 'Instance',
@@ -302,6 +315,7 @@ function replica(input: DatabaseInput, spec: ResolvedSpec, live: number, i: numb
         region: aws.region,
         identifier: dnsLabel(rdsIdentifier(input, live), `ro${i}`).replace(/-+/g, '-'),
         replicateSourceDbRef: { name: instanceName(input.owner, live) },
+        ...version,
         instanceClass: aws.instanceClass ?? INSTANCE_CLASSES[spec.size],
         storageType: 'gp3',
         storageEncrypted: true,
@@ -313,6 +327,35 @@ function replica(input: DatabaseInput, spec: ResolvedSpec, live: number, i: numb
       },
     },
   };
+}
+
+/** Whether the i-th replica of a generation does not run the major version the spec asks for (RDS's word). */
+function replicaBehind(input: DatabaseInput, spec: ResolvedSpec, generation: number, i: number): boolean {
+  const seen = rdsInstanceOf(input.observed.get(replicaKey(i, generation)));
+  const running = majorVersion(spec.engine, seen?.engineVersionActual ?? seen?.engineVersion);
+  return running === undefined || compareVersions(spec.version, running) > 0;
+}
+
+/**
+ * A major upgrade of RDS for MySQL with read replicas goes replicas first:
+ * RDS refuses to upgrade a source past its replicas. Until each replica runs
+ * the new major version, the primary stays on the version it is set to.
+ * Undefined when nothing waits: another engine, no replicas, no major
+ * upgrade, or the primary already set to move (it is never set back).
+ */
+function replicasFirst(
+  input: DatabaseInput,
+  spec: ResolvedSpec,
+): { holdVersion: string; behind: number; of: number } | undefined {
+  if (spec.engine !== 'mysql' || spec.replicas === 0 || !upgrading(input, spec)) return undefined;
+  const primary = live(input.observed);
+  const setTo = primary?.engineVersion;
+  if (setTo === undefined || compareVersions(spec.version, majorVersion(spec.engine, setTo) ?? setTo) <= 0)
+    return undefined;
+  const generation = liveGeneration(input.observed);
+  let behind = 0;
+  for (let i = 1; i <= spec.replicas; i++) if (replicaBehind(input, spec, generation, i)) behind++;
+  return behind > 0 ? { holdVersion: setTo, behind, of: spec.replicas } : undefined;
 }
 
 /** Where read-only connections go: the first replica of a generation's instance that RDS reports ready with an address. */
@@ -465,9 +508,11 @@ function compose(call: ComposeCall): Composed {
   const ns = input.owner.namespace;
   const database = call.restore.database;
   // Each generation as it was made: its creation settings and what it carries.
+  const order = replicasFirst(input, spec);
   const rds = (g: number, keep: boolean, fresh?: { made?: RdsRestore; target?: RestoreTarget }) => {
     const { made, meta } = asMade(call, AWS_KEYS.instance, g, restoreOf, fresh);
-    return instance(input, spec, g, { keep, meta, ...(made ? { restore: made } : {}) });
+    const hold = g === live && order ? { holdVersion: order.holdVersion } : {};
+    return instance(input, spec, g, { keep, meta, ...hold, ...(made ? { restore: made } : {}) });
   };
   const made = call.restore.creation?.made as RdsRestore | undefined;
   const resources: Desired[] = [
@@ -708,6 +753,9 @@ export const rdsPlacement: Placement = {
   },
   runningVersion: (input, facts) => live(input.observed)?.engineVersionActual ?? facts?.aws?.instance?.engineVersion,
   pendingVersion: (input, from, wanted) => {
+    const order = replicasFirst(input, input.spec);
+    if (order)
+      return `upgrading the read replicas first, as RDS for MySQL requires: ${order.of - order.behind} of ${order.of} run ${wanted}; then the primary (${from} runs)`;
     const state = live(input.observed)?.status;
     const window = input.spec.maintenance?.window ? ` ${input.spec.maintenance.window}` : '';
     return state === 'upgrading'
