@@ -20,12 +20,12 @@ const UPJET_CRDS = join(repoRoot, '..', 'shared', 'crds', 'provider-upjet-aws');
 const ADDRESS = 'team-a-orders-db.c9akciq32.eu-west-1.rds.amazonaws.com';
 
 let cp: ControlPlane;
-const database = () =>
-  cp.client.getObj({ apiVersion: 'example.com/v1', kind: 'Database', metadata: { name: 'orders', namespace: NS } });
+const database = (name = 'orders') =>
+  cp.client.getObj({ apiVersion: 'example.com/v1', kind: 'Database', metadata: { name, namespace: NS } });
 
 /** The composed resources, as Crossplane recorded them on the XR. */
-async function composed(): Promise<Json[]> {
-  const refs: Json[] = (await database())?.['spec']?.['crossplane']?.['resourceRefs'] ?? [];
+async function composed(name = 'orders'): Promise<Json[]> {
+  const refs: Json[] = (await database(name))?.['spec']?.['crossplane']?.['resourceRefs'] ?? [];
   const out: Json[] = [];
   for (const r of refs) {
     const obj = await cp.client.getObj({
@@ -65,21 +65,23 @@ async function standInProviderUpjetAws(objs: Json[]): Promise<void> {
         allocatedStorage: fp['allocatedStorage'],
         latestRestorableTime: now,
       };
-      const secret = obj['spec']['writeConnectionSecretToRef']['name'];
-      await applyManifest(cp.client, {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: secret, namespace: NS },
-        type: 'connection.crossplane.io/v1alpha1',
-        stringData: {
-          endpoint: ADDRESS,
-          address: ADDRESS,
-          host: ADDRESS,
-          username: String(fp['username'] ?? 'app'),
-          port: '5432',
-          password: 'stand-in-provider-password-0123',
-        },
-      });
+      // A read replica writes no connection Secret of its own here.
+      const secret = obj['spec']['writeConnectionSecretToRef']?.['name'];
+      if (secret)
+        await applyManifest(cp.client, {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: secret, namespace: NS },
+          type: 'connection.crossplane.io/v1alpha1',
+          stringData: {
+            endpoint: ADDRESS,
+            address: ADDRESS,
+            host: ADDRESS,
+            username: String(fp['username'] ?? 'app'),
+            port: '5432',
+            password: 'stand-in-provider-password-0123',
+          },
+        });
     }
     await cp.client.mergeStatus(obj, { conditions, atProvider });
   }
@@ -285,5 +287,70 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
     assert.deepEqual(env['AWS_ACCESS_KEY_ID'], { name: secret, key: 'username' });
     assert.deepEqual(env['AWS_SECRET_ACCESS_KEY'], { name: secret, key: 'password' });
     assert.equal(env['BUCKET'], published['bucket']);
+  });
+
+  test('a mysql Database with a read replica: the upgrade to 8.4 moves the replica first, as RDS for MySQL requires, and the primary once the replica runs it', async (t) => {
+    await cp.kubectl(['apply', '-f', '-'], {
+      input: `apiVersion: example.com/v1\nkind: Database\nmetadata: {name: shop, namespace: ${NS}}\nspec: {engine: mysql, version: "8.0", storageGB: 20, replicas: 1, placement: aws, aws: {region: eu-west-1}}\n`,
+    });
+    const instances = () =>
+      eventually('the primary and its replica composed', async () => {
+        const all = (await composed('shop')).filter((o) => o['kind'] === 'Instance');
+        return all.length === 2 ? all : undefined;
+      });
+    await standInProviderUpjetAws(await instances());
+    await eventually(
+      'shop Ready',
+      async () => ((await database('shop'))?.['status']?.['ready'] === true ? true : undefined),
+      90_000,
+    );
+
+    const started = Date.now();
+    await cp.kubectl(['patch', 'database', 'shop', '-n', NS, '--type=merge', '-p', '{"spec":{"version":"8.4"}}']);
+    // Its pre-upgrade backup, an RDS snapshot: the stand-in provider reports it available.
+    const snapshot = await eventually('the pre-upgrade Snapshot', async () =>
+      (await cp.client.listObjs('rds.aws.m.upbound.io/v1beta1', 'Snapshot', NS)).find(
+        (o) => o['metadata']['name'] === 'shop-db-pre-8-4',
+      ),
+    );
+    const now = new Date().toISOString();
+    await cp.client.mergeStatus(snapshot, {
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: now },
+        { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: now },
+      ],
+      atProvider: { status: 'available', allocatedStorage: 20 },
+    });
+    const isReplica = (o: Json) => o['spec']['forProvider']['replicateSourceDbRef'] !== undefined;
+    const first = await eventually(
+      'the replica asked to move, the primary held',
+      async () => {
+        const all = await instances();
+        const replica = all.find(isReplica)!;
+        const primary = all.find((o) => !isReplica(o))!;
+        return replica['spec']['forProvider']['engineVersion'] === '8.4' ? { replica, primary } : undefined;
+      },
+      90_000,
+    );
+    assert.equal(first.replica['spec']['forProvider']['allowMajorVersionUpgrade'], true);
+    assert.equal(first.primary['spec']['forProvider']['engineVersion'], '8.0', 'the primary waits for its replica');
+    const said = await eventually('the Database says the replicas go first', async () => {
+      const m = String((await database('shop'))?.['status']?.['message']);
+      return /upgrading the read replicas first, as RDS for MySQL requires: 0 of 1 run 8\.4/.test(m) ? m : undefined;
+    });
+    t.diagnostic(said);
+
+    // The replica runs 8.4 (the stand-in provider reports 8.4.6): now the primary moves.
+    await standInProviderUpjetAws([first.replica]);
+    const moved = await eventually(
+      'the primary asked to move',
+      async () => {
+        const primary = (await instances()).find((o) => !isReplica(o))!;
+        return primary['spec']['forProvider']['engineVersion'] === '8.4' ? primary : undefined;
+      },
+      90_000,
+    );
+    assert.equal(moved['spec']['forProvider']['allowMajorVersionUpgrade'], true);
+    t.diagnostic(`8.4 asked to the primary set to move, the replica first: ${Date.now() - started} ms`);
   });
 });
