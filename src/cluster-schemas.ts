@@ -122,14 +122,65 @@ function packageOf(group: string, revisions: Obj[]): string | undefined {
   const owns = (r: Obj) =>
     (Array.isArray(record(r, 'status')?.['objectRefs']) ? (record(r, 'status')!['objectRefs'] as unknown[]) : [])
       .filter(isObj)
-      .some((ref) => DEFINITIONS.has(String(ref['kind'])) && String(ref['name']).endsWith(`.${group}`));
+      .some((ref) => {
+        const name = String(ref['name']);
+        return DEFINITIONS.has(String(ref['kind'])) && name.slice(name.indexOf('.') + 1) === group;
+      });
   const owners = revisions.filter(owns);
   const active = owners.find((r) => str(r, 'spec', 'desiredState') === 'Active') ?? owners[0];
   if (!active) return undefined;
   const image = str(active, 'spec', 'image') ?? str(active, 'spec', 'packageImage') ?? '';
-  const tag = /[:@]([^:/@]+)$/.exec(image)?.[1];
+  // An image pinned by digest has no version to name: its digest, shortened, says which.
+  const digest = /@sha256:([0-9a-f]{12})/.exec(image)?.[1];
+  const tag = digest ? `@sha256:${digest}` : /:([^:/@]+)$/.exec(image)?.[1];
   const name = str(active, 'metadata', 'labels', 'pkg.crossplane.io/package') ?? str(active, 'metadata', 'name');
   return tag ? `${name} ${tag}` : name;
+}
+
+interface Missing {
+  key: string;
+  apiVersion: string;
+  kind: string;
+  within?: string;
+  fields: string[];
+  object: Obj;
+}
+
+/** What a kind's schema speaks for: all but metadata, Kubernetes' ObjectMeta whatever a CRD writes for it. */
+function ownPart(object: Obj): Obj {
+  const { metadata: _metadata, ...rest } = object;
+  return rest;
+}
+
+/**
+ * A CRD's name, <plural>.<group>, from its kind: Kubernetes' own rule for the
+ * plural (lower case, -s, -y to -ies, -s/-x/-ch/-sh to -es), which every kind
+ * this function composes follows; a CRD named otherwise is simply not found.
+ */
+function crdName(apiVersion: string, kind: string): string {
+  const lower = kind.toLowerCase();
+  const plural = /[^aeiou]y$/.test(lower)
+    ? `${lower.slice(0, -1)}ies`
+    : /(s|x|z|ch|sh)$/.test(lower)
+      ? `${lower}es`
+      : `${lower}s`;
+  return `${plural}.${apiVersion.slice(0, apiVersion.indexOf('/'))}`;
+}
+
+const crdRequirement = (apiVersion: string, kind: string) => `function-platform/crd/${crdName(apiVersion, kind)}`;
+const crdOf = (apiVersion: string, kind: string): Requirement => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  matchName: crdName(apiVersion, kind),
+});
+
+/** The schema a CRD holds for one of its versions (apiVersion's), if it serves it. */
+function crdSchema(crd: Obj, apiVersion: string): Obj | undefined {
+  const version = apiVersion.slice(apiVersion.indexOf('/') + 1);
+  const versions = record(crd, 'spec')?.['versions'];
+  const v = Array.isArray(versions) ? versions.filter(isObj).find((x) => x['name'] === version) : undefined;
+  const schema = v ? record(v, 'schema', 'openAPIV3Schema') : undefined;
+  return schema && isObj(schema) ? schema : undefined;
 }
 
 /**
@@ -149,7 +200,7 @@ export function checkAgainstCluster(req: RunFunctionRequest, composed: Composed[
   }
   const check: SchemaCheck = { schemas, resources: {}, absent: [] };
   const answered = req.requiredSchemas ?? {};
-  if (!Object.keys(schemas).every((name) => name in answered)) return check;
+  const allAnswered = Object.keys(schemas).every((name) => name in answered);
 
   // An empty schema: nothing serves the kind, or the caller had none to give (crossplane render without
   // --required-schemas answers every kind so). Only the first is worth saying: when some kind was served.
@@ -158,33 +209,47 @@ export function checkAgainstCluster(req: RunFunctionRequest, composed: Composed[
     return isObj(s) && Object.keys(s).length > 0 ? (s as Obj) : undefined;
   };
   const anyServed = Object.keys(schemas).some((name) => served(name) !== undefined);
-  const missing: { key: string; apiVersion: string; kind: string; within?: string; fields: string[] }[] = [];
+  const missing: Missing[] = [];
+  // Each kind is checked as soon as its schema is answered: a missing field asks for what confirms it in the
+  // same round as the schemas still to come, to stay well inside Crossplane's few calls per reconcile.
   for (const { key, object, within } of checked) {
     const apiVersion = str(object, 'apiVersion')!;
     const kind = str(object, 'kind') ?? '';
-    const schema = served(requirementName(apiVersion, kind));
+    const name = requirementName(apiVersion, kind);
+    if (!(name in answered)) continue;
+    const schema = served(name);
     if (!schema) {
       const said = `${kind} (${apiVersion})`;
-      if (anyServed && !check.absent.includes(said)) check.absent.push(said);
+      if (allAnswered && anyServed && !check.absent.includes(said)) check.absent.push(said);
       continue;
     }
-    // metadata is Kubernetes' ObjectMeta for every kind, whatever a CRD writes for it (often just `type: object`).
-    const { metadata: _metadata, ...checkedPart } = object;
-    const fields = unknownFields(checkedPart, schema);
-    if (fields.length > 0) missing.push({ key, apiVersion, kind, fields, ...(within ? { within } : {}) });
+    const fields = unknownFields(ownPart(object), schema);
+    if (fields.length > 0) missing.push({ key, apiVersion, kind, fields, object, ...(within ? { within } : {}) });
   }
   if (missing.length === 0) return check;
 
+  // Crossplane keeps the schemas it fetched until a CRD changes, and the API server publishes a changed CRD a
+  // moment after the change: a schema fetched in between is older than the CRD for as long as no other CRD
+  // changes. So a missing field is confirmed against the CRD itself before anything is refused, and the
+  // ProviderRevisions name the package that installed it.
   check.resources[CRD_OWNERS] = PROVIDER_REVISIONS;
-  const owners = req.requiredResources?.[CRD_OWNERS] ?? req.extraResources?.[CRD_OWNERS];
-  if (!owners) return check;
-  const revisions = (owners.items ?? []).map((i) => i.resource).filter(isObj) as Obj[];
+  for (const m of missing) check.resources[crdRequirement(m.apiVersion, m.kind)] = crdOf(m.apiVersion, m.kind);
+  // An answer may be empty (nothing by that name): asked and answered is what counts.
+  const isAnswered = (name: string) => name in (req.requiredResources ?? {}) || name in (req.extraResources ?? {});
+  const itemsOf = (name: string) =>
+    ((req.requiredResources?.[name] ?? req.extraResources?.[name])?.items ?? []).map((i) => i.resource).filter(isObj);
+  if (!isAnswered(CRD_OWNERS) || missing.some((m) => !isAnswered(crdRequirement(m.apiVersion, m.kind)))) return check;
+  const confirmed = missing.filter((m) => {
+    const crd = itemsOf(crdRequirement(m.apiVersion, m.kind))[0];
+    const schema = isObj(crd) ? crdSchema(crd as Obj, m.apiVersion) : undefined;
+    // No CRD by that name to read: the served schema is all there is.
+    return !schema || unknownFields(ownPart(m.object), schema).length > 0;
+  });
+  if (confirmed.length === 0) return check;
+  const revisions = itemsOf(CRD_OWNERS) as Obj[];
   // One sentence per kind and missing fields, naming every resource it holds up.
-  const byKind = new Map<
-    string,
-    { apiVersion: string; kind: string; within?: string; fields: string[]; keys: string[] }
-  >();
-  for (const m of missing) {
+  const byKind = new Map<string, Missing & { keys: string[] }>();
+  for (const m of confirmed) {
     const id = `${m.apiVersion}/${m.kind}/${m.within ?? ''}/${m.fields.join(',')}`;
     const seen = byKind.get(id);
     if (seen) seen.keys.push(m.key);
@@ -197,7 +262,7 @@ export function checkAgainstCluster(req: RunFunctionRequest, composed: Composed[
       const shown = fields.slice(0, 5).join(', ') + (fields.length > 5 ? ` and ${fields.length - 5} more` : '');
       const from = pkg
         ? `its CRD was installed by ${pkg}, older than this function composes for: upgrade it`
-        : 'its CRD was not installed by a Crossplane package: upgrade what installed it';
+        : 'no ProviderRevision lists its CRD: upgrade the package or chart that installed it';
       const resources = `${keys.length > 1 ? 'resources' : 'resource'} ${keys.join(', ')}${within ? `, ${within}` : ''}`;
       return `${kind} ${apiVersion} in this cluster has no field ${shown} (${resources}); ${from}`;
     })

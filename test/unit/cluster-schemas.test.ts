@@ -198,13 +198,36 @@ describe('required schemas: what is composed, checked against what the cluster s
       metadata: { ...revision.metadata, name: 'provider-aws-rds-ffffffff' },
       spec: { desiredState: 'Inactive', image: 'xpkg.example/crossplane-contrib/provider-aws-rds:v1.8.0' },
     };
-    const calls = runAsCrossplane(base, [...required, inactive, revision], older);
+    // The installed CRD, as old as the schema served from it.
+    const installedCrd = (trimmed: boolean): Obj => {
+      const [crd] = readYamlObjects(join(SHARED, 'provider-upjet-aws', 'rds.aws.m.upbound.io_instances.yaml'));
+      const copy = structuredClone(crd!);
+      if (trimmed)
+        for (const v of (copy['spec'] as Obj)['versions'] as Obj[]) {
+          const spec = ((v['schema'] as Obj)['openAPIV3Schema'] as Obj)['properties'] as Obj;
+          delete ((((spec['spec'] as Obj)['properties'] as Obj)['forProvider'] as Obj)['properties'] as Obj)[
+            'storageEncrypted'
+          ];
+        }
+      return copy;
+    };
+    // A schema Crossplane fetched just before the API server published the upgraded CRD: the CRD has the
+    // field, so nothing is refused and the instance is composed as usual.
+    const stale = runAsCrossplane(base, [...required, inactive, revision, installedCrd(false)], older).at(-1)!;
+    assert.equal(
+      stale.results.find((r) => r.severity === Severity.SEVERITY_FATAL),
+      undefined,
+      'a stale schema is not a refusal',
+    );
+    assert.ok(stale.desired?.resources?.['rds-instance'], 'composed');
+    const calls = runAsCrossplane(base, [...required, inactive, revision, installedCrd(true)], older);
     const last = calls.at(-1)!;
     // The revisions are asked for only once a field is missing: one more call than the accepted render.
     assert.ok(
       calls.some((c) => c.requirements?.resources?.[CRD_OWNERS]),
       'the ProviderRevisions asked for',
     );
+    assert.ok(calls.length <= 6, `${calls.length} calls: within Crossplane's six`);
     const fatal = last.results.find((r) => r.severity === Severity.SEVERITY_FATAL);
     assert.ok(fatal, 'Fatal');
     assert.equal(fatal.reason, 'SchemaMismatch');

@@ -181,7 +181,10 @@ describe('the version that runs, not the one asked for', () => {
         const s = healthyStatus(obj);
         const i = /^rds-replica-(\d+)$/.exec(key)?.[1];
         const actual = key === 'rds-instance' ? primary : i ? replicas[Number(i) - 1] : undefined;
-        if (actual) s['atProvider'] = { ...(s['atProvider'] as Obj), engineVersionActual: actual };
+        if (actual !== undefined) {
+          const { engineVersionActual: _none, ...atProvider } = (s['atProvider'] ?? {}) as Obj;
+          s['atProvider'] = actual ? { ...atProvider, engineVersionActual: actual } : atProvider;
+        }
         return s;
       }),
       {
@@ -225,6 +228,10 @@ describe('the version that runs, not the one asked for', () => {
     assert.equal(forProvider(both)['engineVersion'], '8.4');
     assert.equal(forProvider(both)['allowMajorVersionUpgrade'], true);
     assert.match(String(statusOf(both)['message']), /version 8\.4 is pending: RDS applies it/);
+    // A replica RDS has not made yet (no engineVersionActual) runs nothing: the primary waits for it too.
+    const unmade = ask(observedAt('8.0', '8.0.39', ['8.4.3', '']));
+    assert.equal(forProvider(unmade)['engineVersion'], '8.0');
+    assert.match(String(statusOf(unmade)['message']), /1 of 2 run 8\.4/);
     const set = ask(observedAt('8.4', '8.0.39', ['8.4.3', '8.0.39']));
     assert.equal(forProvider(set)['engineVersion'], '8.4', 'a replica seen behind again does not set the primary back');
 

@@ -329,10 +329,14 @@ function replica(input: DatabaseInput, spec: ResolvedSpec, live: number, i: numb
   };
 }
 
-/** Whether the i-th replica of a generation does not run the major version the spec asks for (RDS's word). */
+/**
+ * Whether the i-th replica of a generation does not run the major version the
+ * spec asks for, in RDS's own word (engineVersionActual): what it is set to is
+ * this function's, and a replica RDS has not made yet runs nothing.
+ */
 function replicaBehind(input: DatabaseInput, spec: ResolvedSpec, generation: number, i: number): boolean {
   const seen = rdsInstanceOf(input.observed.get(replicaKey(i, generation)));
-  const running = majorVersion(spec.engine, seen?.engineVersionActual ?? seen?.engineVersion);
+  const running = majorVersion(spec.engine, seen?.engineVersionActual);
   return running === undefined || compareVersions(spec.version, running) > 0;
 }
 
