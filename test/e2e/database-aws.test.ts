@@ -41,7 +41,7 @@ async function composed(name = 'orders'): Promise<Json[]> {
 /**
  * Stand-in for provider-upjet-aws: what the provider writes once AWS reports
  * the resources available. Conditions Ready and Synced, the instance's
- * atProvider figures, and its connection Secret with the keys the provider
+ * (and a snapshot's) atProvider figures, and its connection Secret with the keys the provider
  * writes (endpoint, address, host, username, port, password).
  */
 async function standInProviderUpjetAws(objs: Json[]): Promise<void> {
@@ -53,6 +53,8 @@ async function standInProviderUpjetAws(objs: Json[]): Promise<void> {
       { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: now },
     ];
     let atProvider: Json = { id: obj['metadata']['name'] };
+    // A snapshot of a 20 GiB instance, available.
+    if (obj['kind'] === 'Snapshot') atProvider = { ...atProvider, status: 'available', allocatedStorage: 20 };
     if (obj['kind'] === 'Instance') {
       const fp = obj['spec']['forProvider'];
       atProvider = {
@@ -171,14 +173,7 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
       });
     assert.equal((await backup())?.['status']?.['method'], 'rds-snapshot');
     // Stand-in for provider-upjet-aws: AWS reports the snapshot available.
-    const now = new Date().toISOString();
-    await cp.client.mergeStatus(snapshot, {
-      conditions: [
-        { type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: now },
-        { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: now },
-      ],
-      atProvider: { status: 'available', allocatedStorage: 20 },
-    });
+    await standInProviderUpjetAws([snapshot]);
     const done = await eventually('the DatabaseBackup Completed', async () => {
       const b = await backup();
       return b?.['status']?.['phase'] === 'Completed' ? b : undefined;
@@ -313,14 +308,7 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
         (o) => o['metadata']['name'] === 'shop-db-pre-8-4',
       ),
     );
-    const now = new Date().toISOString();
-    await cp.client.mergeStatus(snapshot, {
-      conditions: [
-        { type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: now },
-        { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: now },
-      ],
-      atProvider: { status: 'available', allocatedStorage: 20 },
-    });
+    await standInProviderUpjetAws([snapshot]);
     const isReplica = (o: Json) => o['spec']['forProvider']['replicateSourceDbRef'] !== undefined;
     const first = await eventually(
       'the replica asked to move, the primary held',

@@ -42,19 +42,20 @@ function observedRds(spec: Obj, atProvider: Obj): Obj[] {
   });
 }
 
-/** The observed state with the pre-upgrade backup for 17 in `phase` (none when undefined). */
-const withBackup = (observed: Obj[], phase?: string, failureReason?: string): Obj[] => {
+/** The observed state with the pre-upgrade backup for `version` (17 unless said) in `phase` (none when undefined). */
+const withBackup = (observed: Obj[], phase?: string, failureReason?: string, version = '17'): Obj[] => {
   const rest = observed.filter((o) => o['kind'] !== 'DatabaseBackup');
   if (!phase) return rest;
+  const suffix = version.replace(/\./g, '-');
   return [
     ...rest,
     {
       apiVersion: 'example.com/v1',
       kind: 'DatabaseBackup',
       metadata: {
-        name: 'orders-db-pre-17',
+        name: `orders-db-pre-${suffix}`,
         namespace: 'team-a',
-        annotations: { 'crossplane.io/composition-resource-name': 'pre-upgrade-17' },
+        annotations: { 'crossplane.io/composition-resource-name': `pre-upgrade-${suffix}` },
       },
       spec: { databaseRef: { name: 'orders' }, pinned: true },
       status: { phase, ...(failureReason ? { failureReason } : {}) },
@@ -176,29 +177,22 @@ describe('the version that runs, not the one asked for', () => {
   test('RDS for MySQL with read replicas: a major upgrade moves the replicas first, the primary only once every replica runs it; PostgreSQL moves the primary, its replicas with it', () => {
     const MYSQL = { engine: 'mysql', placement: 'aws', aws: { region: 'eu-west-1' }, replicas: 2 } as const;
     /** As the provider reports them: the primary and each replica (rds-replica-1, -2) running what AWS says. */
-    const observedAt = (setTo: string, primary: string, replicas: string[]) => [
-      ...asObserved(call(databaseXr({ ...MYSQL, version: setTo }), [], rdsSecret), (key, obj) => {
-        const s = healthyStatus(obj);
-        const i = /^rds-replica-(\d+)$/.exec(key)?.[1];
-        const actual = key === 'rds-instance' ? primary : i ? replicas[Number(i) - 1] : undefined;
-        if (actual !== undefined) {
-          const { engineVersionActual: _none, ...atProvider } = (s['atProvider'] ?? {}) as Obj;
-          s['atProvider'] = actual ? { ...atProvider, engineVersionActual: actual } : atProvider;
-        }
-        return s;
-      }),
-      {
-        apiVersion: 'example.com/v1',
-        kind: 'DatabaseBackup',
-        metadata: {
-          name: 'orders-db-pre-8-4',
-          namespace: 'team-a',
-          annotations: { 'crossplane.io/composition-resource-name': 'pre-upgrade-8-4' },
-        },
-        spec: { databaseRef: { name: 'orders' }, pinned: true },
-        status: { phase: 'Completed' },
-      },
-    ];
+    const observedAt = (setTo: string, primary: string, replicas: string[]) =>
+      withBackup(
+        asObserved(call(databaseXr({ ...MYSQL, version: setTo }), [], rdsSecret), (key, obj) => {
+          const s = healthyStatus(obj);
+          const i = /^rds-replica-(\d+)$/.exec(key)?.[1];
+          const actual = key === 'rds-instance' ? primary : i ? replicas[Number(i) - 1] : undefined;
+          if (actual !== undefined) {
+            const { engineVersionActual: _none, ...atProvider } = (s['atProvider'] ?? {}) as Obj;
+            s['atProvider'] = actual ? { ...atProvider, engineVersionActual: actual } : atProvider;
+          }
+          return s;
+        }),
+        'Completed',
+        undefined,
+        '8.4',
+      );
     const replicaFp = (rsp: RunFunctionResponse, i: number) =>
       (desiredOf(rsp, `rds-replica-${i}`)!['spec'] as Obj)['forProvider'] as Obj;
     const ask = (observed: Obj[]) => call(databaseXr({ ...MYSQL, version: '8.4' }), observed, rdsSecret);
