@@ -12,7 +12,7 @@
 // ProviderRevisions, asked for only once a field is missing.
 import { Capability, type RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
 import type { Requirement } from './blueprints/blueprint.js';
-import { isProviderKubernetesObject, wrappedManifest } from './kinds/provider-kubernetes.js';
+import { wrappedManifest } from './kinds/provider-kubernetes.js';
 import { isObj, type Obj, record, str } from './kube.js';
 
 /** The name the ProviderRevisions are asked by, once a composed field is missing from its CRD. */
@@ -62,7 +62,7 @@ function checkedObjects(composed: Composed[]): Checked[] {
   const out: Checked[] = [];
   for (const { key, object } of composed) {
     if (fromCrd(str(object, 'apiVersion') ?? '')) out.push({ key, object });
-    const inner = isProviderKubernetesObject(object) ? wrappedManifest(object) : undefined;
+    const inner = wrappedManifest(object);
     if (inner && fromCrd(str(inner, 'apiVersion') ?? ''))
       out.push({ key, object: inner, within: 'the manifest of the provider-kubernetes Object' });
   }
@@ -89,14 +89,20 @@ function folded(node: Obj): Obj {
 
 const EMBEDDED = new Set(['apiVersion', 'kind', 'metadata']);
 
-/** The paths in `value` the schema has no field for (spec.forProvider.x, spec.items[0].y). */
-export function unknownFields(value: unknown, schema: Obj, path = ''): string[] {
+/**
+ * The paths in `value` the schema has no field for (spec.forProvider.x,
+ * spec.items[0].y), read as the API server prunes: a served schema's allOf,
+ * embedded resources and `type: object` without properties. (spec/validate.ts's
+ * unknownFields reads an XRD's own schema, leniently, into warnings with a
+ * suggestion; this one decides a refusal.)
+ */
+export function undeclaredPaths(value: unknown, schema: Obj, path = ''): string[] {
   const node = folded(schema);
   const out: string[] = [];
   if (Array.isArray(value)) {
     const items = node['items'];
     if (!isObj(items)) return out;
-    return value.flatMap((v, i) => unknownFields(v, items, `${path}[${i}]`));
+    return value.flatMap((v, i) => undeclaredPaths(v, items, `${path}[${i}]`));
   }
   if (!isObj(value)) return out;
   const properties = record(node, 'properties');
@@ -106,9 +112,9 @@ export function unknownFields(value: unknown, schema: Obj, path = ''): string[] 
   for (const [k, v] of Object.entries(value)) {
     const at = path ? `${path}.${k}` : k;
     const known = properties?.[k];
-    if (isObj(known)) out.push(...unknownFields(v, known, at));
+    if (isObj(known)) out.push(...undeclaredPaths(v, known, at));
     else if (node['x-kubernetes-embedded-resource'] === true && EMBEDDED.has(k)) continue;
-    else if (isObj(additional)) out.push(...unknownFields(v, additional, at));
+    else if (isObj(additional)) out.push(...undeclaredPaths(v, additional, at));
     else if (!open && closed) out.push(at);
   }
   return out;
@@ -129,7 +135,7 @@ function packageOf(group: string, revisions: Obj[]): string | undefined {
   const owners = revisions.filter(owns);
   const active = owners.find((r) => str(r, 'spec', 'desiredState') === 'Active') ?? owners[0];
   if (!active) return undefined;
-  const image = str(active, 'spec', 'image') ?? str(active, 'spec', 'packageImage') ?? '';
+  const image = str(active, 'spec', 'image') ?? '';
   // An image pinned by digest has no version to name: its digest, shortened, says which.
   const digest = /@sha256:([0-9a-f]{12})/.exec(image)?.[1];
   const tag = digest ? `@sha256:${digest}` : /:([^:/@]+)$/.exec(image)?.[1];
@@ -223,7 +229,7 @@ export function checkAgainstCluster(req: RunFunctionRequest, composed: Composed[
       if (allAnswered && anyServed && !check.absent.includes(said)) check.absent.push(said);
       continue;
     }
-    const fields = unknownFields(ownPart(object), schema);
+    const fields = undeclaredPaths(ownPart(object), schema);
     if (fields.length > 0) missing.push({ key, apiVersion, kind, fields, object, ...(within ? { within } : {}) });
   }
   if (missing.length === 0) return check;
@@ -243,7 +249,7 @@ export function checkAgainstCluster(req: RunFunctionRequest, composed: Composed[
     const crd = itemsOf(crdRequirement(m.apiVersion, m.kind))[0];
     const schema = isObj(crd) ? crdSchema(crd as Obj, m.apiVersion) : undefined;
     // No CRD by that name to read: the served schema is all there is.
-    return !schema || unknownFields(ownPart(m.object), schema).length > 0;
+    return !schema || undeclaredPaths(ownPart(m.object), schema).length > 0;
   });
   if (confirmed.length === 0) return check;
   const revisions = itemsOf(CRD_OWNERS) as Obj[];

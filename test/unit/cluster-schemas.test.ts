@@ -16,7 +16,7 @@ import {
 } from '@crossplane-org/function-sdk-typescript';
 import { parse, parseAllDocuments } from 'yaml';
 import { setClock } from '../../src/clock.js';
-import { CRD_OWNERS, unknownFields } from '../../src/cluster-schemas.js';
+import { CRD_OWNERS, undeclaredPaths } from '../../src/cluster-schemas.js';
 import { lastOfReconcile } from '../../src/events.js';
 import { runFunction } from '../../src/function.js';
 import type { Obj } from '../../src/kube.js';
@@ -260,7 +260,7 @@ describe('required schemas: what is composed, checked against what the cluster s
     );
   });
 
-  it('unknownFields reads the served shapes: allOf, additionalProperties, preserved and embedded objects, arrays', () => {
+  it('undeclaredPaths reads the served shapes: allOf, additionalProperties, preserved and embedded objects, arrays', () => {
     const schema: Obj = {
       type: 'object',
       properties: {
@@ -300,7 +300,7 @@ describe('required schemas: what is composed, checked against what the cluster s
         extra: true,
       },
     };
-    assert.deepEqual(unknownFields(value, schema).sort(), [
+    assert.deepEqual(undeclaredPaths(value, schema).sort(), [
       'metadata.nope',
       'spec.extra',
       'spec.inner.data',
