@@ -40,14 +40,19 @@ expect_version crossplane "$VERSION" --version
 mkdir -p "$ROOT/.cache/cli"
 ln -sfn ../bin/crank "$ROOT/.cache/cli/crossplane"
 
-# Crossplane's own CRDs, for `crossplane core init` in the local control plane:
-# the cluster/crds folder of the very module the binaries were built from.
+# Crossplane's own CRDs and webhook configurations (the Usage webhook), for
+# `crossplane core init` in the local control plane: the cluster/ folders of the
+# very module the binaries were built from.
 CRDS="$ROOT/.cache/crossplane-crds"
-if [[ "$(cat "$CRDS/.version" 2>/dev/null)" != "$VERSION" ]]; then
+HOOKS="$ROOT/.cache/crossplane-webhookconfigurations"
+if [[ "$(cat "$CRDS/.version" 2>/dev/null)" != "$VERSION" || "$(cat "$HOOKS/.version" 2>/dev/null)" != "$VERSION" ]]; then
   src="$(cd "$ROOT/scripts/go/crossplane" && go mod download -json "$MODULE@$VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')"
   [[ -d "$src/cluster/crds" ]] || die "cannot find cluster/crds of $MODULE@$VERSION"
-  rm -rf "$CRDS" && mkdir -p "$CRDS"
+  [[ -d "$src/cluster/webhookconfigurations" ]] || die "cannot find cluster/webhookconfigurations of $MODULE@$VERSION"
+  rm -rf "$CRDS" "$HOOKS" && mkdir -p "$CRDS" "$HOOKS"
   cp "$src"/cluster/crds/*.yaml "$CRDS/" && chmod u+w "$CRDS"/*.yaml
+  cp "$src"/cluster/webhookconfigurations/*.yaml "$HOOKS/" && chmod u+w "$HOOKS"/*.yaml
   printf '%s\n' "$VERSION" >"$CRDS/.version"
-  say "copied Crossplane $VERSION's CRDs into .cache/crossplane-crds"
+  printf '%s\n' "$VERSION" >"$HOOKS/.version"
+  say "copied Crossplane $VERSION's CRDs and webhook configurations into .cache/"
 fi

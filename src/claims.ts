@@ -73,10 +73,34 @@ function clusterScopedManagedResource(owner: Owner, obj: Obj, apiVersion: string
   return { apiVersion, kind: kindOf(obj), metadata: { ...metadata, name: clusterName(owner, nameOf(obj)) }, spec };
 }
 
+/**
+ * A Usage of a namespaced managed resource holds its cluster-scoped twin,
+ * renamed as the resource itself is: a ClusterUsage, since Crossplane finds
+ * a namespaced Usage only for objects of its own namespace. Undefined for a
+ * Usage of anything else (the claim), which travels in an Object as it is.
+ */
+function clusterUsageOfTwin(owner: Owner, obj: Obj): Obj | undefined {
+  const of = record(obj, 'spec', 'of');
+  const scoped = of ? clusterScopedApiVersion(of) : undefined;
+  const name = str(of, 'resourceRef', 'name');
+  if (!of || !scoped || !name) return undefined;
+  return {
+    apiVersion: str(obj, 'apiVersion'),
+    kind: 'ClusterUsage',
+    metadata: { name: clusterName(owner, nameOf(obj)) },
+    spec: {
+      ...record(obj, 'spec'),
+      of: { ...of, apiVersion: scoped, resourceRef: { name: clusterName(owner, name) } },
+    },
+  };
+}
+
 /** What a claim's composite composes in place of a blueprint's object. */
 export function wrap(owner: Owner, obj: Obj): Obj {
   const scoped = clusterScopedApiVersion(obj);
   if (scoped) return clusterScopedManagedResource(owner, obj, scoped);
+  const clusterUsage = kindOf(obj) === 'Usage' ? clusterUsageOfTwin(owner, obj) : undefined;
+  if (clusterUsage) return clusterUsage;
   // A namespaced Object the blueprint composes (its management policies matter) becomes a cluster-scoped one.
   if (isProviderKubernetesObject(obj))
     return objectFor(owner, wrappedManifest(obj) ?? {}, record(obj, 'spec')?.['managementPolicies']);

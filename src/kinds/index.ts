@@ -15,6 +15,7 @@ import { MONITORING } from './monitoring.js';
 import { NETWORKING } from './networking.js';
 import { PLATFORM } from './platform.js';
 import { POLICY } from './policy.js';
+import { PROTECTION } from './protection.js';
 import { isProviderKubernetesObject, providerKubernetesFamily, wrappedManifest } from './provider-kubernetes.js';
 import { NOT_CREATED, progressing, ready, type Verdict } from './verdict.js';
 
@@ -34,6 +35,7 @@ for (const k of [
   ...CNPG,
   ...CERT_MANAGER,
   ...MONITORING,
+  ...PROTECTION,
   ...AWS_RDS,
   ...AWS_S3,
   ...AWS_IAM,

@@ -7,7 +7,9 @@
 // Stand-in, named so: kwok runs no containers, so this test plays the KUBELET
 // for the backup pods, writing their status as a kubelet does when the dump
 // and upload containers exit (success with the upload's termination message,
-// or an OOM kill). Everything else is the real thing.
+// or an OOM kill). Everything else is the real thing, Crossplane's Usage
+// webhook among it: a Database is not deleted while a backup or a restore
+// reads it.
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,6 +88,33 @@ async function endPod(
   });
 }
 
+/**
+ * Deletion order (Crossplane's Usage webhook): once Database `db` is marked in use (the label Crossplane's
+ * Usage controller sets), `kubectl delete` is refused; the refusal is returned. Never tried before the mark:
+ * a deletion that went through would end the suite.
+ */
+async function deletionRefused(db: string): Promise<string> {
+  await eventually(
+    `Database ${db} marked in use`,
+    async () =>
+      (await get('Database', db))?.['metadata']?.['labels']?.['crossplane.io/in-use'] === 'true' ? true : undefined,
+    90_000,
+  );
+  const r = await cp.kubectl(['delete', 'database', db, '-n', NS, '--wait=false'], { allowFail: true });
+  assert.notEqual(r.code, 0, `kubectl delete database ${db} went through: ${r.stdout}`);
+  assert.ok(await get('Database', db), `Database ${db} is still there`);
+  return r.stderr;
+}
+
+/** Once what held Database `db` is done, its mark goes. */
+async function deletionAllowed(db: string): Promise<void> {
+  await eventually(
+    `Database ${db} no longer in use`,
+    async () => ((await get('Database', db))?.['metadata']?.['labels']?.['crossplane.io/in-use'] ? undefined : true),
+    90_000,
+  );
+}
+
 async function backupIn(name: string, phase: string, timeoutMs = 90_000): Promise<Json> {
   return eventually(
     `DatabaseBackup ${name} ${phase}`,
@@ -135,7 +164,8 @@ describe('backups under real Crossplane', { skip }, () => {
 
   before(async () => {
     setClock(new Date());
-    cp = await controlPlaneForSuite({ functionEnv: { FUNCTION_PLATFORM_CLOCK_FILE: clockFile } });
+    // Crossplane's webhooks on, as its Helm chart runs them: Usages order deletions.
+    cp = await controlPlaneForSuite({ functionEnv: { FUNCTION_PLATFORM_CLOCK_FILE: clockFile }, webhooks: true });
     await ensureNamespace(cp, NS);
     // The store's keys (the example's placeholders are refused with a warning since issue 26; nothing runs here).
     await cp.kubectl(['apply', '-f', '-'], {
@@ -203,6 +233,14 @@ stringData: {AWS_ACCESS_KEY_ID: AKIAE2ESTORE0000001, AWS_SECRET_ACCESS_KEY: e2e-
   test('a DatabaseBackup taken now, killed for memory: retried with twice the memory, then Completed', async () => {
     await cp.kubectl(['apply', '-f', join(repoRoot, 'examples', 'databasebackup', 'before-migration.yaml')]);
     const name = 'orders-before-migration';
+    // While it is taken, the backup holds its Database: a deletion is refused, naming it (issue 32).
+    const refusal = await deletionRefused('orders');
+    assert.match(
+      refusal,
+      new RegExp(
+        `in-use by 1 usage\\(s\\), including the \\*v1beta1\\.Usage "${name}-holds-orders" \\(in namespace "${NS}"\\) with reason: "DatabaseBackup ${name} is taking a backup of it`,
+      ),
+    );
     await endPod(`${name}-a1`, 'oom');
     const second = await eventually(
       `Job ${name}-a2`,
@@ -218,6 +256,7 @@ stringData: {AWS_ACCESS_KEY_ID: AKIAE2ESTORE0000001, AWS_SECRET_ACCESS_KEY: e2e-
     await endPod(`${name}-a2`, 'succeeded', { key: `databases/orders/${name}.dump`, sizeBytes: 50000 });
     const done = await backupIn(name, 'Completed');
     assert.equal(done['status']['attempts'], 2);
+    await deletionAllowed('orders');
     // Done: the Job has done its part and goes; the record stays.
     await eventually(`Job ${name}-a2 gone`, async () =>
       (await cp.client.getObj(ref('batch/v1', 'Job', `${name}-a2`))) ? undefined : true,
@@ -349,6 +388,13 @@ spec:
       'server',
       'no switch before the data',
     );
+    // While the Database builds it, the restore holds it: a deletion is refused, naming the restore (issue 32).
+    const refusal = await deletionRefused('ledger');
+    t.diagnostic(`kubectl delete database ledger, while it restores: ${refusal.trim()}`);
+    assert.match(
+      refusal,
+      /with reason: "DatabaseRestore ledger-undo-import is restoring it into ledger-db-r1: delete the Database once it has switched/,
+    );
     // KUBELET STAND-IN: the restore pod downloads and restores, and ends well.
     await endPod('ledger-db-r1-restore', 'succeeded', undefined, ['download', 'restore']);
     lap('restore pod ended');
@@ -414,6 +460,15 @@ spec:
       { allowFail: true },
     );
     assert.match(changed.stderr, /spec cannot be changed; make another DatabaseRestore/);
+
+    // Switched: nothing holds the Database any more, and it can be deleted.
+    await deletionAllowed('ledger');
+    await cp.kubectl(['delete', 'database', 'ledger', '-n', NS, '--wait=false']);
+    await eventually(
+      'Database ledger deleted',
+      async () => ((await get('Database', 'ledger')) ? undefined : true),
+      90_000,
+    );
   });
 
   // Issue 26: with undo-tuesday.yaml and from-backup.yaml applied (both refused for the example Database), a

@@ -95,6 +95,8 @@ async function up(claims: boolean, realNodes: boolean): Promise<void> {
     objectStore,
     // The installed Database Composition names that store as the platform's default: a two-line Database backs up.
     platformStore: objectStore,
+    // Crossplane's webhooks, as its Helm chart runs them: Usages order deletions.
+    webhooks: true,
     say: (l) => say(`  ${l}`),
     keepOnFailure: process.env['CLUSTER_KEEP_ON_FAILURE'] === '1',
   });

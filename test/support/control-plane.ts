@@ -161,6 +161,11 @@ export interface ControlPlaneOptions {
    * so a two-line Database there gets backups with nothing to configure (npm run cluster does this).
    */
   platformStore?: boolean;
+  /**
+   * Crossplane's webhooks on, as its Helm chart has them: Usages order deletions (a Database is not deleted
+   * while a backup or restore reads it). npm run cluster turns them on; a test asks for them.
+   */
+  webhooks?: boolean;
 }
 
 /** The Secret of the object store's keys, as the backup Jobs read them (no namespace: apply it with -n). */
@@ -365,6 +370,10 @@ function run(
 
 /** The folder of Crossplane's own CRDs, copied by scripts/install-crossplane.sh from the module it builds. */
 export const CROSSPLANE_CRDS = join(repoRoot, '.cache', 'crossplane-crds');
+/** Its webhook configurations (the Usage webhook), copied with them. */
+export const CROSSPLANE_WEBHOOK_CONFIGS = join(repoRoot, '.cache', 'crossplane-webhookconfigurations');
+/** The Service the API server reaches Crossplane's webhook through: an ExternalName of localhost, where core runs. */
+export const CROSSPLANE_WEBHOOK_SERVICE = 'crossplane-webhooks';
 /** provider-kubernetes's CRDs, copied the same way by scripts/install-provider-kubernetes.sh. */
 export const PROVIDER_KUBERNETES_CRDS = join(repoRoot, '.cache', 'provider-kubernetes-crds');
 
@@ -418,28 +427,63 @@ export interface CrossplaneCore {
   healthPort: number;
   /** Its Prometheus metrics (the watch circuit breaker's among them): http://127.0.0.1:PORT/metrics. */
   metricsPort: number;
+  /** Where its webhook serves (Usages), when started with webhooks. */
+  webhookPort?: number;
+}
+
+/**
+ * What core needs to serve its webhook to this API server, as the Helm chart
+ * gives it a Service: one named crossplane-webhooks of type ExternalName,
+ * `localhost`, which the API server resolves to localhost:<port of the
+ * webhook configuration> (it resolves Services to their cluster IP, or to an
+ * ExternalName's host, and does not need DNS), verifying the certificate for
+ * the Service's DNS name, which `core init` signs. The port is free here and
+ * is not 9443, which provider-kubernetes holds.
+ */
+async function webhookService(client: KubeClient): Promise<number> {
+  const port = await freePort();
+  await applyManifest(client, {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: CROSSPLANE_WEBHOOK_SERVICE, namespace: CROSSPLANE_NAMESPACE },
+    spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ name: 'webhooks', port, protocol: 'TCP' }] },
+  });
+  return port;
 }
 
 /**
  * Crossplane on an API server: `core init` as the Helm chart's init container
  * runs it (its CRDs, CA and client certificate Secrets, the Lock), then
- * `core start` with the External package runtime and webhooks off.
+ * `core start` with the External package runtime. With `webhooks`, as the
+ * chart installs it, core serves its webhook, and so runs Usages (deletion
+ * order, protection.crossplane.io): core runs its Usage controllers only
+ * with webhooks on. Without, Usages are inert objects.
  */
 export async function startCrossplane(
   api: ApiServer,
   dir: string,
-  opts: { detached?: boolean } = {},
+  opts: { detached?: boolean; webhooks?: boolean } = {},
 ): Promise<CrossplaneCore> {
   const client = api.client;
   const logs = fileOf(dir, 'logs');
   mkdirSync(logs, { recursive: true });
   const env = { ...process.env, KUBECONFIG: api.kubeconfigPath };
   await applyManifest(client, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CROSSPLANE_NAMESPACE } });
+  const webhookPort = opts.webhooks ? await webhookService(client) : undefined;
   const initArgs = [
     'core',
     'init',
     `--namespace=${CROSSPLANE_NAMESPACE}`,
-    '--enable-webhooks=false',
+    ...(webhookPort
+      ? [
+          '--enable-webhooks=true',
+          '--tls-server-secret-name=crossplane-tls-server',
+          `--webhook-service-name=${CROSSPLANE_WEBHOOK_SERVICE}`,
+          `--webhook-service-namespace=${CROSSPLANE_NAMESPACE}`,
+          `--webhook-service-port=${webhookPort}`,
+          `--webhook-configurations-path=${CROSSPLANE_WEBHOOK_CONFIGS}`,
+        ]
+      : ['--enable-webhooks=false']),
     `--cr-ds-path=${CROSSPLANE_CRDS}`,
     '--tlsca-secret-name=crossplane-root-ca',
     '--tls-client-secret-name=crossplane-tls-client',
@@ -463,6 +507,13 @@ export async function startCrossplane(
     'tls.key': clientSecret['tls.key']!,
     'ca.crt': clientSecret['ca.crt']!,
   });
+  const serverCerts = fileOf(dir, 'crossplane-tls-server');
+  if (webhookPort) {
+    const server = await secretData(client, CROSSPLANE_NAMESPACE, 'crossplane-tls-server');
+    if (!server?.['tls.crt'] || !server['tls.key'])
+      throw new Error('crossplane core init wrote no crossplane-tls-server Secret');
+    writeCertDir(serverCerts, { 'tls.crt': server['tls.crt'], 'tls.key': server['tls.key'] });
+  }
   const cache = fileOf(dir, 'xpkg-cache');
   mkdirSync(cache, { recursive: true });
   const [metricsPort, healthPort] = [await freePort(), await freePort()];
@@ -473,7 +524,9 @@ export async function startCrossplane(
       'core',
       'start',
       `--namespace=${CROSSPLANE_NAMESPACE}`,
-      '--enable-webhooks=false',
+      ...(webhookPort
+        ? ['--enable-webhooks=true', `--webhook-port=${webhookPort}`, `--tls-server-certs-dir=${serverCerts}`]
+        : ['--enable-webhooks=false']),
       '--package-runtime=External',
       // Operations and CronOperations (alpha in v2): the function's fleet operations run as their steps.
       '--enable-operations',
@@ -486,7 +539,7 @@ export async function startCrossplane(
     fileOf(logs, 'crossplane.log'),
     { detached: opts.detached ?? false, env },
   );
-  return { proc, caSecret, healthPort, metricsPort };
+  return { proc, caSecret, healthPort, metricsPort, ...(webhookPort ? { webhookPort } : {}) };
 }
 
 /** Builds the package at `root` with crank (no examples) into the run's `dir`, and pushes it to `ref`. */
@@ -672,7 +725,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     }
 
     // 3. Crossplane: what the Helm chart's init container does, then the core.
-    const xp = await startCrossplane(api, dir, { detached });
+    const xp = await startCrossplane(api, dir, { detached, webhooks: opts.webhooks ?? false });
     processes.push(xp.proc);
     const { caSecret } = xp;
     const crossplane = xp.proc;

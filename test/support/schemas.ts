@@ -276,28 +276,38 @@ function loadBuiltins(dir: string, ajv: Ajv, entries: Map<string, Entry>): void 
 function loadCrds(dir: string, entries: Map<string, Entry>): void {
   for (const sub of readdirSync(dir, { withFileTypes: true })) {
     if (!sub.isDirectory() || sub.name === 'kubernetes-openapi') continue;
-    for (const file of readdirSync(join(dir, sub.name))
-      .filter((f) => /\.ya?ml$/.test(f))
-      .sort()) {
-      for (const doc of parseAllDocuments(readFileSync(join(dir, sub.name, file), 'utf8'))) {
-        const crd: unknown = doc.toJS();
-        if (!isObject(crd) || crd.kind !== 'CustomResourceDefinition' || !isObject(crd.spec)) continue;
-        const { group, names, versions } = crd.spec;
-        if (typeof group !== 'string' || !isObject(names) || typeof names.kind !== 'string') continue;
-        for (const v of Array.isArray(versions) ? versions : []) {
-          if (!isObject(v) || typeof v.name !== 'string' || v.served === false) continue;
-          const root = isObject(v.schema) ? v.schema.openAPIV3Schema : undefined;
-          if (!isObject(root)) continue;
-          const ctx: Ctx = { crd: true, cel: [] };
-          const schema = convert(root, '', ctx) as Json;
-          // A CRD's root metadata is just `type: object`; the server validates and
-          // prunes it as ObjectMeta.
-          if (isObject(schema.properties)) {
-            schema.properties = { ...schema.properties, metadata: objectMeta(schema.properties.metadata) };
-          }
-          const k = key(`${group}/${v.name}`, names.kind);
-          entries.set(k, { schema, source: `${sub.name}/${file}`, cel: ctx.cel });
+    loadCrdFolder(join(dir, sub.name), sub.name, entries);
+  }
+  // Crossplane's own CRDs (the Usage among them), copied by scripts/install-crossplane.sh from the module the
+  // local control plane runs: real schemas too, where installed. The shared ones win where both have a kind.
+  if (existsSync(CROSSPLANE_OWN_CRDS)) loadCrdFolder(CROSSPLANE_OWN_CRDS, 'crossplane-module', entries, false);
+}
+
+/** The Crossplane module's CRDs, where scripts/install-crossplane.sh copied them. */
+const CROSSPLANE_OWN_CRDS = fileURLToPath(new URL('../../../.cache/crossplane-crds', import.meta.url));
+
+function loadCrdFolder(folder: string, source: string, entries: Map<string, Entry>, replace = true): void {
+  for (const file of readdirSync(folder)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()) {
+    for (const doc of parseAllDocuments(readFileSync(join(folder, file), 'utf8'))) {
+      const crd: unknown = doc.toJS();
+      if (!isObject(crd) || crd.kind !== 'CustomResourceDefinition' || !isObject(crd.spec)) continue;
+      const { group, names, versions } = crd.spec;
+      if (typeof group !== 'string' || !isObject(names) || typeof names.kind !== 'string') continue;
+      for (const v of Array.isArray(versions) ? versions : []) {
+        if (!isObject(v) || typeof v.name !== 'string' || v.served === false) continue;
+        const root = isObject(v.schema) ? v.schema.openAPIV3Schema : undefined;
+        if (!isObject(root)) continue;
+        const ctx: Ctx = { crd: true, cel: [] };
+        const schema = convert(root, '', ctx) as Json;
+        // A CRD's root metadata is just `type: object`; the server validates and
+        // prunes it as ObjectMeta.
+        if (isObject(schema.properties)) {
+          schema.properties = { ...schema.properties, metadata: objectMeta(schema.properties.metadata) };
         }
+        const k = key(`${group}/${v.name}`, names.kind);
+        if (replace || !entries.has(k)) entries.set(k, { schema, source: `${source}/${file}`, cel: ctx.cel });
       }
     }
   }

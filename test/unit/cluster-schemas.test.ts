@@ -5,7 +5,7 @@
 // metadata as ObjectMeta), built from ../shared/crds; the answer of real
 // Crossplane and a real API server is tested in test/e2e/claims.test.ts.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -44,9 +44,11 @@ const objectMeta = (
 /** "group/version/Kind" → the schema the API server publishes for it (the stand-in), from the shared CRDs. */
 const SERVED = (() => {
   const out = new Map<string, Obj>();
-  for (const dir of CRD_DIRS) {
-    for (const file of readdirSync(join(SHARED, dir)).filter((f) => f.endsWith('.yaml'))) {
-      for (const doc of parseAllDocuments(readFileSync(join(SHARED, dir, file), 'utf8'))) {
+  // And Crossplane's own (its Usage), copied by scripts/install-crossplane.sh from the module it builds.
+  const folders = [...CRD_DIRS.map((d) => join(SHARED, d)), join(repoRoot, '.cache', 'crossplane-crds')];
+  for (const folder of folders.filter((f) => existsSync(f))) {
+    for (const file of readdirSync(folder).filter((f) => f.endsWith('.yaml'))) {
+      for (const doc of parseAllDocuments(readFileSync(join(folder, file), 'utf8'))) {
         const crd = doc.toJS() as Obj;
         if (crd?.['kind'] !== 'CustomResourceDefinition') continue;
         const spec = crd['spec'] as Obj;

@@ -514,9 +514,9 @@ describe('the DatabaseRestore blueprint', () => {
     status,
   });
 
-  test('looks up the Database and the backup; composes nothing of its own; mirrors what the Database says', () => {
+  test('looks up the Database and the backup; composes nothing of its own (its Usage: deletion-order.test.ts); mirrors what the Database says', () => {
     const first = call(restoreXr({ fromBackup: { name: 'orders-db-202612020300' } }));
-    assert.deepEqual(Object.keys(first.requirements?.resources ?? {}).sort(), ['backup', 'database']);
+    assert.deepEqual(Object.keys(first.requirements?.resources ?? {}).sort(), ['backup', 'database', 'usage-crd']);
     assert.equal(statusOf(first)['phase'], 'Pending');
     assert.equal(statusOf(first)['message'], 'looking up Database orders');
 

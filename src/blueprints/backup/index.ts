@@ -12,6 +12,7 @@ import { type BackupPhase, backupSummary, currentAttempt, TERMINAL } from '../li
 import { JOB_NAME_LABEL } from '../lifecycle/jobs.js';
 import { type Drill, planDrill } from './drill.js';
 import type { BackupCall } from '../lifecycle/placements/placement.js';
+import { HOLD_KEY, holdDatabase, USAGES, usagesRequirement } from '../lifecycle/deletion-order.js';
 import { DATABASE, databaseRequirement, type Lookup, lookUp } from '../lifecycle/target.js';
 import { entry } from '../manifest.js';
 
@@ -68,14 +69,26 @@ function compose(r: ResolvedBackup): Plan {
   // call of the same reconcile), or when it cannot be backed up, what exists
   // stays exactly as it is: a Fatal here would stop the reconcile, and an
   // omission would delete a snapshot.
+  requirements[USAGES] = usagesRequirement;
   if (lookup.state !== 'found') {
-    for (const [key, obj] of input.observed) resources.push({ key, object: asDesired(obj) });
+    // A Database that is gone is held by nothing.
+    for (const [key, obj] of input.observed)
+      if (!(key === HOLD_KEY && lookup.state === 'missing')) resources.push({ key, object: asDesired(obj) });
     return { resources, requirements };
   }
   const taken = lookup.target.placement.backup.take(callOf({ ...r, lookup }));
   const drill = r.drill;
+  // While it is taken, the backup holds its Database: a deletion is refused, naming this backup.
+  const running = !TERMINAL.has(str(r.previous, 'phase') ?? '');
+  const hold = running
+    ? holdDatabase(
+        input,
+        input.spec.databaseRef.name,
+        'is taking a backup of it: delete the Database once the backup is Completed or Failed',
+      )
+    : [];
   return {
-    resources: [...resources, ...taken.resources, ...(drill?.resources ?? [])],
+    resources: [...resources, ...taken.resources, ...(drill?.resources ?? []), ...hold],
     requirements: { ...requirements, ...taken.requirements, ...drill?.requirements },
   };
 }

@@ -21,6 +21,7 @@ import { record, str, type Obj } from '../../kube.js';
 import { dnsLabel } from '../../names.js';
 import { nextFiring } from '../../spec/cron.js';
 import type { Context, Desired, Requirement } from '../blueprint.js';
+import { holdBucket, USAGES, usagesRequirement } from './deletion-order.js';
 import { appName, baseName, type DatabaseSpec, identity, meta, type ObjectStore, secretValue } from './database.js';
 
 /** Composition-resource keys: one space with every placement's, so each says it is the store's. */
@@ -307,12 +308,13 @@ export function planProvisionedStore(
   const using = provision ?? observedProvision(ctx.observed);
   // Parts observed without their bucket (an interrupted creation) and nothing asked: nothing to compose them from.
   if (!using) return undefined;
-  const resources = storeResources(ctx, spec, using);
-  if (!asked) return { resources, requirements: {} };
+  const resources = [...storeResources(ctx, spec, using), ...holdBucket(ctx, bucketName(ctx))];
+  if (!asked) return { resources, requirements: { [USAGES]: usagesRequirement } };
   const store = provisionedStore(ctx, using);
   const secret = store.credentialsSecretRef.name;
   const requirements: Record<string, Requirement> = {
     [STORE_KEY_SECRET]: { apiVersion: 'v1', kind: 'Secret', matchName: secret, namespace: ctx.owner.namespace },
+    [USAGES]: usagesRequirement,
   };
   if (publishedBefore(ctx.xr, store.bucket)) return { resources, requirements, store };
   const waiting = waitingFor(ctx, resources, secret);

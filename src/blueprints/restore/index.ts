@@ -20,6 +20,7 @@ import type { Blueprint, BlueprintInput, Context, Plan, Summary } from '../bluep
 import { appName } from '../lifecycle/database.js';
 import { judgeRequest } from '../lifecycle/restore-source.js';
 import { windowOf } from '../lifecycle/source.js';
+import { holdDatabase, USAGES, usagesRequirement } from '../lifecycle/deletion-order.js';
 import { DATABASE, databaseRequirement, type Lookup, lookUp } from '../lifecycle/target.js';
 import { entry } from '../manifest.js';
 
@@ -128,8 +129,19 @@ function compose(r: ResolvedRestore): Plan {
       matchName: spec.fromBackup.name,
       namespace: owner.namespace,
     };
-  // Nothing of its own: the restored instance is the Database's.
-  return { resources: [], requirements };
+  requirements[USAGES] = usagesRequirement;
+  // The restored instance is the Database's. What is this restore's own: while the Database builds it, the Usage
+  // that refuses the Database's deletion, naming this restore.
+  const said = reported(r);
+  const resources =
+    r.lookup.state === 'found' && str(said, 'phase') === 'Restoring'
+      ? holdDatabase(
+          r.input,
+          spec.databaseRef.name,
+          `is restoring it${str(said, 'instance') ? ` into ${str(said, 'instance')}` : ''}: delete the Database once it has switched, or delete the DatabaseRestore first`,
+        )
+      : [];
+  return { resources, requirements };
 }
 
 function status(r: ResolvedRestore): Summary {

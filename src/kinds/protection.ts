@@ -1,0 +1,51 @@
+// protection.crossplane.io: Crossplane v2's Usage, which orders deletions. A
+// Usage of an object makes Crossplane's webhook refuse that object's deletion
+// (409, naming the Usage and its reason) until the Usage goes. Its Ready
+// condition comes from Crossplane's Usage controller, which runs only with
+// core's webhooks on; without them the Usage protects nothing and never turns
+// Ready, so it is judged ready once it exists: it never holds anything up.
+import { exists } from './conditions.js';
+import type { Family } from './kind.js';
+
+export const USAGE_API_VERSION = 'protection.crossplane.io/v1beta1';
+/** The CRD that serves Usages: asked for, so a cluster without it (Crossplane v1) is never sent one. */
+export const USAGE_CRD = 'usages.protection.crossplane.io';
+
+export const PROTECTION: Family = [
+  { group: 'protection.crossplane.io', kind: 'Usage', judge: exists },
+  // A claim's composite holds a cluster-scoped managed resource with one.
+  { group: 'protection.crossplane.io', kind: 'ClusterUsage', judge: exists },
+];
+
+/** What a Usage names: an object in the Usage's namespace, or a cluster-scoped one. */
+export interface UsageRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+}
+
+export interface UsageSpec {
+  of: UsageRef;
+  /** The object whose existence holds `of` (the Usage goes once it is deleted). */
+  by?: UsageRef;
+  /** Said in the refusal when there is no `by`. */
+  reason?: string;
+  /** Delete `of` once the Usage goes, if its deletion was refused meanwhile. */
+  replayDeletion: boolean;
+}
+
+/** A namespaced Usage. */
+export function usage(name: string, namespace: string, spec: UsageSpec) {
+  const ref = (r: UsageRef) => ({ apiVersion: r.apiVersion, kind: r.kind, resourceRef: { name: r.name } });
+  return {
+    apiVersion: USAGE_API_VERSION,
+    kind: 'Usage',
+    metadata: { name, namespace },
+    spec: {
+      of: ref(spec.of),
+      ...(spec.by ? { by: ref(spec.by) } : {}),
+      ...(spec.reason ? { reason: spec.reason } : {}),
+      replayDeletion: spec.replayDeletion,
+    },
+  };
+}

@@ -1,0 +1,191 @@
+// Deletion order with Crossplane's Usages (issue 32): a DatabaseRestore holds
+// its Database while the Database builds it, a DatabaseBackup while it is
+// taken, and a Database the bucket made for its backups; each Usage names the
+// holder in its reason (Crossplane's webhook says it in the refusal), is
+// composed only where the cluster serves Usages, is kept while that answer is
+// not in, and goes once the holder is done. Under real Crossplane:
+// test/e2e/deletion-order.test.ts.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import { BUCKET_HOLD_KEY, HOLD_KEY, USAGES } from '../../src/blueprints/lifecycle/deletion-order.js';
+import { STORE_KEYS } from '../../src/blueprints/lifecycle/object-store.js';
+import type { Obj } from '../../src/kube.js';
+import {
+  answered,
+  asObserved,
+  call,
+  claimXr,
+  completedBackup,
+  databaseXr,
+  desiredOf,
+  fatalOf,
+  NAMESPACE,
+  statusOf,
+  withObjectStore,
+} from '../support/database.js';
+import { hasSchema, validateObject } from '../support/schemas.js';
+
+const USAGE_CRD: Obj = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'usages.protection.crossplane.io' },
+};
+const fatal = (rsp: RunFunctionResponse) => fatalOf(rsp)?.message ?? '';
+const specOf = (obj: Obj | undefined) => (obj?.['spec'] ?? {}) as Obj;
+
+/** Valid against Crossplane's own Usage CRD, where scripts/install-crossplane.sh copied it. */
+function assertValid(obj: Obj): void {
+  const kind = `${String(obj['apiVersion'])} ${String(obj['kind'])}`;
+  if (!hasSchema(String(obj['apiVersion']), String(obj['kind']))) {
+    if (process.env['CI']) assert.fail(`no schema for ${kind}: scripts/install-crossplane.sh copies it`);
+    console.error(`SKIPPED: no schema for ${kind} here (run scripts/install-crossplane.sh)`);
+    return;
+  }
+  assert.deepEqual(validateObject(obj), [], `${kind} as the API server would judge it`);
+}
+
+describe('a DatabaseRestore holds its Database while the Database builds it', () => {
+  const restoreXr: Obj = {
+    apiVersion: 'example.com/v1',
+    kind: 'DatabaseRestore',
+    metadata: { name: 'orders-undo', namespace: NAMESPACE, uid: 'uid-undo' },
+    spec: { databaseRef: { name: 'orders' }, fromBackup: { name: 'orders-db-202612020300' } },
+  };
+  const db = (status: Obj = {}): Obj => ({
+    apiVersion: 'example.com/v1',
+    kind: 'Database',
+    metadata: { name: 'orders', namespace: NAMESPACE, uid: 'uid-orders' },
+    spec: withObjectStore({ engine: 'postgres', storageGB: 20 }),
+    status,
+  });
+  const restoring = db({
+    restore: { name: 'orders-undo', phase: 'Restoring', instance: 'orders-db-r1', message: 'restoring orders' },
+  });
+  const backup = completedBackup('orders-db-202612020300', 'orders');
+
+  test('Restoring: one Usage of the Database, naming this restore and the instance it builds; no replay', () => {
+    const first = call(restoreXr);
+    assert.ok(first.requirements?.resources?.[USAGES], 'asks whether the cluster serves Usages');
+    assert.equal(desiredOf(first, HOLD_KEY), undefined, 'nothing before the answers are in');
+
+    const rsp = call(restoreXr, [], answered({ database: [restoring], backup: [backup], [USAGES]: [USAGE_CRD] }));
+    assert.equal(fatalOf(rsp), undefined, fatal(rsp));
+    const usage = desiredOf(rsp, HOLD_KEY)!;
+    assert.ok(usage, 'the Usage is composed');
+    assert.equal(usage['apiVersion'], 'protection.crossplane.io/v1beta1');
+    assert.equal(usage['kind'], 'Usage');
+    assert.equal((usage['metadata'] as Obj)['namespace'], NAMESPACE);
+    assert.deepEqual(specOf(usage)['of'], {
+      apiVersion: 'example.com/v1',
+      kind: 'Database',
+      resourceRef: { name: 'orders' },
+    });
+    assert.equal(specOf(usage)['by'], undefined, 'by reason: the refusal says it');
+    assert.match(String(specOf(usage)['reason']), /^DatabaseRestore orders-undo is restoring it into orders-db-r1: /);
+    assert.equal(specOf(usage)['replayDeletion'], false, 'a refused deletion is never carried out later');
+    assertValid(usage);
+    // It never holds the restore up: ready once it exists, as Crossplane without webhooks never says it is.
+    assert.equal(statusOf(rsp)['phase'], 'Restoring');
+  });
+
+  test('Pending, Switched, Failed: nothing held', () => {
+    for (const status of [
+      {},
+      { restores: [{ name: 'orders-undo', instance: 'orders-db-r1', switchedAt: '2026-12-02T04:00:00Z' }] },
+      { restore: { name: 'orders-undo', phase: 'Failed', instance: 'orders-db-r1', message: 'the load failed' } },
+    ]) {
+      const rsp = call(restoreXr, [], answered({ database: [db(status)], backup: [backup], [USAGES]: [USAGE_CRD] }));
+      assert.equal(fatalOf(rsp), undefined, fatal(rsp));
+      assert.equal(desiredOf(rsp, HOLD_KEY), undefined, `phase ${String(statusOf(rsp)['phase'])}`);
+    }
+  });
+
+  test('a cluster that serves no Usages is sent none; one composed before is kept until the answer is in', () => {
+    const none = call(restoreXr, [], answered({ database: [restoring], backup: [backup], [USAGES]: [] }));
+    assert.equal(fatalOf(none), undefined, fatal(none));
+    assert.equal(desiredOf(none, HOLD_KEY), undefined);
+
+    const made = call(restoreXr, [], answered({ database: [restoring], backup: [backup], [USAGES]: [USAGE_CRD] }));
+    const observed = asObserved(made);
+    const unanswered = call(restoreXr, observed, answered({ database: [restoring], backup: [backup] }));
+    assert.deepEqual(desiredOf(unanswered, HOLD_KEY), desiredOf(made, HOLD_KEY), 'kept as it was, no flap');
+  });
+});
+
+describe('a DatabaseBackup holds its Database while it is taken', () => {
+  const backupXr = (status?: Obj): Obj => ({
+    apiVersion: 'example.com/v1',
+    kind: 'DatabaseBackup',
+    metadata: { name: 'orders-before-migration', namespace: NAMESPACE, uid: 'uid-backup' },
+    spec: { databaseRef: { name: 'orders' }, pinned: true },
+    ...(status ? { status } : {}),
+  });
+  const db = databaseXr({ engine: 'postgres', version: '16', storageGB: 20 });
+
+  test('held from the first call that finds the Database until the backup is Completed or Failed', () => {
+    const taking = call(backupXr(), [], answered({ database: [db], [USAGES]: [USAGE_CRD] }));
+    assert.equal(fatalOf(taking), undefined, fatal(taking));
+    const usage = desiredOf(taking, HOLD_KEY)!;
+    assert.ok(usage, 'held while the dump runs');
+    assert.match(String(specOf(usage)['reason']), /^DatabaseBackup orders-before-migration is taking a backup of it/);
+    assert.equal(specOf(usage)['replayDeletion'], false);
+    assertValid(usage);
+
+    for (const phase of ['Completed', 'Failed']) {
+      const done = call(
+        backupXr({ phase, message: phase }),
+        asObserved(taking),
+        answered({ database: [db], [USAGES]: [USAGE_CRD] }),
+      );
+      assert.equal(fatalOf(done), undefined, fatal(done));
+      assert.equal(desiredOf(done, HOLD_KEY), undefined, `${phase}: the Database is free again`);
+    }
+  });
+
+  test('a Database that is gone is held by nothing; one not looked up yet keeps its Usage', () => {
+    const taking = call(backupXr(), [], answered({ database: [db], [USAGES]: [USAGE_CRD] }));
+    const gone = call(backupXr({ phase: 'Running' }), asObserved(taking), answered({ database: [], [USAGES]: [] }));
+    assert.equal(desiredOf(gone, HOLD_KEY), undefined);
+    const unknown = call(backupXr({ phase: 'Running' }), asObserved(taking));
+    assert.ok(desiredOf(unknown, HOLD_KEY), 'kept until the Database is known');
+  });
+});
+
+describe('a Database holds the bucket made for its backups', () => {
+  const provisioned = { engine: 'postgres', storageGB: 20, backup: { provision: { aws: { region: 'eu-west-1' } } } };
+
+  test('namespaced: a Usage of the Bucket, replaying a deletion refused meanwhile', () => {
+    const rsp = call(databaseXr(provisioned, { bare: true }), [], answered({ [USAGES]: [USAGE_CRD] }));
+    assert.equal(fatalOf(rsp), undefined, fatal(rsp));
+    const bucket = desiredOf(rsp, STORE_KEYS.bucket)!;
+    const usage = desiredOf(rsp, BUCKET_HOLD_KEY)!;
+    assert.ok(usage, 'the Bucket is held');
+    assert.deepEqual(specOf(usage)['of'], {
+      apiVersion: 's3.aws.m.upbound.io/v1beta1',
+      kind: 'Bucket',
+      resourceRef: { name: (bucket['metadata'] as Obj)['name'] },
+    });
+    assert.match(String(specOf(usage)['reason']), /^Database orders keeps its backups in it/);
+    assert.equal(specOf(usage)['replayDeletion'], true, 'once the Database is gone, the Bucket may go as asked');
+    assertValid(usage);
+    const none = call(databaseXr(provisioned, { bare: true }), [], answered({ [USAGES]: [] }));
+    assert.equal(desiredOf(none, BUCKET_HOLD_KEY), undefined, 'no Usages served, none sent');
+  });
+
+  test('claims: a ClusterUsage of the cluster-scoped Bucket, by the name it has there', () => {
+    const rsp = call(claimXr(provisioned, { bare: true }), [], answered({ [USAGES]: [USAGE_CRD] }));
+    assert.equal(fatalOf(rsp), undefined, fatal(rsp));
+    const bucket = desiredOf(rsp, STORE_KEYS.bucket)!;
+    const usage = desiredOf(rsp, BUCKET_HOLD_KEY)!;
+    assert.match(String(bucket['apiVersion']), /^s3\.aws\.upbound\.io\//, 'the cluster-scoped twin');
+    assert.equal(usage['kind'], 'ClusterUsage', 'a namespaced Usage finds only objects of its namespace');
+    assert.equal((usage['metadata'] as Obj)['namespace'], undefined);
+    assert.deepEqual(specOf(usage)['of'], {
+      apiVersion: bucket['apiVersion'],
+      kind: 'Bucket',
+      resourceRef: { name: (bucket['metadata'] as Obj)['name'] },
+    });
+    assertValid(usage);
+  });
+});
