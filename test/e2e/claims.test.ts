@@ -39,7 +39,8 @@ async function readyClaim(kind: string, name: string, timeoutMs = 120_000): Prom
 
 describe('claims under real Crossplane, with provider-kubernetes', { skip }, () => {
   before(async () => {
-    cp = await controlPlaneForSuite({ claims: true });
+    // Crossplane's webhooks on, as its Helm chart runs them: Usages order deletions of claims too.
+    cp = await controlPlaneForSuite({ claims: true, webhooks: true });
     await ensureNamespace(cp, NS);
   });
   after(async () => {
@@ -192,6 +193,31 @@ describe('claims under real Crossplane, with provider-kubernetes', { skip }, () 
     const connection = await secretData(cp.client, NS, 'orders-db-connection');
     const credentials = await secretData(cp.client, NS, 'orders-db-credentials');
     assert.equal(connection?.['password']?.toString(), credentials?.['password']?.toString());
+  });
+
+  test('a DatabaseBackup claim holds its Database claim while it is taken: the deletion is refused, naming it; deleted, it holds nothing', async (t) => {
+    await cp.kubectl(['apply', '-f', '-'], {
+      input: `apiVersion: example.com/v1\nkind: DatabaseBackup\nmetadata: {name: orders-hold, namespace: ${NS}}\nspec: {databaseRef: {name: orders}}\n`,
+    });
+    const inUse = async () => (await claim('Database', 'orders'))?.['metadata']?.['labels']?.['crossplane.io/in-use'];
+    // The Usage travels in an Object to the claim's namespace, where provider-kubernetes makes it.
+    await eventually(
+      'Database claim orders marked in use',
+      async () => ((await inUse()) === 'true' ? true : undefined),
+      90_000,
+    );
+    const refused = await cp.kubectl(['delete', 'database', 'orders', '-n', NS, '--wait=false'], { allowFail: true });
+    t.diagnostic(`kubectl delete database orders, while it is backed up: ${refused.stderr.trim().slice(0, 400)}`);
+    assert.notEqual(refused.code, 0, refused.stdout);
+    assert.match(refused.stderr, /with reason: "DatabaseBackup orders-hold is taking a backup of it/);
+    assert.ok(await claim('Database', 'orders'), 'the claim stays');
+    // kwok runs no dump: the backup never ends here. Deleted, it lets go.
+    await cp.kubectl(['delete', 'databasebackup', 'orders-hold', '-n', NS, '--wait=false']);
+    await eventually(
+      'Database claim orders no longer in use',
+      async () => ((await inUse()) ? undefined : true),
+      90_000,
+    );
   });
 
   // Stand-in, named so: no CSI driver runs here, so this test plays the CSI RESIZER, growing the volume and

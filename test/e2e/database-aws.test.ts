@@ -91,7 +91,8 @@ async function standInProviderUpjetAws(objs: Json[]): Promise<void> {
 
 describe('a Database on AWS under real Crossplane', { skip }, () => {
   before(async () => {
-    cp = await controlPlaneForSuite();
+    // Crossplane's webhooks on, as its Helm chart runs them: the Database holds the bucket made for it.
+    cp = await controlPlaneForSuite({ webhooks: true });
     await ensureNamespace(cp, NS);
     // The namespaced managed resources' CRDs, installed by Crossplane's package manager from the
     // stand-in provider packages the Configuration's dependencies resolved to.
@@ -282,6 +283,28 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
     assert.deepEqual(env['AWS_ACCESS_KEY_ID'], { name: secret, key: 'username' });
     assert.deepEqual(env['AWS_SECRET_ACCESS_KEY'], { name: secret, key: 'password' });
     assert.equal(env['BUCKET'], published['bucket']);
+
+    // The Database holds its bucket (issue 32): deleting the Bucket by hand is refused, naming the Database.
+    const bucketName = String(bucket['metadata']['name']);
+    await eventually(
+      `Bucket ${bucketName} marked in use`,
+      async () =>
+        (await get(String(bucket['apiVersion']), 'Bucket', bucketName))?.['metadata']?.['labels']?.[
+          'crossplane.io/in-use'
+        ] === 'true'
+          ? true
+          : undefined,
+      90_000,
+    );
+    const refused = await cp.kubectl(['delete', 'bucket.s3.aws.m.upbound.io', bucketName, '-n', NS, '--wait=false'], {
+      allowFail: true,
+    });
+    assert.notEqual(refused.code, 0, refused.stdout);
+    assert.match(
+      refused.stderr,
+      new RegExp(`with reason: "Database ${NAME} keeps its backups in it: delete the Database first"`),
+    );
+    assert.ok(await get(String(bucket['apiVersion']), 'Bucket', bucketName), 'the Bucket stays');
   });
 
   test('a mysql Database with a read replica: the upgrade to 8.4 moves the replica first, as RDS for MySQL requires, and the primary once the replica runs it', async (t) => {
