@@ -238,7 +238,7 @@ stringData: {AWS_ACCESS_KEY_ID: AKIAE2ESTORE0000001, AWS_SECRET_ACCESS_KEY: e2e-
     assert.match(
       refusal,
       new RegExp(
-        `in-use by 1 usage\\(s\\), including the \\*v1beta1\\.Usage "${name}-holds-orders" \\(in namespace "${NS}"\\) with reason: "DatabaseBackup ${name} is taking a backup of it`,
+        `in-use by \\d+ usage\\(s\\), including the \\*v1beta1\\.Usage "${name}-backup-holds-orders" \\(in namespace "${NS}"\\) with reason: "DatabaseBackup ${name} is taking a backup of it`,
       ),
     );
     await endPod(`${name}-a1`, 'oom');

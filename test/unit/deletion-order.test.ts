@@ -3,11 +3,12 @@
 // taken, and a Database the bucket made for its backups; each Usage names the
 // holder in its reason (Crossplane's webhook says it in the refusal), is
 // composed only where the cluster serves Usages, is kept while that answer is
-// not in, and goes once the holder is done. Under real Crossplane:
-// test/e2e/deletion-order.test.ts.
+// not in, and goes once the holder is done. Under real Crossplane (with its
+// webhooks): test/e2e/database-backup.test.ts, database-aws.test.ts and
+// claims.test.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import { Ready, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import { BUCKET_HOLD_KEY, HOLD_KEY, USAGES } from '../../src/blueprints/lifecycle/deletion-order.js';
 import { STORE_KEYS } from '../../src/blueprints/lifecycle/object-store.js';
 import type { Obj } from '../../src/kube.js';
@@ -85,8 +86,29 @@ describe('a DatabaseRestore holds its Database while the Database builds it', ()
     assert.match(String(specOf(usage)['reason']), /^DatabaseRestore orders-undo is restoring it into orders-db-r1: /);
     assert.equal(specOf(usage)['replayDeletion'], false, 'a refused deletion is never carried out later');
     assertValid(usage);
-    // It never holds the restore up: ready once it exists, as Crossplane without webhooks never says it is.
-    assert.equal(statusOf(rsp)['phase'], 'Restoring');
+    // It never holds the restore up: ready once it exists (Crossplane without webhooks never says it is).
+    const again = call(
+      restoreXr,
+      asObserved(rsp),
+      answered({ database: [restoring], backup: [backup], [USAGES]: [USAGE_CRD] }),
+    );
+    assert.equal(again.desired?.resources[HOLD_KEY]?.ready, Ready.READY_TRUE);
+    assert.equal(statusOf(again)['phase'], 'Restoring');
+  });
+
+  test('a Database not read as it is on a call (not answered, or refused) keeps what holds it; one gone, nothing', () => {
+    const made = call(restoreXr, [], answered({ database: [restoring], backup: [backup], [USAGES]: [USAGE_CRD] }));
+    const unknown = call(restoreXr, asObserved(made), answered({ [USAGES]: [USAGE_CRD] }));
+    assert.deepEqual(desiredOf(unknown, HOLD_KEY), desiredOf(made, HOLD_KEY));
+    const refused = { ...restoring, spec: { engine: 'postgres' } };
+    const judged = call(
+      restoreXr,
+      asObserved(made),
+      answered({ database: [refused], backup: [backup], [USAGES]: [USAGE_CRD] }),
+    );
+    assert.deepEqual(desiredOf(judged, HOLD_KEY), desiredOf(made, HOLD_KEY), 'kept while refused');
+    const gone = call(restoreXr, asObserved(made), answered({ database: [], backup: [backup], [USAGES]: [USAGE_CRD] }));
+    assert.equal(desiredOf(gone, HOLD_KEY), undefined);
   });
 
   test('Pending, Switched, Failed: nothing held', () => {
@@ -122,12 +144,33 @@ describe('a DatabaseBackup holds its Database while it is taken', () => {
     ...(status ? { status } : {}),
   });
   const db = databaseXr({ engine: 'postgres', version: '16', storageGB: 20 });
+  /** The dump pod of attempt 1 as the kubelet reports it. */
+  const pod = (phase: string, job = 'orders-before-migration-a1'): Obj => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${job}-x1`, namespace: NAMESPACE, labels: { 'batch.kubernetes.io/job-name': job } },
+    status: { phase },
+  });
 
-  test('held from the first call that finds the Database until the backup is Completed or Failed', () => {
-    const taking = call(backupXr(), [], answered({ database: [db], [USAGES]: [USAGE_CRD] }));
+  test('held while its dump pod runs, not while it waits to start, and not once Completed or Failed', () => {
+    const starting = call(backupXr(), [], answered({ database: [db], [USAGES]: [USAGE_CRD] }));
+    assert.equal(fatalOf(starting), undefined, fatal(starting));
+    assert.equal(desiredOf(starting, HOLD_KEY), undefined, 'no Job yet: nothing reads the Database');
+    const unscheduled = call(
+      backupXr({ phase: 'Running' }),
+      asObserved(starting),
+      answered({ database: [db], [USAGES]: [USAGE_CRD], pod: [pod('Pending')] }),
+    );
+    assert.equal(desiredOf(unscheduled, HOLD_KEY), undefined, 'a pod that cannot start holds nothing');
+    const taking = call(
+      backupXr({ phase: 'Running' }),
+      asObserved(starting),
+      answered({ database: [db], [USAGES]: [USAGE_CRD], pod: [pod('Running')] }),
+    );
     assert.equal(fatalOf(taking), undefined, fatal(taking));
     const usage = desiredOf(taking, HOLD_KEY)!;
     assert.ok(usage, 'held while the dump runs');
+    assert.equal((usage['metadata'] as Obj)['name'], 'orders-before-migration-backup-holds-orders');
     assert.match(String(specOf(usage)['reason']), /^DatabaseBackup orders-before-migration is taking a backup of it/);
     assert.equal(specOf(usage)['replayDeletion'], false);
     assertValid(usage);
@@ -136,19 +179,61 @@ describe('a DatabaseBackup holds its Database while it is taken', () => {
       const done = call(
         backupXr({ phase, message: phase }),
         asObserved(taking),
-        answered({ database: [db], [USAGES]: [USAGE_CRD] }),
+        answered({ database: [db], [USAGES]: [USAGE_CRD], pod: [pod('Running')] }),
       );
       assert.equal(fatalOf(done), undefined, fatal(done));
       assert.equal(desiredOf(done, HOLD_KEY), undefined, `${phase}: the Database is free again`);
     }
   });
 
-  test('a Database that is gone is held by nothing; one not looked up yet keeps its Usage', () => {
-    const taking = call(backupXr(), [], answered({ database: [db], [USAGES]: [USAGE_CRD] }));
+  test('a Database gone or refused is held by nothing; one not looked up yet keeps its Usage', () => {
+    const taking = call(
+      backupXr({ phase: 'Running' }),
+      [],
+      answered({ database: [db], [USAGES]: [USAGE_CRD], pod: [pod('Running')] }),
+    );
+    assert.ok(desiredOf(taking, HOLD_KEY));
     const gone = call(backupXr({ phase: 'Running' }), asObserved(taking), answered({ database: [], [USAGES]: [] }));
     assert.equal(desiredOf(gone, HOLD_KEY), undefined);
+    // Refused: it cannot be backed up (a Database in the cluster with no store), so nothing reads it.
+    const storeless = databaseXr({ engine: 'postgres', storageGB: 20 }, { bare: true });
+    const refused = call(backupXr({ phase: 'Running' }), asObserved(taking), answered({ database: [storeless] }));
+    assert.match(String(statusOf(refused)['message']), /cannot be backed up/);
+    assert.equal(desiredOf(refused, HOLD_KEY), undefined);
     const unknown = call(backupXr({ phase: 'Running' }), asObserved(taking));
     assert.ok(desiredOf(unknown, HOLD_KEY), 'kept until the Database is known');
+  });
+
+  test('claims: the Usage of the Database claim travels in an Object to the claim namespace; a restore of the same name has its own', () => {
+    const claimBackup: Obj = {
+      apiVersion: 'example.com/v1',
+      kind: 'XDatabaseBackup',
+      metadata: {
+        name: 'orders-before-migration-x7k2p',
+        uid: 'uid-x-backup',
+        labels: { 'crossplane.io/claim-name': 'orders-before-migration', 'crossplane.io/claim-namespace': NAMESPACE },
+      },
+      spec: { databaseRef: { name: 'orders' }, pinned: true },
+      status: { phase: 'Running' },
+    };
+    // The Job is named after the composite.
+    const running = pod('Running', 'orders-before-migration-x7k2p-a1');
+    const rsp = call(claimBackup, [], answered({ database: [db], [USAGES]: [USAGE_CRD], pod: [running] }));
+    assert.equal(fatalOf(rsp), undefined, fatal(rsp));
+    const object = desiredOf(rsp, HOLD_KEY)!;
+    assert.equal(object['kind'], 'Object', 'a cluster-scoped composite composes namespaced objects through Objects');
+    const usage = ((object['spec'] as Obj)['forProvider'] as Obj)['manifest'] as Obj;
+    assert.equal((usage['metadata'] as Obj)['namespace'], NAMESPACE);
+    assert.deepEqual(specOf(usage)['of'], {
+      apiVersion: 'example.com/v1',
+      kind: 'Database',
+      resourceRef: { name: 'orders' },
+    });
+    assert.match(String(specOf(usage)['reason']), /^DatabaseBackup orders-before-migration is taking/);
+    assertValid(usage);
+    // A DatabaseRestore named as the backup: its own Usage name.
+    assert.notEqual((usage['metadata'] as Obj)['name'], 'orders-before-migration-restore-holds-orders');
+    assert.equal((usage['metadata'] as Obj)['name'], 'orders-before-migration-backup-holds-orders');
   });
 });
 
@@ -167,7 +252,7 @@ describe('a Database holds the bucket made for its backups', () => {
       resourceRef: { name: (bucket['metadata'] as Obj)['name'] },
     });
     assert.match(String(specOf(usage)['reason']), /^Database orders keeps its backups in it/);
-    assert.equal(specOf(usage)['replayDeletion'], true, 'once the Database is gone, the Bucket may go as asked');
+    assert.equal(specOf(usage)['replayDeletion'], false, 'a deletion refused long ago is never carried out later');
     assertValid(usage);
     const none = call(databaseXr(provisioned, { bare: true }), [], answered({ [USAGES]: [] }));
     assert.equal(desiredOf(none, BUCKET_HOLD_KEY), undefined, 'no Usages served, none sent');

@@ -71,16 +71,16 @@ function compose(r: ResolvedBackup): Plan {
   // omission would delete a snapshot.
   requirements[USAGES] = usagesRequirement;
   if (lookup.state !== 'found') {
-    // A Database that is gone is held by nothing.
+    // A Database that is gone, or that cannot be backed up, is read by nothing: held by nothing.
     for (const [key, obj] of input.observed)
-      if (!(key === HOLD_KEY && lookup.state === 'missing')) resources.push({ key, object: asDesired(obj) });
+      if (!(key === HOLD_KEY && lookup.state !== 'unknown')) resources.push({ key, object: asDesired(obj) });
     return { resources, requirements };
   }
   const taken = lookup.target.placement.backup.take(callOf({ ...r, lookup }));
   const drill = r.drill;
-  // While it is taken, the backup holds its Database: a deletion is refused, naming this backup.
-  const running = !TERMINAL.has(str(r.previous, 'phase') ?? '');
-  const hold = running
+  // While it reads the Database (as observed: a dump's pod runs), the backup holds it: a deletion is refused,
+  // naming this backup. One waiting to start holds nothing, so a broken Database can always be deleted.
+  const hold = lookup.target.placement.backup.reads(callOf({ ...r, lookup }))
     ? holdDatabase(
         input,
         input.spec.databaseRef.name,

@@ -16,11 +16,11 @@ import { type DatabaseRestoreSpec, databaserestoreSpecSchema } from '../../gener
 import * as validators from '../../generated/validators.js';
 import { list, record, str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
-import type { Blueprint, BlueprintInput, Context, Plan, Summary } from '../blueprint.js';
+import type { Blueprint, BlueprintInput, Context, Desired, Plan, Summary } from '../blueprint.js';
 import { appName } from '../lifecycle/database.js';
 import { judgeRequest } from '../lifecycle/restore-source.js';
 import { windowOf } from '../lifecycle/source.js';
-import { holdDatabase, USAGES, usagesRequirement } from '../lifecycle/deletion-order.js';
+import { holdDatabase, keptHold, USAGES, usagesRequirement } from '../lifecycle/deletion-order.js';
 import { DATABASE, databaseRequirement, type Lookup, lookUp } from '../lifecycle/target.js';
 import { entry } from '../manifest.js';
 
@@ -133,14 +133,15 @@ function compose(r: ResolvedRestore): Plan {
   // The restored instance is the Database's. What is this restore's own: while the Database builds it, the Usage
   // that refuses the Database's deletion, naming this restore.
   const said = reported(r);
-  const resources =
-    r.lookup.state === 'found' && str(said, 'phase') === 'Restoring'
-      ? holdDatabase(
-          r.input,
-          spec.databaseRef.name,
-          `is restoring it${str(said, 'instance') ? ` into ${str(said, 'instance')}` : ''}: delete the Database once it has switched, or delete the DatabaseRestore first`,
-        )
-      : [];
+  let resources: Desired[] = [];
+  if (r.lookup.state === 'found' && str(said, 'phase') === 'Restoring')
+    resources = holdDatabase(
+      r.input,
+      spec.databaseRef.name,
+      `is restoring it${str(said, 'instance') ? ` into ${str(said, 'instance')}` : ''}: delete the Database once it has switched, or delete the DatabaseRestore first`,
+    );
+  // The Database not read as it is on this call (not answered yet, or refused): what holds it stays until it is.
+  else if (r.lookup.state !== 'found' && r.lookup.state !== 'missing') resources = keptHold(r.input);
   return { resources, requirements };
 }
 

@@ -186,4 +186,6 @@ export const dumpBackups = (restores: string): BackupMethod => ({
   needsObjectStore: true,
   take,
   read,
+  reads: ({ input, previous, attempt }) =>
+    !TERMINAL.has(str(previous, 'phase') ?? '') && str(podOf(input, attempt), 'status', 'phase') === 'Running',
 });

@@ -515,6 +515,11 @@ const backups: BackupMethod = {
       method: 'plugin',
       pluginConfiguration: { name: CNPG_PLUGIN },
     }),
+  // The operator has taken it up and not ended it.
+  reads: ({ input }) => {
+    const phase = cnpgBackupOf(input.observed.get(CNPG_KEYS.backup))?.phase;
+    return phase !== undefined && phase !== 'completed' && phase !== 'failed';
+  },
   read: ({ input }, base): Summary => {
     const backup = cnpgBackupOf(input.observed.get(CNPG_KEYS.backup));
     const { name, phase } = backup ?? {};

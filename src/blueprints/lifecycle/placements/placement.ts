@@ -131,6 +131,12 @@ export interface BackupMethod {
   take(call: BackupCall): { resources: Desired[]; requirements: Record<string, Requirement> };
   /** What the DatabaseBackup says, from what was composed; `base` is its method, engine and version. */
   read(call: BackupCall, base: Obj): Summary;
+  /**
+   * Whether the backup reads the Database now, as observed (a dump's pod runs, the operator or AWS works on
+   * it): while it does, it holds the Database (deletion order). One waiting to start holds nothing: a pod that
+   * cannot be scheduled would otherwise keep a broken Database from being deleted.
+   */
+  reads(call: BackupCall): boolean;
 }
 
 /** What a placement composes on a call, besides what every Database composes (database/compose.ts). */

@@ -648,6 +648,13 @@ function instanceBlocker(input: DatabaseCall, verdicts: ReadonlyMap<string, Verd
 /** RDS snapshots on demand, beside RDS's automated backups. */
 const snapshots: BackupMethod = {
   name: 'rds-snapshot',
+  // AWS is making it (RDS deletes no instance while a snapshot of it is being created either).
+  reads: ({ input }) => {
+    const snapshot = rdsSnapshotOf(input.observed.get(AWS_KEYS.snapshot));
+    return (
+      snapshot !== undefined && snapshot.status !== undefined && !['available', 'failed'].includes(snapshot.status)
+    );
+  },
   restores: 'a Database on AWS restores an RDS snapshot',
   needsObjectStore: false,
   accepts: () => true,
