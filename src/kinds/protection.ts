@@ -24,27 +24,24 @@ export interface UsageRef {
   name: string;
 }
 
+/** A Usage by reason: the refusal says it. (None is `by` an object: see lifecycle/deletion-order.ts.) */
 export interface UsageSpec {
   of: UsageRef;
-  /** The object whose existence holds `of` (the Usage goes once it is deleted). */
-  by?: UsageRef;
-  /** Said in the refusal when there is no `by`. */
-  reason?: string;
+  reason: string;
   /** Delete `of` once the Usage goes, if its deletion was refused meanwhile. */
   replayDeletion: boolean;
 }
 
 /** A namespaced Usage. */
 export function usage(name: string, namespace: string, spec: UsageSpec) {
-  const ref = (r: UsageRef) => ({ apiVersion: r.apiVersion, kind: r.kind, resourceRef: { name: r.name } });
+  const { of } = spec;
   return {
     apiVersion: USAGE_API_VERSION,
     kind: 'Usage',
     metadata: { name, namespace },
     spec: {
-      of: ref(spec.of),
-      ...(spec.by ? { by: ref(spec.by) } : {}),
-      ...(spec.reason ? { reason: spec.reason } : {}),
+      of: { apiVersion: of.apiVersion, kind: of.kind, resourceRef: { name: of.name } },
+      reason: spec.reason,
       replayDeletion: spec.replayDeletion,
     },
   };

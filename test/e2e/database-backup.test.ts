@@ -37,17 +37,9 @@ function setClock(t: Date): void {
   writeFileSync(clockFile, t.toISOString());
 }
 
-/** Makes Crossplane reconcile the Database now instead of at its next poll: a change to its metadata. */
-async function nudge(name: string): Promise<void> {
-  await cp.kubectl([
-    'annotate',
-    'database',
-    name,
-    '-n',
-    NS,
-    `test.function-platform.dev/nudge=${Date.now()}`,
-    '--overwrite',
-  ]);
+/** Makes Crossplane reconcile the Database (or `kind`) now instead of at its next poll: a change to its metadata. */
+async function nudge(name: string, kind = 'database'): Promise<void> {
+  await cp.kubectl(['annotate', kind, name, '-n', NS, `test.function-platform.dev/nudge=${Date.now()}`, '--overwrite']);
 }
 
 /** KUBELET STAND-IN: the pod of `job` ends, each container as given, with the status a kubelet writes. */
@@ -228,6 +220,10 @@ stringData: {AWS_ACCESS_KEY_ID: AKIAE2ESTORE0000001, AWS_SECRET_ACCESS_KEY: e2e-
     const rows = table(listed);
     assert.deepEqual(rows[0]!.slice(0, 5), ['NAME', 'DATABASE', 'PHASE', 'METHOD', 'COMPLETED']);
     assert.deepEqual(rows[1]!.slice(0, 4), [scheduled, 'orders', 'Completed', 'dump']);
+
+    // Done, the backup holds the Database no more (from its next reconcile, made now).
+    await nudge(scheduled, 'databasebackup');
+    await deletionAllowed('orders');
   });
 
   test('a DatabaseBackup taken now, killed for memory: retried with twice the memory, then Completed', async () => {
@@ -256,6 +252,7 @@ stringData: {AWS_ACCESS_KEY_ID: AKIAE2ESTORE0000001, AWS_SECRET_ACCESS_KEY: e2e-
     await endPod(`${name}-a2`, 'succeeded', { key: `databases/orders/${name}.dump`, sizeBytes: 50000 });
     const done = await backupIn(name, 'Completed');
     assert.equal(done['status']['attempts'], 2);
+    await nudge(name, 'databasebackup');
     await deletionAllowed('orders');
     // Done: the Job has done its part and goes; the record stays.
     await eventually(`Job ${name}-a2 gone`, async () =>

@@ -154,6 +154,17 @@ export function k8sSecret(name: string, namespace: string, values: Record<string
   };
 }
 
+/** The pinned DatabaseBackup orders-before-migration of Database orders (examples/databasebackup), with `status`. */
+export function beforeMigrationBackup(status?: Obj): Obj {
+  return {
+    apiVersion: 'example.com/v1',
+    kind: 'DatabaseBackup',
+    metadata: { name: 'orders-before-migration', namespace: NAMESPACE, uid: 'uid-backup' },
+    spec: { databaseRef: { name: 'orders' }, pinned: true },
+    ...(status ? { status } : {}),
+  };
+}
+
 /** A Completed, restorable dump of `database`, as its DatabaseBackup reports it (and Crossplane returns it). */
 export function completedBackup(name = 'orders-db-202612020300', database = 'orders', status: Obj = {}): Obj {
   return {

@@ -9,6 +9,7 @@ import type { Obj } from '../../src/kube.js';
 import {
   answered,
   asObserved,
+  beforeMigrationBackup,
   call,
   databaseXr,
   desiredOf,
@@ -24,13 +25,7 @@ const STORE = {
   prefix: 'prod',
   credentialsSecretRef: { name: 'backup-store' },
 };
-const backupXr = (status?: Obj): Obj => ({
-  apiVersion: 'example.com/v1',
-  kind: 'DatabaseBackup',
-  metadata: { name: 'orders-before-migration', namespace: NAMESPACE, uid: 'uid-backup' },
-  spec: { databaseRef: { name: 'orders' }, pinned: true },
-  ...(status ? { status } : {}),
-});
+const backupXr = beforeMigrationBackup;
 const clusterDb = (backup: Obj = { objectStore: STORE }) =>
   databaseXr({ engine: 'postgres', version: '16', storageGB: 20, backup }, { bare: true });
 

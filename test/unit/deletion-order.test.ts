@@ -15,6 +15,7 @@ import type { Obj } from '../../src/kube.js';
 import {
   answered,
   asObserved,
+  beforeMigrationBackup,
   call,
   claimXr,
   completedBackup,
@@ -136,13 +137,7 @@ describe('a DatabaseRestore holds its Database while the Database builds it', ()
 });
 
 describe('a DatabaseBackup holds its Database while it is taken', () => {
-  const backupXr = (status?: Obj): Obj => ({
-    apiVersion: 'example.com/v1',
-    kind: 'DatabaseBackup',
-    metadata: { name: 'orders-before-migration', namespace: NAMESPACE, uid: 'uid-backup' },
-    spec: { databaseRef: { name: 'orders' }, pinned: true },
-    ...(status ? { status } : {}),
-  });
+  const backupXr = beforeMigrationBackup;
   const db = databaseXr({ engine: 'postgres', version: '16', storageGB: 20 });
   /** The dump pod of attempt 1 as the kubelet reports it. */
   const pod = (phase: string, job = 'orders-before-migration-a1'): Obj => ({

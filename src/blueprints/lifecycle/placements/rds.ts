@@ -648,7 +648,7 @@ function instanceBlocker(input: DatabaseCall, verdicts: ReadonlyMap<string, Verd
 /** RDS snapshots on demand, beside RDS's automated backups. */
 const snapshots: BackupMethod = {
   name: 'rds-snapshot',
-  // AWS is making it (RDS deletes no instance while a snapshot of it is being created either).
+  // AWS is making it from the instance.
   reads: ({ input }) => {
     const snapshot = rdsSnapshotOf(input.observed.get(AWS_KEYS.snapshot));
     return (
