@@ -14,6 +14,7 @@ import { findCrank } from '../support/crank.js';
 import { imageLayers } from '../support/image-root.js';
 import { repoRoot } from '../../dev/infra/paths.js';
 import { validateObject } from '../support/schemas.js';
+import { CROSSPLANE_CRDS } from '../support/control-plane.js';
 import { MANIFEST } from '../../src/blueprints/manifest.js';
 
 /** Every blueprint's API, from the manifest: a new blueprint is checked here without editing this file. */
@@ -304,6 +305,9 @@ describe('the real crossplane CLI on the packages', () => {
       'cert-manager',
       'prometheus-operator',
     ].map((d) => join(repoRoot, '..', 'shared', 'crds', d));
+    // Crossplane's own Usage CRDs, from the module scripts/install-crossplane.sh built Crossplane from.
+    for (const f of ['protection.crossplane.io_usages.yaml', 'protection.crossplane.io_clusterusages.yaml'])
+      crds.push(join(CROSSPLANE_CRDS, f));
     const { code, out } = validate([file], [...XRDS, ...crds]);
     assert.match(
       out,
