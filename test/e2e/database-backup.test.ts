@@ -85,7 +85,19 @@ async function endPod(
  * Usage controller sets), `kubectl delete` is refused; the refusal is returned. Never tried before the mark:
  * a deletion that went through would end the suite.
  */
-async function deletionRefused(db: string): Promise<string> {
+async function deletionRefused(db: string, holder: string): Promise<string> {
+  // Only `holder` holds it: a Usage of a backup that ended goes at that backup's next reconcile.
+  await eventually(
+    `Database ${db} held by ${holder} alone`,
+    async () => {
+      const usages = await cp.client.listObjs('protection.crossplane.io/v1beta1', 'Usage', NS);
+      const names = usages
+        .filter((u) => u['spec']?.['of']?.['resourceRef']?.['name'] === db)
+        .map((u) => u['metadata']['name']);
+      return names.length === 1 && names[0] === holder ? true : undefined;
+    },
+    120_000,
+  );
   await eventually(
     `Database ${db} marked in use`,
     async () =>
@@ -230,7 +242,7 @@ stringData: {AWS_ACCESS_KEY_ID: AKIAE2ESTORE0000001, AWS_SECRET_ACCESS_KEY: e2e-
     await cp.kubectl(['apply', '-f', join(repoRoot, 'examples', 'databasebackup', 'before-migration.yaml')]);
     const name = 'orders-before-migration';
     // While it is taken, the backup holds its Database: a deletion is refused, naming it (issue 32).
-    const refusal = await deletionRefused('orders');
+    const refusal = await deletionRefused('orders', `${name}-backup-holds-orders`);
     assert.match(
       refusal,
       new RegExp(
@@ -386,7 +398,7 @@ spec:
       'no switch before the data',
     );
     // While the Database builds it, the restore holds it: a deletion is refused, naming the restore (issue 32).
-    const refusal = await deletionRefused('ledger');
+    const refusal = await deletionRefused('ledger', 'ledger-undo-import-restore-holds-ledger');
     t.diagnostic(`kubectl delete database ledger, while it restores: ${refusal.trim()}`);
     assert.match(
       refusal,
