@@ -246,6 +246,11 @@ export const databaseSpecSchema = {
       "fieldPath": ".restore.fromSnapshot"
     },
     {
+      "rule": "!has(self.restore) || !has(self.restore.fromDump) || (self.placement == 'cluster' && !self.highAvailability)",
+      "message": "spec.restore.fromDump names a dump, which only a Database in a StatefulSet (placement cluster without highAvailability) restores",
+      "fieldPath": ".restore.fromDump"
+    },
+    {
       "rule": "!has(self.maxStorageGB) || self.maxStorageGB >= self.storageGB",
       "message": "spec.maxStorageGB must be at least spec.storageGB",
       "fieldPath": ".maxStorageGB"
@@ -404,7 +409,7 @@ export const databaseSpecSchema = {
         },
         "finalSnapshot": {
           "type": "boolean",
-          "description": "Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in the cluster the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true."
+          "description": "Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in a StatefulSet a waiting pod takes a last dump as the Database is deleted (where Crossplane's Usages are served), and the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true."
         },
         "verify": {
           "type": "object",
@@ -509,15 +514,15 @@ export const databaseSpecSchema = {
     },
     "restore": {
       "type": "object",
-      "description": "Create this Database from a backup or a point in time instead of empty. Given at creation only; it cannot change afterwards. From a Completed DatabaseBackup of the same engine and major version (fromBackup), from another Database of this namespace at a point in time (fromDatabase and pointInTime: on AWS and with highAvailability; dumps hold one moment, not a point in time), or, on AWS, from an RDS snapshot no DatabaseBackup records, such as the final snapshot a deleted Database left (fromSnapshot).",
+      "description": "Create this Database from a backup or a point in time instead of empty. Given at creation only; it cannot change afterwards. From a Completed DatabaseBackup of the same engine and major version (fromBackup), from another Database of this namespace at a point in time (fromDatabase and pointInTime: on AWS and with highAvailability; dumps hold one moment, not a point in time), or, on AWS, from an RDS snapshot no DatabaseBackup records, such as the final snapshot a deleted Database left (fromSnapshot), or, in a StatefulSet, from a dump no DatabaseBackup records, such as the last dump a deleted Database took (fromDump).",
       "x-kubernetes-validations": [
         {
           "rule": "self == oldSelf",
           "message": "spec.restore cannot change once the Database exists"
         },
         {
-          "rule": "(has(self.fromBackup) ? 1 : 0) + (has(self.fromDatabase) ? 1 : 0) + (has(self.fromSnapshot) ? 1 : 0) == 1",
-          "message": "spec.restore needs exactly one of fromBackup, fromDatabase and fromSnapshot"
+          "rule": "(has(self.fromBackup) ? 1 : 0) + (has(self.fromDatabase) ? 1 : 0) + (has(self.fromSnapshot) ? 1 : 0) + (has(self.fromDump) ? 1 : 0) == 1",
+          "message": "spec.restore needs exactly one of fromBackup, fromDatabase, fromSnapshot and fromDump"
         },
         {
           "rule": "!has(self.pointInTime) || has(self.fromDatabase)",
@@ -580,6 +585,22 @@ export const databaseSpecSchema = {
               "minLength": 1,
               "maxLength": 63,
               "pattern": "^[A-Za-z][A-Za-z0-9_]*$"
+            }
+          }
+        },
+        "fromDump": {
+          "type": "object",
+          "description": "A dump in this Database's object store that no DatabaseBackup records, such as the last dump of a deleted Database (its status.deletion.lastDump.location). In a StatefulSet only. It must be of this Database's engine; checked against the SHA-256 stored with it, and restored into the empty database by a Job.",
+          "required": [
+            "location"
+          ],
+          "properties": {
+            "location": {
+              "type": "string",
+              "description": "s3://bucket/key, in the bucket of spec.backup.objectStore (the restore reads with its credentials).",
+              "minLength": 8,
+              "maxLength": 1100,
+              "pattern": "^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/[^\\s]+$"
             }
           }
         }
@@ -664,7 +685,7 @@ export const databaseStatusSchema = {
     },
     "restoredFrom": {
       "type": "string",
-      "description": "What this Database was created from: a DatabaseBackup's name, a Database's name and the point in time (name@time), or an RDS snapshot (rds-snapshot:identifier)."
+      "description": "What this Database was created from: a DatabaseBackup's name, a Database's name and the point in time (name@time), an RDS snapshot (rds-snapshot:identifier), or a dump's location (s3://bucket/key)."
     },
     "restorePoint": {
       "type": "string",
@@ -808,6 +829,24 @@ export const databaseStatusSchema = {
         "finalSnapshot": {
           "type": "string",
           "description": "On AWS under Delete, the identifier of the final snapshot RDS takes before deleting the instance."
+        },
+        "lastDump": {
+          "type": "object",
+          "description": "In a StatefulSet under Delete, the dump a waiting pod takes when the Database is deleted, while Crossplane's Usages keep the server up for it.",
+          "properties": {
+            "location": {
+              "type": "string",
+              "description": "Where it will be stored (s3://bucket/key), with its SHA-256 as the object's metadata, as every dump."
+            },
+            "pod": {
+              "type": "string",
+              "description": "The pod that takes it."
+            },
+            "standing": {
+              "type": "boolean",
+              "description": "Whether that pod runs, ready to take it; while it does not, deleting keeps only the backups already stored."
+            }
+          }
         },
         "lastBackup": {
           "type": "object",
@@ -1093,7 +1132,7 @@ export type DatabaseSpec = {
     "schedule"?: string;
     /** Days a backup is kept. Without it, the platform's default (the Composition's Input), else 7. */
     "retentionDays"?: number;
-    /** Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in the cluster the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true. */
+    /** Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in a StatefulSet a waiting pod takes a last dump as the Database is deleted (where Crossplane's Usages are served), and the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true. */
     "finalSnapshot"?: boolean;
     /** Restore drills: on this schedule the newest Completed backup the Database took is restored into a scratch server, its tables and rows counted, and the scratch server removed (status.backup.lastVerifiedTime, the BackupVerified condition). In the cluster, for dumps (a Database in a StatefulSet). */
     "verify": {
@@ -1129,7 +1168,7 @@ export type DatabaseSpec = {
       };
     };
   };
-  /** Create this Database from a backup or a point in time instead of empty. Given at creation only; it cannot change afterwards. From a Completed DatabaseBackup of the same engine and major version (fromBackup), from another Database of this namespace at a point in time (fromDatabase and pointInTime: on AWS and with highAvailability; dumps hold one moment, not a point in time), or, on AWS, from an RDS snapshot no DatabaseBackup records, such as the final snapshot a deleted Database left (fromSnapshot). */
+  /** Create this Database from a backup or a point in time instead of empty. Given at creation only; it cannot change afterwards. From a Completed DatabaseBackup of the same engine and major version (fromBackup), from another Database of this namespace at a point in time (fromDatabase and pointInTime: on AWS and with highAvailability; dumps hold one moment, not a point in time), or, on AWS, from an RDS snapshot no DatabaseBackup records, such as the final snapshot a deleted Database left (fromSnapshot), or, in a StatefulSet, from a dump no DatabaseBackup records, such as the last dump a deleted Database took (fromDump). */
   "restore"?: {
     /** A Completed DatabaseBackup in this namespace. */
     "fromBackup"?: {
@@ -1149,6 +1188,11 @@ export type DatabaseSpec = {
       "identifier": string;
       /** The database inside the snapshot, which comes with its data; by default the one a Database of this name has (a Database made again from its own final snapshot). */
       "database"?: string;
+    };
+    /** A dump in this Database's object store that no DatabaseBackup records, such as the last dump of a deleted Database (its status.deletion.lastDump.location). In a StatefulSet only. It must be of this Database's engine; checked against the SHA-256 stored with it, and restored into the empty database by a Job. */
+    "fromDump"?: {
+      /** s3://bucket/key, in the bucket of spec.backup.objectStore (the restore reads with its credentials). */
+      "location": string;
     };
   };
   /** AWS settings, required with placement aws. */
@@ -1178,7 +1222,7 @@ export type DatabaseStatus = {
   "message"?: string;
   /** Provisioning, Restoring, Ready, Updating or Degraded. */
   "phase"?: string;
-  /** What this Database was created from: a DatabaseBackup's name, a Database's name and the point in time (name@time), or an RDS snapshot (rds-snapshot:identifier). */
+  /** What this Database was created from: a DatabaseBackup's name, a Database's name and the point in time (name@time), an RDS snapshot (rds-snapshot:identifier), or a dump's location (s3://bucket/key). */
   "restoredFrom"?: string;
   /** The time the restored data is from (a dump's completion, or the point in time reached). */
   "restorePoint"?: string;
@@ -1247,6 +1291,15 @@ export type DatabaseStatus = {
     "keeps"?: string;
     /** On AWS under Delete, the identifier of the final snapshot RDS takes before deleting the instance. */
     "finalSnapshot"?: string;
+    /** In a StatefulSet under Delete, the dump a waiting pod takes when the Database is deleted, while Crossplane's Usages keep the server up for it. */
+    "lastDump"?: {
+      /** Where it will be stored (s3://bucket/key), with its SHA-256 as the object's metadata, as every dump. */
+      "location"?: string;
+      /** The pod that takes it. */
+      "pod"?: string;
+      /** Whether that pod runs, ready to take it; while it does not, deleting keeps only the backups already stored. */
+      "standing"?: boolean;
+    };
     /** In the cluster, the newest Completed backup, which stays in the store when the Database goes. */
     "lastBackup"?: {
       /** The DatabaseBackup. */

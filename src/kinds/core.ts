@@ -2,7 +2,7 @@
 import { condition, isObj, list, type ObjectMeta, str, strings, type Obj } from '../kube.js';
 import { exists } from './conditions.js';
 import { accessor, type Family } from './kind.js';
-import { progressing, ready, type Verdict } from './verdict.js';
+import { failed, progressing, ready, type Verdict } from './verdict.js';
 
 export function hasLoadBalancerAddress(obj: Obj): boolean {
   return list(obj, 'status', 'loadBalancer', 'ingress').some(
@@ -25,8 +25,25 @@ function pvc(obj: Obj): Verdict {
   return phase === 'Bound' ? ready('bound') : progressing(`volume ${phase}`);
 }
 
+/** A pod of ours (not a workload's): running with every container ready, or why not. */
+function pod(obj: Obj): Verdict {
+  const phase = str(obj, 'status', 'phase') ?? 'Pending';
+  if (phase === 'Succeeded' || phase === 'Failed') return failed(`pod ${phase}`);
+  const waiting = list(obj, 'status', 'containerStatuses')
+    .map((c) => (isObj(c) ? str(c, 'state', 'waiting', 'reason') : undefined))
+    .find(Boolean);
+  const unscheduled = condition(obj, 'PodScheduled');
+  if (phase === 'Pending' && unscheduled?.status === 'False')
+    return progressing(`pod Pending: ${unscheduled.reason ?? 'not scheduled'}`);
+  if (phase !== 'Running') return progressing(`pod ${phase}${waiting ? ` (${waiting})` : ''}`);
+  return condition(obj, 'Ready')?.status === 'True'
+    ? ready('running')
+    : progressing(`pod Running, not ready${waiting ? ` (${waiting})` : ''}`);
+}
+
 export const CORE: Family = [
   { group: '', kind: 'Service', judge: service },
+  { group: '', kind: 'Pod', judge: pod },
   { group: '', kind: 'PersistentVolumeClaim', judge: pvc, holdsData: true },
   { group: '', kind: 'Secret', judge: exists, holdsData: true },
   { group: '', kind: 'ConfigMap', judge: exists },

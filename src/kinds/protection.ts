@@ -24,9 +24,14 @@ export interface UsageRef {
   name: string;
 }
 
-/** A Usage by reason: the refusal says it. (None is `by` an object: see lifecycle/deletion-order.ts.) */
+/**
+ * A Usage by reason (the refusal says it), and `by` an object when it holds
+ * only while that object exists: composed, it lets go once `by` is gone. Never
+ * `by` the composite that composes it (see lifecycle/deletion-order.ts).
+ */
 export interface UsageSpec {
   of: UsageRef;
+  by?: UsageRef;
   reason: string;
   /** Delete `of` once the Usage goes, if its deletion was refused meanwhile. */
   replayDeletion: boolean;
@@ -41,6 +46,9 @@ export function usage(name: string, namespace: string, spec: UsageSpec) {
     metadata: { name, namespace },
     spec: {
       of: { apiVersion: of.apiVersion, kind: of.kind, resourceRef: { name: of.name } },
+      ...(spec.by
+        ? { by: { apiVersion: spec.by.apiVersion, kind: spec.by.kind, resourceRef: { name: spec.by.name } } }
+        : {}),
       reason: spec.reason,
       replayDeletion: spec.replayDeletion,
     },

@@ -268,6 +268,18 @@ describe('a real API server accepts our API', { skip }, () => {
       ours: /spec\.restore\.fromSnapshot names an RDS snapshot, which only placement aws restores from/,
     },
     {
+      name: 'a dump to restore on AWS',
+      kind: 'Database',
+      spec: {
+        placement: 'aws',
+        storageGB: 20,
+        aws: { region: 'eu-west-1' },
+        restore: { fromDump: { location: 's3://team-a-backups/orders/last-dump-0a1b2c3d.dump' } },
+      },
+      server: /spec\.restore\.fromDump: Invalid value: .*only a Database in a StatefulSet/,
+      ours: /spec\.restore\.fromDump names a dump, which only a Database in a StatefulSet restores/,
+    },
+    {
       name: 'two sources to restore from',
       kind: 'Database',
       spec: {
@@ -276,8 +288,8 @@ describe('a real API server accepts our API', { skip }, () => {
         aws: { region: 'eu-west-1' },
         restore: { fromSnapshot: { identifier: 'orders-final' }, fromBackup: { name: 'orders-db-202612020300' } },
       },
-      server: /spec\.restore needs exactly one of fromBackup, fromDatabase and fromSnapshot/,
-      ours: /spec\.restore needs exactly one of fromBackup, fromDatabase and fromSnapshot/,
+      server: /spec\.restore needs exactly one of fromBackup, fromDatabase, fromSnapshot and fromDump/,
+      ours: /spec\.restore needs exactly one of fromBackup, fromDatabase, fromSnapshot and fromDump/,
     },
     {
       name: 'unknown field',

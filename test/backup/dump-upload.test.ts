@@ -20,6 +20,8 @@ import {
   dumpScript,
   removeScript,
   restoreScript,
+  standbyDumpScript,
+  standbyUploadScript,
   uploadScript,
   verifyScript,
 } from '../../src/blueprints/lifecycle/commands.js';
@@ -466,6 +468,77 @@ for (const engine of [postgres, mysql]) {
       assert.ok(left.includes(kept), 'the other backup stays');
       // A retried removal Job (the first one's pod lost after the delete) must not fail.
       assert.equal((await sh(removeScript(), removeEnv)).code, 0);
+    });
+
+    /** One step of the last-dump pod, started as its container would start it. */
+    function standby(script: string, env: Record<string, string>) {
+      const child = spawn('sh', ['-c', script], {
+        env: { PATH: `${AWS_BIN}:${process.env['PATH']}`, HOME: tmpdir(), ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (d) => {
+        output += d;
+      });
+      child.stderr.on('data', (d) => {
+        output += d;
+      });
+      const exited = new Promise<{ code: number | null; output: string }>((resolve) =>
+        child.once('close', (code) => resolve({ code, output })),
+      );
+      return { child, exited };
+    }
+
+    // The stop signal the kubelet sends is the image's: INT for the official postgres image, TERM for mysql's.
+    const stop = engine.name === 'postgres' ? 'SIGINT' : 'SIGTERM';
+
+    test(`the last dump: both steps wait; ${stop} dumps the rows as they are then and uploads them; the upload is not stopped by it`, async (t) => {
+      const file = join(work, 'last.dump');
+      const key = backupKey('team-a', 'orders', 'last-dump-0a1b2c3d', engine.name);
+      const dump = standby(standbyDumpScript(engine.name), dumpEnv(file));
+      const upload = standby(standbyUploadScript(), uploadEnv(file, key));
+      await sleep(1500);
+      assert.equal(dump.child.exitCode, null, 'the dump step waits');
+      assert.equal(upload.child.exitCode, null, 'the upload step waits');
+      assert.ok(!existsSync(file) && !keysIn(moto, bucket).includes(key), 'nothing is dumped or stored while it waits');
+      // Written after the steps started: only a dump taken at the signal holds it.
+      server.sql('orders', `INSERT INTO orders VALUES (${ROWS + 1}, 'written-after-the-pod-started', 0)`);
+      const expected = engine.digest(server, 'orders');
+      const term = Date.now();
+      dump.child.kill(stop);
+      upload.child.kill(stop);
+      const [d, u] = await Promise.all([dump.exited, upload.exited]);
+      const uploadedMs = Date.now() - term;
+      assert.equal(d.code, 0, d.output);
+      assert.equal(u.code, 0, u.output);
+      assert.match(d.output, /deleted: taking the last dump/);
+      assert.deepEqual(
+        keysIn(moto, bucket).filter((k) => k.includes('last-dump')),
+        [key],
+        'stored at its key, nothing partial',
+      );
+      engine.empty(server, 'restored_last');
+      const { download, restore } = await restoreJob(key, 'restored_last');
+      assert.equal(download.code, 0, download.output);
+      assert.equal(restore?.code, 0, restore?.output);
+      assert.equal(engine.digest(server, 'restored_last'), expected, 'the rows as they were at the signal');
+      server.sql('orders', `DELETE FROM orders WHERE id = ${ROWS + 1}`);
+      t.diagnostic(`${stop} to dumped and uploaded: ${uploadedMs} ms`);
+    });
+
+    test('the last dump failing (the server unreachable): the upload step stores nothing and both exit non-zero', async () => {
+      const file = join(work, 'last-failed.dump');
+      const key = backupKey('team-a', 'orders', 'last-dump-failed', engine.name);
+      const dump = standby(standbyDumpScript(engine.name), { ...dumpEnv(file), PORT: '1' });
+      const upload = standby(standbyUploadScript(), uploadEnv(file, key));
+      await sleep(500);
+      dump.child.kill(stop);
+      upload.child.kill(stop);
+      const [d, u] = await Promise.all([dump.exited, upload.exited]);
+      assert.notEqual(d.code, 0, d.output);
+      assert.notEqual(u.code, 0, u.output);
+      assert.match(d.output, /the last dump failed; nothing is uploaded/);
+      assert.ok(!keysIn(moto, bucket).some((k) => k.includes('last-dump-failed')), 'nothing stored');
     });
 
     test('a bucket that does not exist: the upload fails saying so, and nothing is stored', async () => {

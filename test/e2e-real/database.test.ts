@@ -147,7 +147,12 @@ async function drillLeftovers(backup: string): Promise<string[]> {
 describe('Databases in a StatefulSet on a real node', { skip }, () => {
   before(async () => {
     setClock(new Date());
-    cp = await controlPlaneForSuite({ realNodes: true, functionEnv: { FUNCTION_PLATFORM_CLOCK_FILE: clockFile } });
+    // Crossplane's webhooks on, as its Helm chart runs them: a Database deleted under Delete takes its last dump.
+    cp = await controlPlaneForSuite({
+      realNodes: true,
+      webhooks: true,
+      functionEnv: { FUNCTION_PLATFORM_CLOCK_FILE: clockFile },
+    });
     await ensureNamespace(cp, NS);
     await cp.client.applyObj(
       { ...objectStoreSecret(cp.objectStore!), metadata: { name: 'backup-store', namespace: NS } },
@@ -390,7 +395,6 @@ spec:
       endpoint: ${store.endpoint}
       prefix: databases
       credentialsSecretRef: {name: backup-store}
-    finalSnapshot: false
   restore: {fromBackup: {name: ${scheduled}}}
   deletionPolicy: Delete
 `,
@@ -408,10 +412,52 @@ spec:
       t.diagnostic(`apply to Ready with the rows: ${Date.now() - started} ms; ${copied}`);
       assert.equal(copied, original);
 
-      // The node has two CPUs and every server asks a quarter of one: the copy goes (Delete, no last backup),
-      // so the TLS tests that follow have room for a restore's second generation.
+      // Deleted under Delete: its waiting pod takes a last dump first, while Usages keep the server up. (The node
+      // has two CPUs and every server asks a quarter of one: the copy goes, so the TLS tests that follow have room
+      // for a restore's second generation.)
+      const standing = await eventually(
+        `${db}-copy's last-dump pod standing`,
+        async () => {
+          const said = (await get('Database', `${db}-copy`))?.['status']?.['deletion'];
+          return said?.['lastDump']?.['standing'] === true ? said : undefined;
+        },
+        120_000,
+        500,
+      );
+      const lastDump = String(standing['lastDump']['location']);
+      t.diagnostic(`status.deletion.keeps: ${standing['keeps']}`);
+      // Written just before the deletion, after every backup: only a dump taken as the Database goes holds it.
+      const marker = `written_just_before_delete_${Date.now()}`;
+      await exec(String(pod['metadata']['name']), e.local(`CREATE TABLE ${marker} (id int PRIMARY KEY)`));
       const deleting = Date.now();
-      await cp.kubectl(['delete', 'database', `${db}-copy`, '-n', NS, '--wait=false']);
+      // Its first scheduled backup may be running (the clock is past the slot): that holds the Database, and the
+      // refusal says so; delete again once it is done, as a user would.
+      await eventually(
+        `kubectl delete database ${db}-copy accepted`,
+        async () => {
+          const r = await cp.kubectl(['delete', 'database', `${db}-copy`, '-n', NS, '--wait=false'], {
+            allowFail: true,
+          });
+          if (r.code === 0) return true;
+          assert.match(r.stderr, /in-use by .*backup-holds-/, r.stderr);
+          return undefined;
+        },
+        120_000,
+        2000,
+      );
+      // The server is held while the dump runs: Crossplane's webhook refuses the garbage collector.
+      const held = await eventually(
+        `${db}-copy's StatefulSet held by the last-dump pod`,
+        async () => {
+          const sts = (
+            await cp.client.listObjs('apps/v1', 'StatefulSet', NS, `app.kubernetes.io/instance=${db}-copy`)
+          )[0];
+          return sts?.['metadata']?.['labels']?.['crossplane.io/in-use'] === 'true' ? sts : undefined;
+        },
+        60_000,
+        250,
+      );
+      assert.ok(held, 'the StatefulSet is in use while the last dump runs');
       await eventually(
         `the server of ${db}-copy gone`,
         async () =>
@@ -427,7 +473,79 @@ spec:
             : undefined,
         120_000,
       );
-      t.diagnostic(`deleted (deletionPolicy Delete) to its server gone: ${Date.now() - deleting} ms`);
+      const goneMs = Date.now() - deleting;
+      // The last dump is in the store, whole (its SHA-256 as the upload stored it), and holds what was written
+      // just before the deletion: the marker table is in the dump's table of contents (plain text in both formats).
+      const stored = await eventually(
+        `the last dump at ${lastDump}`,
+        async () => storedObject(lastDump).catch(() => undefined),
+        60_000,
+        1000,
+      );
+      assert.equal(stored.sha256, createHash('sha256').update(stored.bytes).digest('hex'));
+      assert.ok(stored.bytes.includes(marker), `the last dump holds table ${marker}, made just before the deletion`);
+      if (engine === 'postgres') assert.equal(stored.bytes.subarray(0, 5).toString(), 'PGDMP');
+      else assert.match(stored.bytes.subarray(-200).toString(), /-- Dump completed/);
+      assert.equal(
+        (await cp.client.listObjs('v1', 'Pod', NS, `app.kubernetes.io/instance=${db}-copy`)).length,
+        0,
+        'the last-dump pod is gone with the server',
+      );
+      t.diagnostic(
+        `deleted (deletionPolicy Delete) to its server gone, the last dump taken first: ${goneMs} ms; ${stored.bytes.length} bytes at ${lastDump}`,
+      );
+
+      // Made again from that last dump (no DatabaseBackup records it): the same rows, and the table made just
+      // before the deletion. Then it goes too, keeping nothing, to leave the node's CPUs to the TLS tests.
+      const again = Date.now();
+      await cp.kubectl(['apply', '-f', '-'], {
+        input: `apiVersion: example.com/v1
+kind: Database
+metadata: {name: ${db}-again, namespace: ${NS}}
+spec:
+  engine: ${engine}
+  storageGB: 1
+  backup:
+    objectStore:
+      bucket: ${store.bucket}
+      region: ${store.region}
+      endpoint: ${store.endpoint}
+      prefix: databases
+      credentialsSecretRef: {name: backup-store}
+    finalSnapshot: false
+  restore: {fromDump: {location: ${lastDump}}}
+  deletionPolicy: Delete
+`,
+      });
+      const made = await phaseOf('Database', `${db}-again`, ['Ready']);
+      assert.equal(made['status']['restoredFrom'], lastDump);
+      const serverOf = async (name: string) =>
+        (
+          await cp.client.listObjs(
+            'v1',
+            'Pod',
+            NS,
+            `app.kubernetes.io/name=database,app.kubernetes.io/instance=${name}`,
+          )
+        )[0];
+      const againPod = String((await serverOf(`${db}-again`))!['metadata']['name']);
+      assert.equal(await exec(againPod, e.local(e.digest)), original, 'the rows the deleted Database held');
+      const tables = await exec(
+        againPod,
+        e.local(
+          engine === 'postgres'
+            ? `SELECT count(*) FROM pg_tables WHERE tablename = '${marker}'`
+            : `SELECT COUNT(*) FROM information_schema.tables WHERE table_name = '${marker}'`,
+        ),
+      );
+      assert.equal(tables, '1', `table ${marker}, made just before the deletion, is there`);
+      t.diagnostic(`made again from the last dump, apply to Ready with the rows: ${Date.now() - again} ms`);
+      await cp.kubectl(['delete', 'database', `${db}-again`, '-n', NS, '--wait=false']);
+      await eventually(
+        `the server of ${db}-again gone`,
+        async () => ((await serverOf(`${db}-again`)) ? undefined : true),
+        120_000,
+      );
     });
   }
 

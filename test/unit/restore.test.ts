@@ -106,6 +106,69 @@ describe('a Database restored from a DatabaseBackup, in a StatefulSet', () => {
     assert.equal(statusOf(later)['restoredFrom'], 'orders-db-202612020300');
   });
 
+  test("from a dump no DatabaseBackup records (spec.restore.fromDump, a deleted Database's last dump): nothing looked up, the same Job", () => {
+    const location = 's3://team-a-backups/orders/last-dump-0a1b2c3d.dump';
+    const xr = (status?: Obj) =>
+      databaseXr(
+        { engine: 'postgres', storageGB: 20, restore: { fromDump: { location } } },
+        { name: 'orders', ...(status ? { status } : {}) },
+      );
+    const waiting = call(xr());
+    assert.equal(fatalOf(waiting), undefined, fatal(waiting));
+    assert.deepEqual(
+      Object.keys(waiting.requirements?.resources ?? {}).filter((k) => k.startsWith('restore')),
+      [],
+    );
+    assert.match(
+      String(statusOf(waiting)['message']),
+      /restoring orders from dump s3:\/\/team-a-backups\/orders\/last-dump-0a1b2c3d\.dump: waiting for the empty server to start/,
+    );
+    const running = call(xr({ phase: 'Restoring' }), observe(waiting));
+    const job = desiredOf(running, 'restore')!;
+    const pod = ((job['spec'] as Obj)['template'] as Obj)['spec'] as Obj;
+    const download = (pod['initContainers'] as Obj[])[0]!;
+    const env = Object.fromEntries((download['env'] as Obj[]).map((e) => [e['name'], e['value'] ?? e['valueFrom']]));
+    assert.equal(env['BUCKET'], 'team-a-backups');
+    assert.equal(env['KEY'], 'orders/last-dump-0a1b2c3d.dump');
+    assert.equal(desiredOf(running, 'connection'), undefined, 'nobody connects before the data is back');
+    const done = call(xr({ phase: 'Restoring' }), observe(running, 'Complete'));
+    assert.ok(desiredOf(done, 'connection'));
+    assert.equal(statusOf(done)['restoredFrom'], location);
+    const later = call(xr({ ...statusOf(done) }), observe(done, 'Complete'));
+    assert.equal(desiredOf(later, 'restore'), undefined, 'the Job has done its part');
+    assert.equal(statusOf(later)['phase'], 'Ready', String(statusOf(later)['message']));
+  });
+
+  test("spec.restore.fromDump refused, naming the field: another bucket, another engine's dump, a placement that restores no dump", () => {
+    const cases: Array<[string, Obj, RegExp]> = [
+      [
+        'another bucket',
+        { engine: 'postgres', storageGB: 20, restore: { fromDump: { location: 's3://elsewhere/orders/x.dump' } } },
+        /spec\.restore\.fromDump\.location is in bucket elsewhere, and the restore reads with the credentials of spec\.backup\.objectStore, bucket team-a-backups/,
+      ],
+      [
+        'a mysql dump into postgres',
+        { engine: 'postgres', storageGB: 20, restore: { fromDump: { location: 's3://team-a-backups/shop/x.sql' } } },
+        /spec\.restore\.fromDump\.location does not end in \.dump: a postgres dump does/,
+      ],
+      [
+        'highAvailability',
+        {
+          engine: 'postgres',
+          storageGB: 20,
+          highAvailability: true,
+          restore: { fromDump: { location: 's3://team-a-backups/orders/x.dump' } },
+        },
+        /spec\.restore\.fromDump names a dump, which only a Database in a StatefulSet restores/,
+      ],
+    ];
+    for (const [what, spec, message] of cases) {
+      const rsp = call(databaseXr(spec, { name: 'orders' }), [], answered({ 'cnpg-crd': [CNPG_CRD_OBJECT] }));
+      assert.match(fatal(rsp), message, what);
+      assert.deepEqual(Object.keys(rsp.desired?.resources ?? {}), [], `${what}: nothing composed`);
+    }
+  });
+
   test('a failed restore: a warning, still Restoring, no connection Secret, the Job kept to show why', () => {
     const running = call(restoredXr({}, { phase: 'Restoring' }), observe(call(restoredXr(), [], found())), found());
     const failed = call(restoredXr({}, { phase: 'Restoring' }), observe(running, 'Failed'), found());
@@ -190,7 +253,7 @@ describe('a Database restored from a DatabaseBackup, in a StatefulSet', () => {
       [
         'both',
         call(restoredXr({ restore: { fromBackup: { name: 'a' }, fromDatabase: { name: 'b' } } })),
-        /spec\.restore needs exactly one of fromBackup, fromDatabase and fromSnapshot/,
+        /spec\.restore needs exactly one of fromBackup, fromDatabase, fromSnapshot and fromDump/,
       ],
       [
         'changed',
@@ -365,7 +428,7 @@ describe('a Database created from another one at a point in time, or from a snap
           ...AWS_SPEC,
           restore: { fromSnapshot: { identifier: 'orders-final' }, fromBackup: { name: 'orders-db-202612020300' } },
         },
-        /spec\.restore needs exactly one of fromBackup, fromDatabase and fromSnapshot/,
+        /spec\.restore needs exactly one of fromBackup, fromDatabase, fromSnapshot and fromDump/,
       ],
       [
         'not an identifier',

@@ -46,10 +46,14 @@ export interface RestorePlan {
   status?: Obj;
 }
 
-/** What status.restoredFrom says for a spec.restore: the backup's name, `<database>@<time|latest>`, or `rds-snapshot:<id>`. */
+/**
+ * What status.restoredFrom says for a spec.restore: the backup's name, `<database>@<time|latest>`,
+ * `rds-snapshot:<id>`, or a dump's `s3://` location.
+ */
 function restoredFromOf(r: NonNullable<ResolvedSpec['restore']>): string | undefined {
   if (r.fromBackup) return r.fromBackup.name;
   if (r.fromSnapshot) return `rds-snapshot:${r.fromSnapshot.identifier}`;
+  if (r.fromDump) return r.fromDump.location;
   if (r.fromDatabase) return `${r.fromDatabase.name}@${r.pointInTime ?? 'latest'}`;
   return undefined;
 }
@@ -72,12 +76,13 @@ export function checkRestoreSpec(
   const existed = PLACEMENTS.some((p) => hasInstance(ctx.observed, p.instanceKey));
   if (existed && restoredFrom === undefined && str(previous, 'phase') !== 'Restoring')
     problems.push('spec.restore can only be given when the Database is created');
-  if ([r.fromBackup, r.fromDatabase, r.fromSnapshot].filter(Boolean).length !== 1)
-    problems.push('spec.restore needs exactly one of fromBackup, fromDatabase and fromSnapshot');
+  if ([r.fromBackup, r.fromDatabase, r.fromSnapshot, r.fromDump].filter(Boolean).length !== 1)
+    problems.push('spec.restore needs exactly one of fromBackup, fromDatabase, fromSnapshot and fromDump');
   if (r.fromSnapshot && spec.placement !== 'aws')
     problems.push(
       `spec.restore.fromSnapshot names an RDS snapshot, which only placement aws restores from (this Database is in ${placement.words})`,
     );
+  if (r.fromDump) problems.push(...dumpProblems(r.fromDump.location, spec, placement));
   if (r.pointInTime !== undefined && !r.fromDatabase) problems.push('spec.restore.pointInTime goes with fromDatabase');
   if (r.pointInTime !== undefined && Number.isNaN(Date.parse(r.pointInTime)))
     problems.push(`spec.restore.pointInTime is ${JSON.stringify(r.pointInTime)}; it must be an RFC 3339 time`);
@@ -85,9 +90,34 @@ export function checkRestoreSpec(
     problems.push(`spec.restore.pointInTime: ${placement.pointInTime.why('in spec.restore.fromBackup')}`);
   if (placement.restoreReadsStore && !spec.backup.objectStore && !r.fromSnapshot)
     problems.push(
-      `spec.restore.${r.fromBackup ? 'fromBackup' : 'fromDatabase'}: ${placement.restoreReadsStore} spec.backup.objectStore, which is not set`,
+      `spec.restore.${r.fromBackup ? 'fromBackup' : r.fromDump ? 'fromDump' : 'fromDatabase'}: ${placement.restoreReadsStore} spec.backup.objectStore, which is not set`,
     );
   if (problems.length > 0) throw new SpecError(problems);
+}
+
+/**
+ * What is wrong with restoring the dump at `location` into this Database: only a placement that restores
+ * dumps by a Job does, the restore reads with the credentials of the Database's own store (so the dump must
+ * be in its bucket), and a dump's extension says its engine (backupKey).
+ */
+function dumpProblems(location: string, spec: ResolvedSpec, placement: Placement): string[] {
+  if (placement.restore.by !== 'job')
+    return [
+      `spec.restore.fromDump names a dump, which only a Database in a StatefulSet restores (this Database is in ${placement.words})`,
+    ];
+  const problems: string[] = [];
+  const bucket = /^s3:\/\/([^/]+)\//.exec(location)?.[1];
+  const store = spec.backup.objectStore;
+  if (store && bucket !== store.bucket)
+    problems.push(
+      `spec.restore.fromDump.location is in bucket ${bucket}, and the restore reads with the credentials of spec.backup.objectStore, bucket ${store.bucket}: name a dump in that bucket`,
+    );
+  const wanted = spec.engine === 'postgres' ? '.dump' : '.sql';
+  if (!location.endsWith(wanted))
+    problems.push(
+      `spec.restore.fromDump.location does not end in ${wanted}: a ${spec.engine} dump does (a .dump is a pg_dump archive, a .sql a mysqldump)`,
+    );
+  return problems;
 }
 
 function backupRequirement(input: DatabaseInput, name: string): RestorePlan['requirement'] {
@@ -147,6 +177,13 @@ export function planRestore(input: DatabaseCall, spec: ResolvedSpec, placement: 
   const previous = input.xr['status'] as Obj | undefined;
   const restoredFrom = str(previous, 'restoredFrom');
   if (r.fromSnapshot) return planSnapshotRestore(input, r.fromSnapshot, placement);
+  if (r.fromDump) {
+    // Nothing to look up: the restore Job's download judges the dump (its checksum), its restore the rest.
+    const location = r.fromDump.location;
+    const done = { restoredFrom: location };
+    if (restoredFrom) return { state: 'done', status: done };
+    return restoreByJob(input, placement, location, `restoring ${appName(input.owner)} from dump ${location}`, done);
+  }
   const sourceName = r.fromBackup?.name ?? r.fromDatabase!.name;
   const requirement = r.fromBackup ? backupRequirement(input, sourceName) : databaseRequirement(input, sourceName);
   // The instance the Database was made as, where the placement makes it from the source, if it exists.
@@ -193,24 +230,8 @@ export function planRestore(input: DatabaseCall, spec: ResolvedSpec, placement: 
   const done = { restoredFrom: restoredFromOf(r)!, ...(point ? { restorePoint: point } : {}) };
   const message = `restoring ${appName(input.owner)} from ${describeSource(judged.source)}`;
   if (way.by === 'job') {
-    // A dump restored into the empty server by a Job, once the server runs.
     if (judged.source.kind !== 'backup') throw new SpecError([`spec.restore: ${placement.backup.restores}`]);
-    const job = jobOf(input.observed.get(RESTORE_KEY));
-    const restoring = { key: RESTORE_KEY, object: way.job(input, judged.source.location) };
-    if (job?.complete) return { state: 'done', requirement, job: restoring, status: done };
-    if (job?.failed) {
-      const why = job.failed.message ?? job.failed.reason ?? 'the restore Job failed';
-      return {
-        state: 'failed',
-        requirement,
-        job: restoring,
-        message: `${message}: the restore failed (${why}); the database stays empty and gets no connection Secret. Delete this Database and create it again to retry`,
-      };
-    }
-    // The dump goes into a server that runs: the restore waits for it.
-    if (!job && !way.serverReady(input))
-      return { state: 'waiting', requirement, message: `${message}: waiting for the empty server to start` };
-    return { state: 'running', requirement, job: restoring, message };
+    return { ...restoreByJob(input, placement, judged.source.location, message, done), requirement };
   }
   // The instance is made from the source, which then says how it was made (above).
   const creation = way.creation(input, judged.source, judged.instance);
@@ -225,6 +246,33 @@ export function planRestore(input: DatabaseCall, spec: ResolvedSpec, placement: 
     },
     message: `${message}: creating the instance`,
   };
+}
+
+/** A dump at `location` restored into the empty server by a Job, once the server runs. */
+function restoreByJob(
+  input: DatabaseCall,
+  placement: Placement,
+  location: string,
+  message: string,
+  done: Obj,
+): RestorePlan {
+  const way = placement.restore;
+  if (way.by !== 'job') throw new SpecError([`spec.restore: ${placement.backup.restores}`]);
+  const job = jobOf(input.observed.get(RESTORE_KEY));
+  const restoring = { key: RESTORE_KEY, object: way.job(input, location) };
+  if (job?.complete) return { state: 'done', job: restoring, status: done };
+  if (job?.failed) {
+    const why = job.failed.message ?? job.failed.reason ?? 'the restore Job failed';
+    return {
+      state: 'failed',
+      job: restoring,
+      message: `${message}: the restore failed (${why}); the database stays empty and gets no connection Secret. Delete this Database and create it again to retry`,
+    };
+  }
+  // The dump goes into a server that runs: the restore waits for it.
+  if (!job && !way.serverReady(input))
+    return { state: 'waiting', message: `${message}: waiting for the empty server to start` };
+  return { state: 'running', job: restoring, message };
 }
 
 /**

@@ -56,6 +56,45 @@ export function uploadScript(): string {
   ].join('\n');
 }
 
+/**
+ * The last dump's two steps, in a pod that waits (never a Job): the stop
+ * signal, sent when the pod is deleted with its Database, is the signal to
+ * dump, not to stop. It is the image's STOPSIGNAL: TERM by default, INT in
+ * the official postgres image (so both are trapped). The dump step then runs
+ * dumpScript once; the upload step, which ignores both, waits for the
+ * finished dump (or the mark of a failed one) and runs uploadScript. Both run
+ * within the pod's grace period, while Crossplane's Usages keep the server
+ * and its Service up.
+ */
+export function standbyDumpScript(engine: DatabaseSpec['engine']): string {
+  return [
+    'rm -f "$OUT" "$OUT.partial" "$OUT.failed"',
+    "term=''",
+    "trap 'term=1' TERM INT",
+    // wait, unlike sleep, returns as soon as a trapped signal comes.
+    'while [ -z "$term" ]; do sleep 3600 & s=$!; wait "$s" || true; done',
+    'kill "$s" 2> /dev/null || true',
+    'echo "deleted: taking the last dump"',
+    // A subshell of its own, outside any condition: there, `set -e` would be ignored.
+    `(\n${dumpScript(engine)}\n)`,
+    'rc=$?',
+    '[ "$rc" = 0 ] && exit 0',
+    'touch "$OUT.failed"',
+    'echo "the last dump failed; nothing is uploaded" >&2',
+    'exit 1',
+  ].join('\n');
+}
+
+/** The upload step of the last dump: see standbyDumpScript. */
+export function standbyUploadScript(): string {
+  return [
+    "trap '' TERM INT",
+    'while [ ! -e "$IN" ] && [ ! -e "$IN.failed" ]; do sleep 1; done',
+    '[ -e "$IN" ] || exit 1',
+    `(\n${uploadScript()}\n)`,
+  ].join('\n');
+}
+
 /** The download of a stored backup, in the S3 client image, to the file IN, checked against the checksum stored with it. */
 export function downloadScript(): string {
   return [

@@ -47,7 +47,7 @@ export function keptHold(ctx: Pick<Context, 'observed' | 'required'>): Desired[]
 }
 
 /** Whether a Usage may be composed: the cluster serves them, or one composed before exists and the answer is not in. */
-function mayCompose(ctx: Pick<Context, 'observed' | 'required'>, key: string): boolean {
+export function mayCompose(ctx: Pick<Context, 'observed' | 'required'>, key: string): boolean {
   const answer = ctx.required.get(USAGES);
   return answer === undefined ? ctx.observed.has(key) : answer.length > 0;
 }

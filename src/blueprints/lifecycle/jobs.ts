@@ -2,7 +2,7 @@
 // dumps it and ships the dump to object storage, the one that restores a dump
 // into an empty server, and retention's removal of a stored dump (the
 // commands are in commands.ts); and what a dump's Pod says of it.
-import type { V1EnvVar, V1Job, V1PodSpec } from '@kubernetes/client-node';
+import type { V1EnvVar, V1Job, V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { list, record, str, type Obj } from '../../kube.js';
 import { boundedLabel } from '../../names.js';
 import type { Owner } from '../blueprint.js';
@@ -12,6 +12,8 @@ import {
   dumpScript,
   removeScript,
   restoreScript,
+  standbyDumpScript,
+  standbyUploadScript,
   uploadScript,
   verifyScript,
 } from './commands.js';
@@ -79,6 +81,49 @@ export function dumpJob(backup: Owner, target: Target, attempt: number): Obj {
       containers: [s3Container('upload', uploadScript(), store, bucket, key, [{ name: 'IN', value: file }])],
     },
   );
+}
+
+/**
+ * The pod that takes a Database's last dump when it is deleted with it: it
+ * waits, and on TERM dumps and uploads to `key` (standbyDumpScript) within
+ * `graceSeconds`. It asks for little while it waits; the dump may use up to
+ * a first attempt's memory.
+ */
+export function lastDumpPod(name: string, target: Target, key: string, graceSeconds: number): Obj {
+  const { spec, owner } = target;
+  const store = spec.backup.objectStore!;
+  const file = `${WORK}/${key.split('/').pop()}`;
+  const waiting = (c: ReturnType<typeof engineContainer>, memory: string) => ({
+    ...c,
+    resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory } },
+  });
+  const labels = {
+    'app.kubernetes.io/name': 'database-last-dump',
+    'app.kubernetes.io/instance': owner.name,
+    'app.kubernetes.io/managed-by': 'function-platform',
+  };
+  const pod: V1Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: owner.namespace, labels },
+    spec: {
+      securityContext: POD_SECURITY,
+      automountServiceAccountToken: false,
+      terminationGracePeriodSeconds: graceSeconds,
+      volumes: [{ name: 'work', emptyDir: {} }],
+      containers: [
+        waiting(
+          engineContainer('dump', standbyDumpScript(spec.engine), owner, spec, '', [{ name: 'OUT', value: file }]),
+          memoryFor(1),
+        ),
+        waiting(
+          s3Container('upload', standbyUploadScript(), store, store.bucket, key, [{ name: 'IN', value: file }]),
+          '256Mi',
+        ),
+      ],
+    },
+  };
+  return pod as Obj;
 }
 
 /**

@@ -226,21 +226,24 @@ export function namespaceNamed(name: string): { [NAMESPACE_NAME_LABEL]: string }
 }
 
 /**
- * What deleting an in-cluster Database under Delete keeps. No backup can be
- * taken at that moment: Crossplane (v2.2, v2.3) runs no function while a
- * composite is deleted; it removes its finalizer and Kubernetes' garbage
- * collector deletes what it composed, in no order a backup could wait for
- * (function-controlled deletion is a draft, crossplane/crossplane#7242).
- * What is kept is what is already in the store: deleting a DatabaseBackup
- * record removes no stored object (only retention does, while the Database
- * lives, and never the newest), so the backups stay there. Said outright,
- * with the newest one by name and how to keep later data.
+ * What deleting an in-cluster Database under Delete keeps. Crossplane (v2.2,
+ * v2.3) runs no function while a composite is deleted; it removes its
+ * finalizer and Kubernetes' garbage collector deletes what it composed
+ * (function-controlled deletion is a draft, crossplane/crossplane#7242). So a
+ * last dump is possible only when set up beforehand (`lastDump`: a waiting
+ * pod and Usages, statefulset-last-dump.ts); without one, what is kept is what
+ * is already in the store: deleting a DatabaseBackup record removes no stored
+ * object (only retention does, while the Database lives, and never the
+ * newest), so the backups stay there. Said outright, with the newest one by
+ * name and how to keep later data.
  */
 export function inClusterDeletion(
   input: DatabaseCall,
   goes: string,
   stays: string,
   lastBackup: LastBackup | undefined,
+  lastDump?: Deletion['lastDump'],
+  noDump = 'Crossplane runs no function while a Database is deleted',
 ): Deletion {
   const { spec } = input;
   const store = spec.backup.objectStore;
@@ -257,8 +260,18 @@ export function inClusterDeletion(
   const newest = lastBackup
     ? 'the newest of them is status.deletion.lastBackup'
     : 'none has completed yet, so nothing would be kept now';
+  if (lastDump) {
+    const dump = lastDump.standing
+      ? `pod ${lastDump.pod} first takes a last dump to ${lastDump.location} (status.deletion.lastDump), and Crossplane's Usages keep the server up until it is uploaded`
+      : `pod ${lastDump.pod}, which takes a last dump when it is deleted, is not running yet: deleting now takes none`;
+    return {
+      keeps: `Delete: deleting this Database deletes ${goes}; ${dump}. ${stays.charAt(0).toUpperCase()}${stays.slice(1)} in ${where} stay too: ${newest}. The DatabaseBackup records this Database composed go with it; what they stored stays`,
+      ...(lastBackup ? { lastBackup } : {}),
+      lastDump,
+    };
+  }
   return {
-    keeps: `Delete: deleting this Database deletes ${goes}; no backup is taken at that moment (Crossplane runs no function while a Database is deleted), and ${stays} in ${where} stay: ${newest}. Data written after it is not kept: make a DatabaseBackup just before deleting, and wait for it to complete. The DatabaseBackup records this Database composed go with it; what they stored stays`,
+    keeps: `Delete: deleting this Database deletes ${goes}; no backup is taken at that moment (${noDump}), and ${stays} in ${where} stay: ${newest}. Data written after it is not kept: make a DatabaseBackup just before deleting, and wait for it to complete. The DatabaseBackup records this Database composed go with it; what they stored stays`,
     ...(lastBackup ? { lastBackup } : {}),
   };
 }

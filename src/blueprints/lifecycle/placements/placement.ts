@@ -59,6 +59,8 @@ export interface Deletion {
   finalSnapshot?: string;
   /** In the cluster: the backup that stays in the store. */
   lastBackup?: LastBackup;
+  /** In a StatefulSet: the dump taken as the Database is deleted. */
+  lastDump?: { location: string; pod: string; standing: boolean };
 }
 
 export interface GrowthPlan {

@@ -23,6 +23,7 @@ import { gigabytes, wholeGigabytes } from '../../../quantity.js';
 import type { Desired, Requirement } from '../../blueprint.js';
 import { volumeFullRule } from '../alert-rules.js';
 import { dumpBackups } from './backup-methods.js';
+import { planLastDump } from './statefulset-last-dump.js';
 import {
   baseName,
   type DatabaseInput,
@@ -420,9 +421,11 @@ function compose(call: ComposeCall) {
     },
   };
   resources.push(networkPolicy(input, pods, ENGINES[input.spec.engine].port));
+  const lastDump = planLastDump(input, live);
+  resources.push(...lastDump.resources);
   return {
     resources,
-    requirements: { ...growth?.requirements, ...secrets.requirements },
+    requirements: { ...growth?.requirements, ...secrets.requirements, ...lastDump.requirements },
     releasing: handed.releasing,
     ...(secrets.connection ? { connection: secrets.connection } : {}),
   };
@@ -490,17 +493,21 @@ export const statefulSetPlacement: Placement = {
   prerequisite: () => undefined,
   instanceBlocker: () => undefined,
   connectionPending: () => undefined,
-  deletion: (input, live, lastBackup) =>
-    input.spec.deletionPolicy === 'Retain'
-      ? {
-          keeps: `Retain: deleting this Database keeps the data volume of StatefulSet ${instanceName(input.owner, live)} and the credentials that open it; a Database made again under this name in this namespace opens them`,
-        }
-      : inClusterDeletion(
-          input,
-          `StatefulSet ${instanceName(input.owner, live)} and its data volume`,
-          'its dumps',
-          lastBackup,
-        ),
+  deletion: (input, live, lastBackup) => {
+    if (input.spec.deletionPolicy === 'Retain')
+      return {
+        keeps: `Retain: deleting this Database keeps the data volume of StatefulSet ${instanceName(input.owner, live)} and the credentials that open it; a Database made again under this name in this namespace opens them`,
+      };
+    const last = planLastDump(input, live);
+    return inClusterDeletion(
+      input,
+      `StatefulSet ${instanceName(input.owner, live)} and its data volume`,
+      'its dumps',
+      lastBackup,
+      last.dump,
+      last.unable,
+    );
+  },
   kept: (input, generation, why) => {
     const name = instanceName(input.owner, generation);
     const sts = input.observed.get(keyOf(STATEFULSET_KEYS.statefulset, generation));

@@ -1,0 +1,122 @@
+// The last dump of a Database in a StatefulSet deleted under Delete. Crossplane
+// runs no function while a composite is deleted, so the dump is set up while
+// it lives: a pod that waits (jobs.ts lastDumpPod) and dumps when it gets
+// TERM, which the garbage collector sends by deleting it with the Database;
+// and Usages of the server's StatefulSet and client Service `by` that pod,
+// so Crossplane's webhook refuses their deletion until the pod is gone, dump
+// uploaded. A composed Usage `by` something waits for it to be gone before
+// it lets go (Crossplane v2.2 protection/usage reconciler), so nothing is
+// deleted under the dump, whatever order the garbage collector takes.
+//
+// Only where it can work: Usages served (their CRD), a namespaced composite
+// (a claim's composite composes through provider-kubernetes Objects, whose
+// Usages would be released at once), backups on with a store, and the last
+// copy not declined (spec.backup.finalSnapshot). Its key is fixed while the
+// Database lives, so status.deletion names it beforehand.
+import { judge } from '../../../kinds/index.js';
+import { usage } from '../../../kinds/protection.js';
+import { dnsLabel, shortHash } from '../../../names.js';
+import type { Desired, Requirement } from '../../blueprint.js';
+import { backupKey } from '../commands.js';
+import { baseName } from '../database.js';
+import { mayCompose, USAGES, usagesRequirement } from '../deletion-order.js';
+import { instanceName } from '../instances.js';
+import { lastDumpPod } from '../jobs.js';
+import type { DatabaseCall } from './placement.js';
+
+const KEY = 'last-dump';
+
+/** The grace period the dump and upload run in: 15 minutes, or a minute per GB of data when that is longer (some 17 MB/s for dump and upload together). */
+export const lastDumpGraceSeconds = (storageGB: number) => Math.max(900, storageGB * 60);
+
+/** What the last dump of a Database will be, when one is set up: where it goes, and the pod that takes it. */
+export interface LastDump {
+  pod: string;
+  location: string;
+  /** The pod runs, ready to dump when deleted. */
+  standing: boolean;
+}
+
+export interface LastDumpPlan {
+  resources: Desired[];
+  requirements: Record<string, Requirement>;
+  dump?: LastDump;
+  /** Asked for (Delete, backups on with a store, the last copy not declined) but not set up: why. */
+  unable?: string;
+}
+
+/** Whether the spec asks for a last copy at deletion: Delete, backups on with a store, and the copy not declined. */
+function asked(input: DatabaseCall): boolean {
+  const { spec } = input;
+  return (
+    spec.deletionPolicy === 'Delete' &&
+    spec.backup.enabled &&
+    spec.backup.objectStore !== undefined &&
+    spec.backup.finalSnapshot !== false
+  );
+}
+
+/** The key of the last dump: in the Database's folder, named after its uid (a Database made again under its name never overwrites it). */
+export function lastDumpKey(input: Pick<DatabaseCall, 'owner' | 'spec'>): string {
+  const store = input.spec.backup.objectStore!;
+  return backupKey(store.prefix, input.owner.name, `last-dump-${input.owner.uid.slice(0, 8)}`, input.spec.engine);
+}
+
+/** The last-dump pod and its Usages for the live generation `live`, or nothing when none can or should be set up. */
+export function planLastDump(input: DatabaseCall, live: number): LastDumpPlan {
+  const requirements = { [USAGES]: usagesRequirement };
+  if (!asked(input)) return { resources: [], requirements };
+  if (input.owner.claim)
+    return {
+      resources: [],
+      requirements,
+      unable:
+        "a claim's composite cannot hold its server for a last dump: its Usages would travel in provider-kubernetes Objects, which let go at once",
+    };
+  const composedBefore = [...input.observed.keys()].find((k) => k.startsWith(`${KEY}-`) && !k.includes('-holds-'));
+  if (!mayCompose(input, composedBefore ?? KEY))
+    return {
+      resources: [],
+      requirements,
+      ...(input.required.get(USAGES) === undefined
+        ? {}
+        : { unable: 'this cluster serves no Crossplane Usages, which would hold the server up for a last dump' }),
+    };
+  const store = input.spec.backup.objectStore!;
+  const key = lastDumpKey(input);
+  const server = instanceName(input.owner, live);
+  const service = baseName(input.owner);
+  const target = { owner: input.owner, spec: input.spec };
+  const grace = lastDumpGraceSeconds(input.spec.storageGB);
+  // A pod cannot change what it runs: a new one (named by what it runs) replaces it, and the old one's TERM
+  // only takes one more dump to the same key.
+  const draft = lastDumpPod('', target, key, grace);
+  const version = shortHash(JSON.stringify([draft, server, service]), 8);
+  const podKey = `${KEY}-${version}`;
+  const podName = dnsLabel(baseName(input.owner), 'last-dump', version);
+  const pod = lastDumpPod(podName, target, key, grace);
+  const by = { apiVersion: 'v1', kind: 'Pod', name: podName };
+  const hold = (what: string, of: { apiVersion: string; kind: string; name: string }): Desired => ({
+    key: `${podKey}-holds-${what}`,
+    object: usage(dnsLabel(podName, 'holds', what), input.owner.namespace, {
+      of,
+      by,
+      reason: `pod ${podName} takes the last dump of Database ${input.owner.name} before its server goes`,
+      replayDeletion: false,
+    }),
+    independent: true,
+  });
+  return {
+    resources: [
+      { key: podKey, object: pod, independent: true },
+      hold('server', { apiVersion: 'apps/v1', kind: 'StatefulSet', name: server }),
+      hold('service', { apiVersion: 'v1', kind: 'Service', name: service }),
+    ],
+    requirements,
+    dump: {
+      pod: podName,
+      location: `s3://${store.bucket}/${key}`,
+      standing: judge(input.observed.get(podKey)).ready,
+    },
+  };
+}
