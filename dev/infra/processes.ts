@@ -197,7 +197,21 @@ export async function onFreePorts<T>(count: number, start: (ports: number[]) => 
   }
 }
 
-export function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
+  // The kernel may hand the port it just freed out again: two asked in a row (a process's metrics and health
+  // ports) once came back equal, and the process could not start. A port handed out before is not handed again.
+  for (;;) {
+    const port = await unusedPort();
+    if (handedOut.has(port)) continue;
+    if (handedOut.size >= 4096) handedOut.clear();
+    handedOut.add(port);
+    return port;
+  }
+}
+
+const handedOut = new Set<number>();
+
+function unusedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();

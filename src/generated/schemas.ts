@@ -409,7 +409,7 @@ export const databaseSpecSchema = {
         },
         "finalSnapshot": {
           "type": "boolean",
-          "description": "Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in a StatefulSet a waiting pod takes a last dump as the Database is deleted (where Crossplane's Usages are served), and the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true."
+          "description": "Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in a StatefulSet a waiting pod takes a last dump as the Database is deleted (a namespaced Database, where Crossplane's Usages are served, backing up to a store that stays), and the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true."
         },
         "verify": {
           "type": "object",
@@ -590,14 +590,14 @@ export const databaseSpecSchema = {
         },
         "fromDump": {
           "type": "object",
-          "description": "A dump in this Database's object store that no DatabaseBackup records, such as the last dump of a deleted Database (its status.deletion.lastDump.location). In a StatefulSet only. It must be of this Database's engine; checked against the SHA-256 stored with it, and restored into the empty database by a Job.",
+          "description": "A dump in this Database's object store that no DatabaseBackup records, such as the last dump of a deleted Database (its status.deletion.lastDump.location). In a StatefulSet only. It must be of this Database's engine and major version or older (pg_restore reads older archives); it is checked against the SHA-256 stored with it (every dump this function uploads has one) and restored into the empty database by a Job.",
           "required": [
             "location"
           ],
           "properties": {
             "location": {
               "type": "string",
-              "description": "s3://bucket/key, in the bucket of spec.backup.objectStore (the restore reads with its credentials).",
+              "description": "s3://bucket/key, in the bucket and under the prefix of spec.backup.objectStore (the restore reads with its credentials).",
               "minLength": 8,
               "maxLength": 1100,
               "pattern": "^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/[^\\s]+$"
@@ -1132,7 +1132,7 @@ export type DatabaseSpec = {
     "schedule"?: string;
     /** Days a backup is kept. Without it, the platform's default (the Composition's Input), else 7. */
     "retentionDays"?: number;
-    /** Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in a StatefulSet a waiting pod takes a last dump as the Database is deleted (where Crossplane's Usages are served), and the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true. */
+    /** Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in a StatefulSet a waiting pod takes a last dump as the Database is deleted (a namespaced Database, where Crossplane's Usages are served, backing up to a store that stays), and the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true. */
     "finalSnapshot"?: boolean;
     /** Restore drills: on this schedule the newest Completed backup the Database took is restored into a scratch server, its tables and rows counted, and the scratch server removed (status.backup.lastVerifiedTime, the BackupVerified condition). In the cluster, for dumps (a Database in a StatefulSet). */
     "verify": {
@@ -1189,9 +1189,9 @@ export type DatabaseSpec = {
       /** The database inside the snapshot, which comes with its data; by default the one a Database of this name has (a Database made again from its own final snapshot). */
       "database"?: string;
     };
-    /** A dump in this Database's object store that no DatabaseBackup records, such as the last dump of a deleted Database (its status.deletion.lastDump.location). In a StatefulSet only. It must be of this Database's engine; checked against the SHA-256 stored with it, and restored into the empty database by a Job. */
+    /** A dump in this Database's object store that no DatabaseBackup records, such as the last dump of a deleted Database (its status.deletion.lastDump.location). In a StatefulSet only. It must be of this Database's engine and major version or older (pg_restore reads older archives); it is checked against the SHA-256 stored with it (every dump this function uploads has one) and restored into the empty database by a Job. */
     "fromDump"?: {
-      /** s3://bucket/key, in the bucket of spec.backup.objectStore (the restore reads with its credentials). */
+      /** s3://bucket/key, in the bucket and under the prefix of spec.backup.objectStore (the restore reads with its credentials). */
       "location": string;
     };
   };

@@ -541,6 +541,22 @@ for (const engine of [postgres, mysql]) {
       assert.ok(!keysIn(moto, bucket).some((k) => k.includes('last-dump-failed')), 'nothing stored');
     });
 
+    test('the last dump’s step ended without a word (killed for memory): the upload step gives up once the dump stops growing', async () => {
+      const file = join(work, 'last-killed.dump');
+      const key = backupKey('team-a', 'orders', 'last-dump-killed', engine.name);
+      // No dump step at all: as if it had been killed at once.
+      const upload = standby(standbyUploadScript(), { ...uploadEnv(file, key), STALL_SECONDS: '3' });
+      await sleep(2000);
+      assert.equal(upload.child.exitCode, null, 'before the signal it waits, however long');
+      upload.child.kill(stop);
+      const started = Date.now();
+      const u = await upload.exited;
+      assert.notEqual(u.code, 0, u.output);
+      assert.match(u.output, /the last dump has not grown for 3 s: its step ended without a word/);
+      assert.ok(Date.now() - started < 15_000, 'it gave up rather than hold the server');
+      assert.ok(!keysIn(moto, bucket).some((k) => k.includes('last-dump-killed')), 'nothing stored');
+    });
+
     test('a bucket that does not exist: the upload fails saying so, and nothing is stored', async () => {
       const file = join(work, 'for-missing-bucket.dump');
       writeFileSync(file, 'a finished dump');

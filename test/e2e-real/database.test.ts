@@ -445,19 +445,27 @@ spec:
         120_000,
         2000,
       );
-      // The server is held while the dump runs: Crossplane's webhook refuses the garbage collector.
+      // The server is held while the dump runs: Crossplane's webhook refuses the garbage collector's deletion
+      // of the StatefulSet (and records the attempt on it) while the last-dump pod is going.
+      const podName = String(standing['lastDump']['pod']);
       const held = await eventually(
-        `${db}-copy's StatefulSet held by the last-dump pod`,
+        `${db}-copy's StatefulSet refused to the garbage collector while ${podName} dumps`,
         async () => {
           const sts = (
             await cp.client.listObjs('apps/v1', 'StatefulSet', NS, `app.kubernetes.io/instance=${db}-copy`)
           )[0];
-          return sts?.['metadata']?.['labels']?.['crossplane.io/in-use'] === 'true' ? sts : undefined;
+          const dumping = await cp.client.getObj({
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: podName, namespace: NS },
+          });
+          const refused = sts?.['metadata']?.['annotations']?.['usage.crossplane.io/deletion-attempt-with-policy'];
+          return refused && dumping?.['metadata']?.['deletionTimestamp'] ? { sts, refused } : undefined;
         },
         60_000,
-        250,
+        100,
       );
-      assert.ok(held, 'the StatefulSet is in use while the last dump runs');
+      assert.equal(held.sts['metadata']['deletionTimestamp'], undefined, 'the server is not being deleted');
       await eventually(
         `the server of ${db}-copy gone`,
         async () =>

@@ -52,23 +52,30 @@ function assertValid(obj: Obj): void {
   assert.deepEqual(validateObject(obj), [], `${kind} as the API server would judge it`);
 }
 
-/** The observed resources of `rsp`, the last-dump pod running with both containers ready. */
-function withPodRunning(rsp: RunFunctionResponse): Obj[] {
+/**
+ * The observed resources of `rsp`: the last-dump pod in `phase` (Running: both containers ready), and the
+ * server's StatefulSet and Service marked in use by Crossplane's Usage controller unless `held` is false.
+ */
+function withPodRunning(rsp: RunFunctionResponse, opts: { phase?: string; held?: boolean } = {}): Obj[] {
+  const { phase = 'Running', held = true } = opts;
   const name = (podOf(rsp)!.pod['metadata'] as Obj)['name'];
-  return asObserved(rsp).map((o) =>
-    (o['metadata'] as Obj)['name'] === name && o['kind'] === 'Pod'
-      ? {
-          ...o,
-          status: {
-            phase: 'Running',
-            conditions: [
-              { type: 'PodScheduled', status: 'True' },
-              { type: 'Ready', status: 'True' },
-            ],
-          },
-        }
-      : o,
-  );
+  return asObserved(rsp).map((o) => {
+    const meta = o['metadata'] as Obj;
+    if (meta['name'] === name && o['kind'] === 'Pod')
+      return {
+        ...o,
+        status: {
+          phase,
+          conditions: [
+            { type: 'PodScheduled', status: 'True' },
+            { type: 'Ready', status: phase === 'Running' ? 'True' : 'False' },
+          ],
+        },
+      };
+    if (held && ['StatefulSet', 'Service'].includes(String(o['kind'])) && meta['name'] === 'orders-db')
+      return { ...o, metadata: { ...meta, labels: { ...(meta['labels'] as Obj), 'crossplane.io/in-use': 'true' } } };
+    return o;
+  });
 }
 
 describe('the last dump of a Database in a StatefulSet under Delete', () => {
@@ -93,16 +100,16 @@ describe('the last dump of a Database in a StatefulSet under Delete', () => {
     const [dump, upload] = containers.map((c) => (c['command'] as string[])[2]!);
     assert.match(dump!, /trap 'term=1' TERM INT/, 'the stop signal (INT in the postgres image) starts the dump');
     assert.match(dump!, /pg_dump /);
-    assert.match(upload!, /trap '' TERM INT/, 'the upload is not stopped by it');
+    assert.match(upload!, /trap 'sig=1' TERM INT/, 'the upload is not stopped by it: it only notes it');
     assert.match(upload!, /aws \$ep s3 cp/);
     const env = (c: Obj) =>
       Object.fromEntries((c['env'] as Obj[]).map((e) => [e['name'], e['value'] ?? e['valueFrom']]));
     assert.equal(env(containers[1]!)['KEY'], 'orders/last-dump-uid-orde.dump');
     assert.equal(env(containers[1]!)['BUCKET'], 'team-a-backups');
     assert.equal(env(containers[0]!)['OUT'], env(containers[1]!)['IN'], 'the upload reads what the dump writes');
-    // Waiting asks for little; the dump may use what a first backup attempt has.
+    // Waiting asks for little; the dump may use what a backup's last attempt has.
     assert.deepEqual((containers[0]!['resources'] as Obj)['requests'], { cpu: '10m', memory: '32Mi' });
-    assert.deepEqual((containers[0]!['resources'] as Obj)['limits'], { memory: '256Mi' });
+    assert.deepEqual((containers[0]!['resources'] as Obj)['limits'], { memory: '1024Mi' });
   });
 
   test('Usages of the StatefulSet and the client Service, by the pod: the server stays until the dump is up', () => {
@@ -143,7 +150,16 @@ describe('the last dump of a Database in a StatefulSet under Delete', () => {
     });
     assert.match(
       String(said['keeps']),
-      new RegExp(`pod ${pod}, which takes a last dump when it is deleted, is not running yet: deleting now takes none`),
+      new RegExp(
+        `pod ${pod} takes a last dump when it is deleted, but the pod is not running yet: deleting now takes none`,
+      ),
+    );
+    // Running, but nothing marks the server in use (Crossplane's webhooks off): not standing, and said so.
+    const unheld = call(again(xr, first), withPodRunning(first, { held: false }), SERVED);
+    assert.equal((deletion(unheld)['lastDump'] as Obj)['standing'], false);
+    assert.match(
+      String(deletion(unheld)['keeps']),
+      /but Crossplane has not marked the server in use for it yet \(its Usage controller runs only with its webhooks on\): deleting now takes none/,
     );
 
     const running = call(again(xr, first), withPodRunning(first), SERVED);
@@ -169,6 +185,17 @@ describe('the last dump of a Database in a StatefulSet under Delete', () => {
     });
     const rsp = call(again(moved, first), withPodRunning(first), SERVED);
     assert.notEqual(podOf(rsp)!.key, podOf(first)!.key);
+    const name = (podOf(rsp)!.pod['metadata'] as Obj)['name'];
+    for (const what of ['server', 'service']) {
+      const spec = desiredOf(rsp, `${podOf(rsp)!.key}-holds-${what}`)!['spec'] as Obj;
+      assert.equal(((spec['by'] as Obj)['resourceRef'] as Obj)['name'], name, `the ${what} is held by the new pod`);
+    }
+    const upload = ((podOf(rsp)!.pod['spec'] as Obj)['containers'] as Obj[])[1]!;
+    assert.equal(
+      (upload['env'] as Obj[]).find((e) => e['name'] === 'PARTIAL')?.['value'],
+      `orders/last-dump-uid-orde.dump.${name}.partial`,
+      'a temporary key of its own: the old pod may upload at the same time',
+    );
     assert.equal(
       lastDumpKeys(rsp).filter((k) => lastDumpKeys(first).includes(k)).length,
       0,
@@ -202,6 +229,28 @@ describe('the last dump of a Database in a StatefulSet under Delete', () => {
       String(deletion(cases[5]![1])['keeps']),
       /no backup is taken at that moment \(a claim's composite cannot hold its server for a last dump/,
     );
+  });
+
+  test('a pod that ended (evicted) is left out for a call and made anew; the Usages stay', () => {
+    const first = call(xr, [], SERVED);
+    const { key } = podOf(first)!;
+    const evicted = call(again(xr, first), withPodRunning(first, { phase: 'Failed' }), SERVED);
+    assert.equal(desiredOf(evicted, key), undefined, 'Crossplane deletes the ended pod');
+    assert.ok(desiredOf(evicted, `${key}-holds-server`) && desiredOf(evicted, `${key}-holds-service`));
+    assert.equal((deletion(evicted)['lastDump'] as Obj)['standing'], false);
+    const next = call(again(xr, evicted), asObserved(evicted), SERVED);
+    assert.ok(desiredOf(next, key), 'and makes it anew');
+  });
+
+  test('a store made for the Database: none, since the store goes with it; said why', () => {
+    const made = databaseXr(
+      { deletionPolicy: 'Delete', storageGB: 20, backup: { provision: { aws: { region: 'eu-west-1' } } } },
+      { bare: true },
+    );
+    const rsp = call(made, [], SERVED);
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    assert.deepEqual(lastDumpKeys(rsp), []);
+    assert.equal(deletion(rsp)?.['lastDump'], undefined);
   });
 
   test('composed before and the answer not in: kept as it is, never flapping', () => {

@@ -19,6 +19,7 @@ import {
   k8sSecret,
   NAMESPACE,
   secretData,
+  OBJECT_STORE,
   statusOf,
   withObjectStore,
 } from '../support/database.js';
@@ -147,6 +148,16 @@ describe('a Database restored from a DatabaseBackup, in a StatefulSet', () => {
         /spec\.restore\.fromDump\.location is in bucket elsewhere, and the restore reads with the credentials of spec\.backup\.objectStore, bucket team-a-backups/,
       ],
       [
+        'not under the prefix of the store',
+        {
+          engine: 'postgres',
+          storageGB: 20,
+          backup: { objectStore: { ...OBJECT_STORE, prefix: 'team-a' } },
+          restore: { fromDump: { location: 's3://team-a-backups/team-b/orders/x.dump' } },
+        },
+        /spec\.restore\.fromDump\.location is not under the prefix of spec\.backup\.objectStore \(team-a\/\)/,
+      ],
+      [
         'a mysql dump into postgres',
         { engine: 'postgres', storageGB: 20, restore: { fromDump: { location: 's3://team-a-backups/shop/x.sql' } } },
         /spec\.restore\.fromDump\.location does not end in \.dump: a postgres dump does/,
@@ -167,6 +178,13 @@ describe('a Database restored from a DatabaseBackup, in a StatefulSet', () => {
       assert.match(fatal(rsp), message, what);
       assert.deepEqual(Object.keys(rsp.desired?.resources ?? {}), [], `${what}: nothing composed`);
     }
+    const storeless = call(
+      databaseXr(
+        { engine: 'postgres', storageGB: 20, restore: { fromDump: { location: 's3://team-a-backups/orders/x.dump' } } },
+        { name: 'orders', bare: true },
+      ),
+    );
+    assert.match(fatal(storeless), /spec\.restore\.fromDump: .*spec\.backup\.objectStore, which is not set/);
   });
 
   test('a failed restore: a warning, still Restoring, no connection Secret, the Job kept to show why', () => {

@@ -106,11 +106,18 @@ function dumpProblems(location: string, spec: ResolvedSpec, placement: Placement
       `spec.restore.fromDump names a dump, which only a Database in a StatefulSet restores (this Database is in ${placement.words})`,
     ];
   const problems: string[] = [];
-  const bucket = /^s3:\/\/([^/]+)\//.exec(location)?.[1];
+  const [, bucket, key] = /^s3:\/\/([^/]+)\/(.*)$/.exec(location) ?? [];
   const store = spec.backup.objectStore;
   if (store && bucket !== store.bucket)
     problems.push(
       `spec.restore.fromDump.location is in bucket ${bucket}, and the restore reads with the credentials of spec.backup.objectStore, bucket ${store.bucket}: name a dump in that bucket`,
+    );
+  // Under the store's prefix: where the platform gives each team a prefix of a shared bucket, a team names its own.
+  const prefix = (store?.prefix ?? '').replace(/^\/+|\/+$/g, '');
+  const folder = prefix ? `${prefix}/` : '';
+  if (store && bucket === store.bucket && folder && !key?.startsWith(folder))
+    problems.push(
+      `spec.restore.fromDump.location is not under the prefix of spec.backup.objectStore (${folder}): name a dump of this store`,
     );
   const wanted = spec.engine === 'postgres' ? '.dump' : '.sql';
   if (!location.endsWith(wanted))

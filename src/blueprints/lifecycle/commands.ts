@@ -47,9 +47,12 @@ export function uploadScript(): string {
     'size=$(wc -c < "$IN" | tr -d " ")',
     // Stored with the object, so a restore can tell a backup damaged at rest from a whole one.
     'sum=$(sha256sum "$IN" | cut -d " " -f 1)',
-    'aws $ep s3 cp --only-show-errors --metadata "sha256=$sum" "$IN" "s3://$BUCKET/$KEY.partial"',
-    'aws $ep s3 cp --only-show-errors --metadata-directive COPY "s3://$BUCKET/$KEY.partial" "s3://$BUCKET/$KEY"',
-    'aws $ep s3 rm --only-show-errors "s3://$BUCKET/$KEY.partial"',
+    // The temporary key: PARTIAL, where two uploads to one key may meet (the last dumps of two pods).
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
+    'tmp="${PARTIAL:-$KEY.partial}"',
+    'aws $ep s3 cp --only-show-errors --metadata "sha256=$sum" "$IN" "s3://$BUCKET/$tmp"',
+    'aws $ep s3 cp --only-show-errors --metadata-directive COPY "s3://$BUCKET/$tmp" "s3://$BUCKET/$KEY"',
+    'aws $ep s3 rm --only-show-errors "s3://$BUCKET/$tmp"',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     'printf \'{"key":"%s","sizeBytes":%s}\' "$KEY" "$size" > "${TERMINATION_LOG:-/dev/termination-log}"',
     'echo "uploaded $size bytes to s3://$BUCKET/$KEY"',
@@ -71,8 +74,9 @@ export function standbyDumpScript(engine: DatabaseSpec['engine']): string {
     'rm -f "$OUT" "$OUT.partial" "$OUT.failed"',
     "term=''",
     "trap 'term=1' TERM INT",
-    // wait, unlike sleep, returns as soon as a trapped signal comes.
-    'while [ -z "$term" ]; do sleep 3600 & s=$!; wait "$s" || true; done',
+    // wait, unlike sleep, returns as soon as a trapped signal comes; one that comes just before it is seen
+    // within the five seconds of the sleep.
+    'while [ -z "$term" ]; do sleep 5 & s=$!; wait "$s" || true; done',
     'kill "$s" 2> /dev/null || true',
     'echo "deleted: taking the last dump"',
     // A subshell of its own, outside any condition: there, `set -e` would be ignored.
@@ -85,11 +89,25 @@ export function standbyDumpScript(engine: DatabaseSpec['engine']): string {
   ].join('\n');
 }
 
-/** The upload step of the last dump: see standbyDumpScript. */
+/**
+ * The upload step of the last dump: see standbyDumpScript. Once signalled, it
+ * gives up when the dump step ends without a word (killed for memory): the
+ * dump no longer grows for ten minutes. Otherwise it would hold the server
+ * until the grace period ends, for nothing.
+ */
 export function standbyUploadScript(): string {
   return [
-    "trap '' TERM INT",
-    'while [ ! -e "$IN" ] && [ ! -e "$IN.failed" ]; do sleep 1; done',
+    "sig=''",
+    "trap 'sig=1' TERM INT",
+    'last=-1; still=0',
+    'while [ ! -e "$IN" ] && [ ! -e "$IN.failed" ]; do',
+    '  sleep 1',
+    '  [ -n "$sig" ] || continue',
+    '  size=$(wc -c < "$IN.partial" 2> /dev/null || echo -1)',
+    '  if [ "$size" = "$last" ]; then still=$((still + 1)); else still=0; last=$size; fi',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
+    '  if [ "$still" -ge "${STALL_SECONDS:-600}" ]; then echo "the last dump has not grown for $still s: its step ended without a word (killed for memory?); nothing is uploaded" >&2; exit 1; fi',
+    'done',
     '[ -e "$IN" ] || exit 1',
     `(\n${uploadScript()}\n)`,
   ].join('\n');

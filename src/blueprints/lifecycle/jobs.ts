@@ -85,9 +85,9 @@ export function dumpJob(backup: Owner, target: Target, attempt: number): Obj {
 
 /**
  * The pod that takes a Database's last dump when it is deleted with it: it
- * waits, and on TERM dumps and uploads to `key` (standbyDumpScript) within
- * `graceSeconds`. It asks for little while it waits; the dump may use up to
- * a first attempt's memory.
+ * waits, and on its stop signal dumps and uploads to `key`
+ * (standbyDumpScript) within `graceSeconds`. It asks for little while it
+ * waits; the dump may use what a backup's last attempt has (it gets no other).
  */
 export function lastDumpPod(name: string, target: Target, key: string, graceSeconds: number): Obj {
   const { spec, owner } = target;
@@ -114,10 +114,13 @@ export function lastDumpPod(name: string, target: Target, key: string, graceSeco
       containers: [
         waiting(
           engineContainer('dump', standbyDumpScript(spec.engine), owner, spec, '', [{ name: 'OUT', value: file }]),
-          memoryFor(1),
+          memoryFor(MAX_ATTEMPTS),
         ),
         waiting(
-          s3Container('upload', standbyUploadScript(), store, store.bucket, key, [{ name: 'IN', value: file }]),
+          s3Container('upload', standbyUploadScript(), store, store.bucket, key, [
+            { name: 'IN', value: file },
+            { name: 'PARTIAL', value: `${key}.${name || 'pod'}.partial` },
+          ]),
           '256Mi',
         ),
       ],

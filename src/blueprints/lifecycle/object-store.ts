@@ -89,6 +89,11 @@ export function provisionedStore(ctx: Pick<Context, 'owner' | 'observed'>, provi
   };
 }
 
+/** Whether backups go to a store made for this Database (only such a store names the provider's key names). */
+export function madeForDatabase(store: ObjectStore): boolean {
+  return store.credentialKeys !== undefined;
+}
+
 /** Whether observed state holds any part of a made store: then all of it stays composed. */
 export function hasProvisionedStore(observed: ReadonlyMap<string, Obj>): boolean {
   return Object.values(STORE_KEYS).some((k) => observed.has(k));

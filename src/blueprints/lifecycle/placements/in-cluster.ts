@@ -242,7 +242,7 @@ export function inClusterDeletion(
   goes: string,
   stays: string,
   lastBackup: LastBackup | undefined,
-  lastDump?: Deletion['lastDump'],
+  lastDump?: Deletion['lastDump'] & { waiting?: string },
   noDump = 'Crossplane runs no function while a Database is deleted',
 ): Deletion {
   const { spec } = input;
@@ -263,11 +263,12 @@ export function inClusterDeletion(
   if (lastDump) {
     const dump = lastDump.standing
       ? `pod ${lastDump.pod} first takes a last dump to ${lastDump.location} (status.deletion.lastDump), and Crossplane's Usages keep the server up until it is uploaded`
-      : `pod ${lastDump.pod}, which takes a last dump when it is deleted, is not running yet: deleting now takes none`;
+      : `pod ${lastDump.pod} takes a last dump when it is deleted, but ${lastDump.waiting}: deleting now takes none`;
+    const { location, pod, standing } = lastDump;
     return {
       keeps: `Delete: deleting this Database deletes ${goes}; ${dump}. ${stays.charAt(0).toUpperCase()}${stays.slice(1)} in ${where} stay too: ${newest}. The DatabaseBackup records this Database composed go with it; what they stored stays`,
       ...(lastBackup ? { lastBackup } : {}),
-      lastDump,
+      lastDump: { location, pod, standing },
     };
   }
   return {

@@ -14,6 +14,7 @@
 // copy not declined (spec.backup.finalSnapshot). Its key is fixed while the
 // Database lives, so status.deletion names it beforehand.
 import { judge } from '../../../kinds/index.js';
+import { type Obj, str } from '../../../kube.js';
 import { usage } from '../../../kinds/protection.js';
 import { dnsLabel, shortHash } from '../../../names.js';
 import type { Desired, Requirement } from '../../blueprint.js';
@@ -22,6 +23,7 @@ import { baseName } from '../database.js';
 import { mayCompose, USAGES, usagesRequirement } from '../deletion-order.js';
 import { instanceName } from '../instances.js';
 import { lastDumpPod } from '../jobs.js';
+import { madeForDatabase } from '../object-store.js';
 import type { DatabaseCall } from './placement.js';
 
 const KEY = 'last-dump';
@@ -33,9 +35,19 @@ export const lastDumpGraceSeconds = (storageGB: number) => Math.max(900, storage
 export interface LastDump {
   pod: string;
   location: string;
-  /** The pod runs, ready to dump when deleted. */
+  /** The pod runs and Crossplane holds the server for it: deleting now takes the dump. */
   standing: boolean;
+  /** Otherwise, what it waits for. */
+  waiting?: string;
 }
+
+/** The server's StatefulSet and client Service as observed: held once Crossplane marks them in use. */
+export interface Server {
+  statefulSet?: Obj;
+  service?: Obj;
+}
+
+const IN_USE_LABEL = 'crossplane.io/in-use';
 
 export interface LastDumpPlan {
   resources: Desired[];
@@ -63,7 +75,7 @@ export function lastDumpKey(input: Pick<DatabaseCall, 'owner' | 'spec'>): string
 }
 
 /** The last-dump pod and its Usages for the live generation `live`, or nothing when none can or should be set up. */
-export function planLastDump(input: DatabaseCall, live: number): LastDumpPlan {
+export function planLastDump(input: DatabaseCall, live: number, observed: Server): LastDumpPlan {
   const requirements = { [USAGES]: usagesRequirement };
   if (!asked(input)) return { resources: [], requirements };
   if (input.owner.claim)
@@ -83,18 +95,26 @@ export function planLastDump(input: DatabaseCall, live: number): LastDumpPlan {
         : { unable: 'this cluster serves no Crossplane Usages, which would hold the server up for a last dump' }),
     };
   const store = input.spec.backup.objectStore!;
+  if (madeForDatabase(store))
+    return {
+      resources: [],
+      requirements,
+      unable:
+        "the store made for this Database goes with it, its access key first, and a Database made again gets a store of its own; a last dump needs a store that stays (spec.backup.objectStore, or the platform's)",
+    };
   const key = lastDumpKey(input);
   const server = instanceName(input.owner, live);
   const service = baseName(input.owner);
   const target = { owner: input.owner, spec: input.spec };
   const grace = lastDumpGraceSeconds(input.spec.storageGB);
-  // A pod cannot change what it runs: a new one (named by what it runs) replaces it, and the old one's TERM
-  // only takes one more dump to the same key.
+  // A pod cannot change what it runs: a new one (named by what it runs) replaces it. The old one's stop signal
+  // takes one more dump, uploaded through a temporary key of its own to the same key.
   const draft = lastDumpPod('', target, key, grace);
   const version = shortHash(JSON.stringify([draft, server, service]), 8);
   const podKey = `${KEY}-${version}`;
   const podName = dnsLabel(baseName(input.owner), 'last-dump', version);
   const pod = lastDumpPod(podName, target, key, grace);
+  const seen = input.observed.get(podKey);
   const by = { apiVersion: 'v1', kind: 'Pod', name: podName };
   const hold = (what: string, of: { apiVersion: string; kind: string; name: string }): Desired => ({
     key: `${podKey}-holds-${what}`,
@@ -106,17 +126,26 @@ export function planLastDump(input: DatabaseCall, live: number): LastDumpPlan {
     }),
     independent: true,
   });
+  const holds = [
+    hold('server', { apiVersion: 'apps/v1', kind: 'StatefulSet', name: server }),
+    hold('service', { apiVersion: 'v1', kind: 'Service', name: service }),
+  ];
+  // A pod that ended (evicted, its node shut down) never runs again: left out for a call, it is made anew.
+  const ended = ['Failed', 'Succeeded'].includes(str(seen, 'status', 'phase') ?? '');
+  const waiting = !judge(seen).ready
+    ? 'the pod is not running yet'
+    : holds.some((h) => !input.observed.has(h.key)) ||
+        [observed.statefulSet, observed.service].some((o) => str(o, 'metadata', 'labels', IN_USE_LABEL) !== 'true')
+      ? 'Crossplane has not marked the server in use for it yet (its Usage controller runs only with its webhooks on)'
+      : undefined;
   return {
-    resources: [
-      { key: podKey, object: pod, independent: true },
-      hold('server', { apiVersion: 'apps/v1', kind: 'StatefulSet', name: server }),
-      hold('service', { apiVersion: 'v1', kind: 'Service', name: service }),
-    ],
+    resources: [...(ended ? [] : [{ key: podKey, object: pod, independent: true }]), ...holds],
     requirements,
     dump: {
       pod: podName,
       location: `s3://${store.bucket}/${key}`,
-      standing: judge(input.observed.get(podKey)).ready,
+      standing: waiting === undefined,
+      ...(waiting ? { waiting } : {}),
     },
   };
 }

@@ -421,7 +421,10 @@ function compose(call: ComposeCall) {
     },
   };
   resources.push(networkPolicy(input, pods, ENGINES[input.spec.engine].port));
-  const lastDump = planLastDump(input, live);
+  const lastDump = planLastDump(input, live, {
+    statefulSet: liveObserved,
+    service: input.observed.get(STATEFULSET_KEYS.service),
+  });
   resources.push(...lastDump.resources);
   return {
     resources,
@@ -498,7 +501,10 @@ export const statefulSetPlacement: Placement = {
       return {
         keeps: `Retain: deleting this Database keeps the data volume of StatefulSet ${instanceName(input.owner, live)} and the credentials that open it; a Database made again under this name in this namespace opens them`,
       };
-    const last = planLastDump(input, live);
+    const last = planLastDump(input, live, {
+      statefulSet: input.observed.get(keyOf(STATEFULSET_KEYS.statefulset, live)),
+      service: input.observed.get(STATEFULSET_KEYS.service),
+    });
     return inClusterDeletion(
       input,
       `StatefulSet ${instanceName(input.owner, live)} and its data volume`,
