@@ -15,7 +15,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Json } from '../support/apiserver.js';
-import { type ControlPlane, objectStoreSecret, realNodeSuiteSkipReason } from '../support/control-plane.js';
+import {
+  type ControlPlane,
+  objectStoreSecret,
+  objectStoreSpec,
+  realNodeSuiteSkipReason,
+} from '../support/control-plane.js';
 import { controlPlaneForSuite, ensureNamespace, eventually, startApplicationPod } from '../support/e2e.js';
 import { describeDatabaseTls } from './database-tls.js';
 
@@ -142,6 +147,26 @@ async function drillLeftovers(backup: string): Promise<string[]> {
   const jobs = await cp.client.listObjs('batch/v1', 'Job', NS);
   const pods = await cp.client.listObjs('v1', 'Pod', NS);
   return [...jobs, ...pods].map((o) => String(o['metadata']['name'])).filter((n) => n.startsWith(`${backup}-verify-`));
+}
+
+/**
+ * A new Database `name` made from `restore` (spec.restore), deleted with its data (Delete), backing up to the
+ * run's object store, whose dumps it reads: the same store here.
+ */
+async function applyMadeFrom(engine: Engine, name: string, restore: Json, backup: Json = {}): Promise<void> {
+  const database = {
+    apiVersion: 'example.com/v1',
+    kind: 'Database',
+    metadata: { name, namespace: NS },
+    spec: {
+      engine,
+      storageGB: 1,
+      backup: { objectStore: objectStoreSpec(cp.objectStore!), ...backup },
+      restore,
+      deletionPolicy: 'Delete',
+    },
+  };
+  await cp.kubectl(['apply', '-f', '-'], { input: JSON.stringify(database) });
 }
 
 describe('Databases in a StatefulSet on a real node', { skip }, () => {
@@ -379,26 +404,7 @@ spec:
 
     test(`${engine}: a new Database made from the backup holds the same rows`, async (t) => {
       const started = Date.now();
-      const store = cp.objectStore!;
-      // The dump is read from the new Database's own object store: the same one here.
-      await cp.kubectl(['apply', '-f', '-'], {
-        input: `apiVersion: example.com/v1
-kind: Database
-metadata: {name: ${db}-copy, namespace: ${NS}}
-spec:
-  engine: ${engine}
-  storageGB: 1
-  backup:
-    objectStore:
-      bucket: ${store.bucket}
-      region: ${store.region}
-      endpoint: ${store.endpoint}
-      prefix: databases
-      credentialsSecretRef: {name: backup-store}
-  restore: {fromBackup: {name: ${scheduled}}}
-  deletionPolicy: Delete
-`,
-      });
+      await applyMadeFrom(engine, `${db}-copy`, { fromBackup: { name: scheduled } });
       await phaseOf('Database', `${db}-copy`, ['Ready']);
       const pod = (
         await cp.client.listObjs(
@@ -506,25 +512,7 @@ spec:
       // Made again from that last dump (no DatabaseBackup records it): the same rows, and the table made just
       // before the deletion. Then it goes too, keeping nothing, to leave the node's CPUs to the TLS tests.
       const again = Date.now();
-      await cp.kubectl(['apply', '-f', '-'], {
-        input: `apiVersion: example.com/v1
-kind: Database
-metadata: {name: ${db}-again, namespace: ${NS}}
-spec:
-  engine: ${engine}
-  storageGB: 1
-  backup:
-    objectStore:
-      bucket: ${store.bucket}
-      region: ${store.region}
-      endpoint: ${store.endpoint}
-      prefix: databases
-      credentialsSecretRef: {name: backup-store}
-    finalSnapshot: false
-  restore: {fromDump: {location: ${lastDump}}}
-  deletionPolicy: Delete
-`,
-      });
+      await applyMadeFrom(engine, `${db}-again`, { fromDump: { location: lastDump } }, { finalSnapshot: false });
       const made = await phaseOf('Database', `${db}-again`, ['Ready']);
       assert.equal(made['status']['restoredFrom'], lastDump);
       const serverOf = async (name: string) =>

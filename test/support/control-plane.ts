@@ -1150,24 +1150,23 @@ async function startObjectStore(
   return store;
 }
 
+/** `store` as a Database's spec.backup.objectStore names it: under prefix databases, with objectStoreSecret's keys. */
+export function objectStoreSpec(store: Pick<ObjectStore, 'bucket' | 'region' | 'endpoint'>): Json {
+  return {
+    bucket: store.bucket,
+    region: store.region,
+    endpoint: store.endpoint,
+    prefix: 'databases',
+    credentialsSecretRef: { name: objectStoreSecret(store as ObjectStore)['metadata']['name'] },
+  };
+}
+
 /** The Database Composition's step Input naming `store` as the platform's default object store. */
 export function platformStoreInput(store: Pick<ObjectStore, 'bucket' | 'region' | 'endpoint'>): Json {
   return {
     apiVersion: 'platform.fn.example.com/v1beta1',
     kind: 'Input',
-    defaults: {
-      database: {
-        backup: {
-          objectStore: {
-            bucket: store.bucket,
-            region: store.region,
-            endpoint: store.endpoint,
-            prefix: 'databases',
-            credentialsSecretRef: { name: objectStoreSecret(store as ObjectStore)['metadata']['name'] },
-          },
-        },
-      },
-    },
+    defaults: { database: { backup: { objectStore: objectStoreSpec(store) } } },
   };
 }
 

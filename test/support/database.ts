@@ -78,6 +78,13 @@ export function databaseXr(
   };
 }
 
+/** The CRD of Crossplane's Usages as Crossplane returns it for the `usage-crd` requirement: Usages are served. */
+export const USAGE_CRD_OBJECT: Obj = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'usages.protection.crossplane.io' },
+};
+
 /** The CloudNativePG CRD as Crossplane would return it for the `cnpg-crd` requirement. */
 export const CNPG_CRD_OBJECT: Obj = {
   apiVersion: 'apiextensions.k8s.io/v1',

@@ -25,27 +25,12 @@ import {
   NAMESPACE,
   statusOf,
   withObjectStore,
+  USAGE_CRD_OBJECT,
 } from '../support/database.js';
-import { hasSchema, validateObject } from '../support/schemas.js';
+import { assertValidObject } from '../support/schemas.js';
 
-const USAGE_CRD: Obj = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'usages.protection.crossplane.io' },
-};
 const fatal = (rsp: RunFunctionResponse) => fatalOf(rsp)?.message ?? '';
 const specOf = (obj: Obj | undefined) => (obj?.['spec'] ?? {}) as Obj;
-
-/** Valid against Crossplane's own Usage CRD, where scripts/install-crossplane.sh copied it. */
-function assertValid(obj: Obj): void {
-  const kind = `${String(obj['apiVersion'])} ${String(obj['kind'])}`;
-  if (!hasSchema(String(obj['apiVersion']), String(obj['kind']))) {
-    if (process.env['CI']) assert.fail(`no schema for ${kind}: scripts/install-crossplane.sh copies it`);
-    console.error(`SKIPPED: no schema for ${kind} here (run scripts/install-crossplane.sh)`);
-    return;
-  }
-  assert.deepEqual(validateObject(obj), [], `${kind} as the API server would judge it`);
-}
 
 describe('a DatabaseRestore holds its Database while the Database builds it', () => {
   const restoreXr: Obj = {
@@ -71,7 +56,11 @@ describe('a DatabaseRestore holds its Database while the Database builds it', ()
     assert.ok(first.requirements?.resources?.[USAGES], 'asks whether the cluster serves Usages');
     assert.equal(desiredOf(first, HOLD_KEY), undefined, 'nothing before the answers are in');
 
-    const rsp = call(restoreXr, [], answered({ database: [restoring], backup: [backup], [USAGES]: [USAGE_CRD] }));
+    const rsp = call(
+      restoreXr,
+      [],
+      answered({ database: [restoring], backup: [backup], [USAGES]: [USAGE_CRD_OBJECT] }),
+    );
     assert.equal(fatalOf(rsp), undefined, fatal(rsp));
     const usage = desiredOf(rsp, HOLD_KEY)!;
     assert.ok(usage, 'the Usage is composed');
@@ -86,29 +75,37 @@ describe('a DatabaseRestore holds its Database while the Database builds it', ()
     assert.equal(specOf(usage)['by'], undefined, 'by reason: the refusal says it');
     assert.match(String(specOf(usage)['reason']), /^DatabaseRestore orders-undo is restoring it into orders-db-r1: /);
     assert.equal(specOf(usage)['replayDeletion'], false, 'a refused deletion is never carried out later');
-    assertValid(usage);
+    assertValidObject(usage);
     // It never holds the restore up: ready once it exists (Crossplane without webhooks never says it is).
     const again = call(
       restoreXr,
       asObserved(rsp),
-      answered({ database: [restoring], backup: [backup], [USAGES]: [USAGE_CRD] }),
+      answered({ database: [restoring], backup: [backup], [USAGES]: [USAGE_CRD_OBJECT] }),
     );
     assert.equal(again.desired?.resources[HOLD_KEY]?.ready, Ready.READY_TRUE);
     assert.equal(statusOf(again)['phase'], 'Restoring');
   });
 
   test('a Database not read as it is on a call (not answered, or refused) keeps what holds it; one gone, nothing', () => {
-    const made = call(restoreXr, [], answered({ database: [restoring], backup: [backup], [USAGES]: [USAGE_CRD] }));
-    const unknown = call(restoreXr, asObserved(made), answered({ [USAGES]: [USAGE_CRD] }));
+    const made = call(
+      restoreXr,
+      [],
+      answered({ database: [restoring], backup: [backup], [USAGES]: [USAGE_CRD_OBJECT] }),
+    );
+    const unknown = call(restoreXr, asObserved(made), answered({ [USAGES]: [USAGE_CRD_OBJECT] }));
     assert.deepEqual(desiredOf(unknown, HOLD_KEY), desiredOf(made, HOLD_KEY));
     const refused = { ...restoring, spec: { engine: 'postgres' } };
     const judged = call(
       restoreXr,
       asObserved(made),
-      answered({ database: [refused], backup: [backup], [USAGES]: [USAGE_CRD] }),
+      answered({ database: [refused], backup: [backup], [USAGES]: [USAGE_CRD_OBJECT] }),
     );
     assert.deepEqual(desiredOf(judged, HOLD_KEY), desiredOf(made, HOLD_KEY), 'kept while refused');
-    const gone = call(restoreXr, asObserved(made), answered({ database: [], backup: [backup], [USAGES]: [USAGE_CRD] }));
+    const gone = call(
+      restoreXr,
+      asObserved(made),
+      answered({ database: [], backup: [backup], [USAGES]: [USAGE_CRD_OBJECT] }),
+    );
     assert.equal(desiredOf(gone, HOLD_KEY), undefined);
   });
 
@@ -118,7 +115,11 @@ describe('a DatabaseRestore holds its Database while the Database builds it', ()
       { restores: [{ name: 'orders-undo', instance: 'orders-db-r1', switchedAt: '2026-12-02T04:00:00Z' }] },
       { restore: { name: 'orders-undo', phase: 'Failed', instance: 'orders-db-r1', message: 'the load failed' } },
     ]) {
-      const rsp = call(restoreXr, [], answered({ database: [db(status)], backup: [backup], [USAGES]: [USAGE_CRD] }));
+      const rsp = call(
+        restoreXr,
+        [],
+        answered({ database: [db(status)], backup: [backup], [USAGES]: [USAGE_CRD_OBJECT] }),
+      );
       assert.equal(fatalOf(rsp), undefined, fatal(rsp));
       assert.equal(desiredOf(rsp, HOLD_KEY), undefined, `phase ${String(statusOf(rsp)['phase'])}`);
     }
@@ -129,7 +130,11 @@ describe('a DatabaseRestore holds its Database while the Database builds it', ()
     assert.equal(fatalOf(none), undefined, fatal(none));
     assert.equal(desiredOf(none, HOLD_KEY), undefined);
 
-    const made = call(restoreXr, [], answered({ database: [restoring], backup: [backup], [USAGES]: [USAGE_CRD] }));
+    const made = call(
+      restoreXr,
+      [],
+      answered({ database: [restoring], backup: [backup], [USAGES]: [USAGE_CRD_OBJECT] }),
+    );
     const observed = asObserved(made);
     const unanswered = call(restoreXr, observed, answered({ database: [restoring], backup: [backup] }));
     assert.deepEqual(desiredOf(unanswered, HOLD_KEY), desiredOf(made, HOLD_KEY), 'kept as it was, no flap');
@@ -148,19 +153,19 @@ describe('a DatabaseBackup holds its Database while it is taken', () => {
   });
 
   test('held while its dump pod runs, not while it waits to start, and not once Completed or Failed', () => {
-    const starting = call(backupXr(), [], answered({ database: [db], [USAGES]: [USAGE_CRD] }));
+    const starting = call(backupXr(), [], answered({ database: [db], [USAGES]: [USAGE_CRD_OBJECT] }));
     assert.equal(fatalOf(starting), undefined, fatal(starting));
     assert.equal(desiredOf(starting, HOLD_KEY), undefined, 'no Job yet: nothing reads the Database');
     const unscheduled = call(
       backupXr({ phase: 'Running' }),
       asObserved(starting),
-      answered({ database: [db], [USAGES]: [USAGE_CRD], pod: [pod('Pending')] }),
+      answered({ database: [db], [USAGES]: [USAGE_CRD_OBJECT], pod: [pod('Pending')] }),
     );
     assert.equal(desiredOf(unscheduled, HOLD_KEY), undefined, 'a pod that cannot start holds nothing');
     const taking = call(
       backupXr({ phase: 'Running' }),
       asObserved(starting),
-      answered({ database: [db], [USAGES]: [USAGE_CRD], pod: [pod('Running')] }),
+      answered({ database: [db], [USAGES]: [USAGE_CRD_OBJECT], pod: [pod('Running')] }),
     );
     assert.equal(fatalOf(taking), undefined, fatal(taking));
     const usage = desiredOf(taking, HOLD_KEY)!;
@@ -168,13 +173,13 @@ describe('a DatabaseBackup holds its Database while it is taken', () => {
     assert.equal((usage['metadata'] as Obj)['name'], 'orders-before-migration-backup-holds-orders');
     assert.match(String(specOf(usage)['reason']), /^DatabaseBackup orders-before-migration is taking a backup of it/);
     assert.equal(specOf(usage)['replayDeletion'], false);
-    assertValid(usage);
+    assertValidObject(usage);
 
     for (const phase of ['Completed', 'Failed']) {
       const done = call(
         backupXr({ phase, message: phase }),
         asObserved(taking),
-        answered({ database: [db], [USAGES]: [USAGE_CRD], pod: [pod('Running')] }),
+        answered({ database: [db], [USAGES]: [USAGE_CRD_OBJECT], pod: [pod('Running')] }),
       );
       assert.equal(fatalOf(done), undefined, fatal(done));
       assert.equal(desiredOf(done, HOLD_KEY), undefined, `${phase}: the Database is free again`);
@@ -185,7 +190,7 @@ describe('a DatabaseBackup holds its Database while it is taken', () => {
     const taking = call(
       backupXr({ phase: 'Running' }),
       [],
-      answered({ database: [db], [USAGES]: [USAGE_CRD], pod: [pod('Running')] }),
+      answered({ database: [db], [USAGES]: [USAGE_CRD_OBJECT], pod: [pod('Running')] }),
     );
     assert.ok(desiredOf(taking, HOLD_KEY));
     const gone = call(backupXr({ phase: 'Running' }), asObserved(taking), answered({ database: [], [USAGES]: [] }));
@@ -213,7 +218,7 @@ describe('a DatabaseBackup holds its Database while it is taken', () => {
     };
     // The Job is named after the composite.
     const running = pod('Running', 'orders-before-migration-x7k2p-a1');
-    const rsp = call(claimBackup, [], answered({ database: [db], [USAGES]: [USAGE_CRD], pod: [running] }));
+    const rsp = call(claimBackup, [], answered({ database: [db], [USAGES]: [USAGE_CRD_OBJECT], pod: [running] }));
     assert.equal(fatalOf(rsp), undefined, fatal(rsp));
     const object = desiredOf(rsp, HOLD_KEY)!;
     assert.equal(object['kind'], 'Object', 'a cluster-scoped composite composes namespaced objects through Objects');
@@ -225,7 +230,7 @@ describe('a DatabaseBackup holds its Database while it is taken', () => {
       resourceRef: { name: 'orders' },
     });
     assert.match(String(specOf(usage)['reason']), /^DatabaseBackup orders-before-migration is taking/);
-    assertValid(usage);
+    assertValidObject(usage);
     // A DatabaseRestore named as the backup: its own Usage name.
     assert.notEqual((usage['metadata'] as Obj)['name'], 'orders-before-migration-restore-holds-orders');
     assert.equal((usage['metadata'] as Obj)['name'], 'orders-before-migration-backup-holds-orders');
@@ -236,7 +241,7 @@ describe('a Database holds the bucket made for its backups', () => {
   const provisioned = { engine: 'postgres', storageGB: 20, backup: { provision: { aws: { region: 'eu-west-1' } } } };
 
   test('namespaced: a Usage of the Bucket, replaying a deletion refused meanwhile', () => {
-    const rsp = call(databaseXr(provisioned, { bare: true }), [], answered({ [USAGES]: [USAGE_CRD] }));
+    const rsp = call(databaseXr(provisioned, { bare: true }), [], answered({ [USAGES]: [USAGE_CRD_OBJECT] }));
     assert.equal(fatalOf(rsp), undefined, fatal(rsp));
     const bucket = desiredOf(rsp, STORE_KEYS.bucket)!;
     const usage = desiredOf(rsp, BUCKET_HOLD_KEY)!;
@@ -248,13 +253,13 @@ describe('a Database holds the bucket made for its backups', () => {
     });
     assert.match(String(specOf(usage)['reason']), /^Database orders keeps its backups in it/);
     assert.equal(specOf(usage)['replayDeletion'], false, 'a deletion refused long ago is never carried out later');
-    assertValid(usage);
+    assertValidObject(usage);
     const none = call(databaseXr(provisioned, { bare: true }), [], answered({ [USAGES]: [] }));
     assert.equal(desiredOf(none, BUCKET_HOLD_KEY), undefined, 'no Usages served, none sent');
   });
 
   test('claims: a ClusterUsage of the cluster-scoped Bucket, by the name it has there', () => {
-    const rsp = call(claimXr(provisioned, { bare: true }), [], answered({ [USAGES]: [USAGE_CRD] }));
+    const rsp = call(claimXr(provisioned, { bare: true }), [], answered({ [USAGES]: [USAGE_CRD_OBJECT] }));
     assert.equal(fatalOf(rsp), undefined, fatal(rsp));
     const bucket = desiredOf(rsp, STORE_KEYS.bucket)!;
     const usage = desiredOf(rsp, BUCKET_HOLD_KEY)!;
@@ -266,6 +271,6 @@ describe('a Database holds the bucket made for its backups', () => {
       kind: 'Bucket',
       resourceRef: { name: (bucket['metadata'] as Obj)['name'] },
     });
-    assertValid(usage);
+    assertValidObject(usage);
   });
 });

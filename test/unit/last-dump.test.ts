@@ -20,16 +20,12 @@ import {
   fatalOf,
   NAMESPACE,
   statusOf,
+  USAGE_CRD_OBJECT,
 } from '../support/database.js';
 import { restrictedViolations } from '../support/pod-security.js';
-import { hasSchema, validateObject } from '../support/schemas.js';
+import { assertValidObject } from '../support/schemas.js';
 
-const USAGE_CRD: Obj = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'usages.protection.crossplane.io' },
-};
-const SERVED = answered({ [USAGES]: [USAGE_CRD] });
+const SERVED = answered({ [USAGES]: [USAGE_CRD_OBJECT] });
 const deletion = (rsp: RunFunctionResponse) => statusOf(rsp)['deletion'] as Obj;
 const keysOf = (rsp: RunFunctionResponse) => Object.keys(rsp.desired?.resources ?? {});
 const lastDumpKeys = (rsp: RunFunctionResponse) => keysOf(rsp).filter((k) => k.startsWith('last-dump-'));
@@ -40,17 +36,6 @@ const podOf = (rsp: RunFunctionResponse) => {
 const again = (xr: Obj, rsp: RunFunctionResponse): Obj => ({ ...xr, status: statusOf(rsp) });
 const events = (rsp: RunFunctionResponse, reason: string) =>
   rsp.results.filter((r) => r.severity === Severity.SEVERITY_NORMAL && r.reason === reason);
-
-/** Valid as the API server would judge it, where the schema is here (Crossplane's CRDs come with install-crossplane.sh). */
-function assertValid(obj: Obj): void {
-  const kind = `${String(obj['apiVersion'])} ${String(obj['kind'])}`;
-  if (!hasSchema(String(obj['apiVersion']), String(obj['kind']))) {
-    if (process.env['CI']) assert.fail(`no schema for ${kind}: scripts/install-crossplane.sh copies it`);
-    console.error(`SKIPPED: no schema for ${kind} here (run scripts/install-crossplane.sh)`);
-    return;
-  }
-  assert.deepEqual(validateObject(obj), [], `${kind} as the API server would judge it`);
-}
 
 /**
  * The observed resources of `rsp`: the last-dump pod in `phase` (Running: both containers ready), and the
@@ -132,7 +117,7 @@ describe('the last dump of a Database in a StatefulSet under Delete', () => {
       assert.deepEqual(spec['by'], { apiVersion: 'v1', kind: 'Pod', resourceRef: { name: podName } });
       assert.equal(spec['replayDeletion'], false);
       assert.match(String(spec['reason']), new RegExp(`pod ${podName} takes the last dump of Database orders`));
-      assertValid(u);
+      assertValidObject(u);
     }
     // The StatefulSet is the live one, and the Service the one applications reach (the dump's host).
     assert.equal((desiredOf(rsp, 'statefulset')!['metadata'] as Obj)['name'], 'orders-db');
