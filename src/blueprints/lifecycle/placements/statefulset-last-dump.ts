@@ -1,7 +1,7 @@
 // The last dump of a Database in a StatefulSet deleted under Delete. Crossplane
 // runs no function while a composite is deleted, so the dump is set up while
-// it lives: a pod that waits (jobs.ts lastDumpPod) and dumps when it gets
-// TERM, which the garbage collector sends by deleting it with the Database;
+// it lives: a pod that waits (jobs.ts lastDumpPod) and dumps on its stop
+// signal, sent when the garbage collector deletes it with the Database;
 // and Usages of the server's StatefulSet and client Service `by` that pod,
 // so Crossplane's webhook refuses their deletion until the pod is gone, dump
 // uploaded. A composed Usage `by` something waits for it to be gone before
@@ -10,9 +10,11 @@
 //
 // Only where it can work: Usages served (their CRD), a namespaced composite
 // (a claim's composite composes through provider-kubernetes Objects, whose
-// Usages would be released at once), backups on with a store, and the last
-// copy not declined (spec.backup.finalSnapshot). Its key is fixed while the
-// Database lives, so status.deletion names it beforehand.
+// Usages would be released at once), backups on with a store that stays (not
+// one made for the Database, which goes with it), and the last copy not
+// declined (spec.backup.finalSnapshot). Its key is fixed while the Database
+// lives, so status.deletion names it beforehand; `standing` only once
+// Crossplane has marked the server in use for it.
 import { judge } from '../../../kinds/index.js';
 import { type Obj, str } from '../../../kube.js';
 import { usage } from '../../../kinds/protection.js';
