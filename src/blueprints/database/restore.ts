@@ -12,6 +12,7 @@ import { judge } from '../../kinds/index.js';
 import { jobOf } from '../../kinds/batch.js';
 import { record, str, type Obj } from '../../kube.js';
 import type { Desired, Requirement } from '../blueprint.js';
+import { prefixFolder } from '../lifecycle/commands.js';
 import { appName, type DatabaseInput, dbname, majorVersion, type ResolvedSpec } from '../lifecycle/database.js';
 import { DBNAME_ANNOTATION, FROM_ANNOTATION, hasInstance, POINT_ANNOTATION } from '../lifecycle/instances.js';
 import { PLACEMENTS, placementOf } from '../lifecycle/placements/index.js';
@@ -113,8 +114,7 @@ function dumpProblems(location: string, spec: ResolvedSpec, placement: Placement
       `spec.restore.fromDump.location is in bucket ${bucket}, and the restore reads with the credentials of spec.backup.objectStore, bucket ${store.bucket}: name a dump in that bucket`,
     );
   // Under the store's prefix: where the platform gives each team a prefix of a shared bucket, a team names its own.
-  const prefix = (store?.prefix ?? '').replace(/^\/+|\/+$/g, '');
-  const folder = prefix ? `${prefix}/` : '';
+  const folder = prefixFolder(store?.prefix);
   if (store && bucket === store.bucket && folder && !key?.startsWith(folder))
     problems.push(
       `spec.restore.fromDump.location is not under the prefix of spec.backup.objectStore (${folder}): name a dump of this store`,

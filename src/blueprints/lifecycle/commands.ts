@@ -255,10 +255,15 @@ export function removeScript(): string {
   ].join('\n');
 }
 
-/** The folder of a Database's backups in its store: the prefix (no slashes at its ends), then the Database. */
-export function databaseFolder(prefix: string | undefined, database: string): string {
+/** The folder a store's prefix names: the prefix without slashes at its ends, then one; empty for none. */
+export function prefixFolder(prefix: string | undefined): string {
   const p = (prefix ?? '').replace(/^\/+|\/+$/g, '');
-  return `${p ? `${p}/` : ''}${database}/`;
+  return p ? `${p}/` : '';
+}
+
+/** The folder of a Database's backups in its store: the prefix's folder, then the Database. */
+export function databaseFolder(prefix: string | undefined, database: string): string {
+  return `${prefixFolder(prefix)}${database}/`;
 }
 
 /** The object key of a backup: the Database's folder, the backup's name and the engine's extension. */

@@ -76,8 +76,21 @@ export function lastDumpKey(input: Pick<DatabaseCall, 'owner' | 'spec'>): string
   return backupKey(store.prefix, input.owner.name, `last-dump-${input.owner.uid.slice(0, 8)}`, input.spec.engine);
 }
 
-/** The last-dump pod and its Usages for the live generation `live`, or nothing when none can or should be set up. */
+/**
+ * The last-dump pod and its Usages for the live generation `live`, or nothing when none can or should be set
+ * up. Asked twice a call (compose, then status.deletion): planned once, for the call's observed map.
+ */
 export function planLastDump(input: DatabaseCall, live: number, observed: Server): LastDumpPlan {
+  let byLive = planned.get(input.observed);
+  if (!byLive) planned.set(input.observed, (byLive = new Map()));
+  let plan = byLive.get(live);
+  if (!plan) byLive.set(live, (plan = planFor(input, live, observed)));
+  return plan;
+}
+
+const planned = new WeakMap<ReadonlyMap<string, Obj>, Map<number, LastDumpPlan>>();
+
+function planFor(input: DatabaseCall, live: number, observed: Server): LastDumpPlan {
   const requirements = { [USAGES]: usagesRequirement };
   if (!asked(input)) return { resources: [], requirements };
   if (input.owner.claim)
@@ -134,12 +147,7 @@ export function planLastDump(input: DatabaseCall, live: number, observed: Server
   ];
   // A pod that ended (evicted, its node shut down) never runs again: left out for a call, it is made anew.
   const ended = ['Failed', 'Succeeded'].includes(str(seen, 'status', 'phase') ?? '');
-  const waiting = !judge(seen).ready
-    ? 'the pod is not running yet'
-    : holds.some((h) => !input.observed.has(h.key)) ||
-        [observed.statefulSet, observed.service].some((o) => str(o, 'metadata', 'labels', IN_USE_LABEL) !== 'true')
-      ? 'Crossplane has not marked the server in use for it yet (its Usage controller runs only with its webhooks on)'
-      : undefined;
+  const waiting = waitingFor(input, seen, holds, observed);
   return {
     resources: [...(ended ? [] : [{ key: podKey, object: pod, independent: true }]), ...holds],
     requirements,
@@ -150,4 +158,15 @@ export function planLastDump(input: DatabaseCall, live: number, observed: Server
       ...(waiting ? { waiting } : {}),
     },
   };
+}
+
+/** What the last dump waits for before deleting would take it; undefined once the pod runs and the server is held. */
+function waitingFor(input: DatabaseCall, pod: Obj | undefined, holds: Desired[], server: Server): string | undefined {
+  if (!judge(pod).ready) return 'the pod is not running yet';
+  const marked = [server.statefulSet, server.service].every(
+    (o) => str(o, 'metadata', 'labels', IN_USE_LABEL) === 'true',
+  );
+  if (!marked || holds.some((h) => !input.observed.has(h.key)))
+    return 'Crossplane has not marked the server in use for it yet (its Usage controller runs only with its webhooks on)';
+  return undefined;
 }
