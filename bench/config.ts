@@ -8,7 +8,8 @@
 //   BENCH_LEVELS=1,16,64    concurrency levels
 //   BENCH_CASES=a,b         only these cases (widget-seed, widget-cutover, database-aws,
 //                           database-aws-live (needs moto), database-cluster)
-//   BENCH_IMPLS=ours,bundle,floor,http2-floor,go-floor,py-floor,peer  (bundle: ours from dist/bundle; add `ours-tls`: ours over mutual TLS;
+//   BENCH_IMPLS=ours,bundle,ours-grpc-js,floor,http2-floor,go-floor,py-floor,peer  (bundle: ours from dist/bundle;
+//                           ours-grpc-js: ours on grpc-js; add `ours-tls`: ours over mutual TLS;
 //                           `candidate`: ours with the preload bench/candidate.ts)
 //   BENCH_LOADGEN=ghz       who sends the measured calls: ghz (Go), or `node` (the grpc-js client
 //                           in this process, which caps throughput from 16 in flight)
@@ -94,7 +95,7 @@ export function readConfig(environment: NodeJS.ProcessEnv = process.env): { conf
   }
   const impls = listEnv(
     'BENCH_IMPLS',
-    quick ? IMPL_IDS.join(',') : 'ours,bundle,floor,http2-floor,go-floor,py-floor,peer',
+    quick ? IMPL_IDS.join(',') : 'ours,bundle,ours-grpc-js,floor,http2-floor,go-floor,py-floor,peer',
   );
   const loadgen = env('BENCH_LOADGEN', 'ghz');
   if (loadgen !== 'ghz' && loadgen !== 'node') throw new Error(`BENCH_LOADGEN must be ghz or node, got ${loadgen}`);

@@ -19,6 +19,7 @@ const COLORS: Record<ImplId, string> = {
   ours: '#2563eb',
   bundle: '#1e3a8a',
   'ours-tls': '#0891b2',
+  'ours-grpc-js': '#60a5fa',
   candidate: '#9333ea',
   floor: '#9ca3af',
   'http2-floor': '#6b7280',
@@ -165,31 +166,42 @@ export function printLoadgenHeadroom(setup: Setup, results: ImplCaseResult[]): v
 }
 
 /**
- * What grpc-js costs a call by itself: the SDK floor (grpc-js) minus the
- * transport floor (the same no-op and codec on node:http2), per case and level.
+ * What grpc-js costs a call: the no-op floors (the SDK's server on grpc-js,
+ * the same no-op on node:http2), and function-platform on each transport, per
+ * case and level.
  */
 export function printTransport(setup: Setup, results: ImplCaseResult[]): void {
-  const rows: string[][] = [];
-  for (const c of setup.cases) {
-    const grpcJs = resultOf(results, c.id, 'floor');
-    const http2 = resultOf(results, c.id, 'http2-floor');
-    for (const l of grpcJs?.levels ?? []) {
-      const h = levelOf(http2, l.concurrency);
-      if (!h) continue;
-      rows.push([
-        c.id,
-        String(l.concurrency),
-        f(l.cpuMsPerCall * 1000, 0),
-        f(h.cpuMsPerCall * 1000, 0),
-        f((l.cpuMsPerCall - h.cpuMsPerCall) * 1000, 0),
-        f(l.cpuMsPerCall / h.cpuMsPerCall),
-      ]);
+  const pairs: Array<[string, ImplId, ImplId]> = [
+    [
+      'Transport floors: the same no-op served by grpc-js and by node:http2 (server CPU per call)',
+      'floor',
+      'http2-floor',
+    ],
+    ['function-platform on grpc-js and on node:http2, its default (server CPU per call)', 'ours-grpc-js', 'ours'],
+  ];
+  for (const [title, grpcJsId, http2Id] of pairs) {
+    const rows: string[][] = [];
+    for (const c of setup.cases) {
+      const grpcJs = resultOf(results, c.id, grpcJsId);
+      const http2 = resultOf(results, c.id, http2Id);
+      for (const l of grpcJs?.levels ?? []) {
+        const h = levelOf(http2, l.concurrency);
+        if (!h) continue;
+        rows.push([
+          c.id,
+          String(l.concurrency),
+          f(l.cpuMsPerCall * 1000, 0),
+          f(h.cpuMsPerCall * 1000, 0),
+          f((l.cpuMsPerCall - h.cpuMsPerCall) * 1000, 0),
+          f(l.cpuMsPerCall / h.cpuMsPerCall),
+        ]);
+      }
     }
+    if (rows.length === 0) continue;
+    say();
+    say(title);
+    say(table(['case', 'conc', 'grpc-js µs', 'node:http2 µs', 'grpc-js costs µs', 'ratio'], rows));
   }
-  if (rows.length === 0) return;
-  say();
-  say('Transport floors: the same no-op served by grpc-js and by node:http2 (server CPU per call)');
-  say(table(['case', 'conc', 'grpc-js µs', 'node:http2 µs', 'grpc-js costs µs', 'ratio'], rows));
 }
 
 /** What the AWS path costs a call once its answers are cached: database-aws-live minus database-aws. */

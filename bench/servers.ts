@@ -15,6 +15,7 @@ export const IMPL_IDS = [
   'ours',
   'bundle',
   'ours-tls',
+  'ours-grpc-js',
   'candidate',
   'floor',
   'http2-floor',
@@ -102,10 +103,14 @@ export function impls(
   const { anchors } = opts;
   const prof = opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.profileDir] : [];
   // function-platform started as its image starts it: Node flags (and NODE_OPTIONS), the entry, the serving flags.
-  const ourCommand = (flags: string[], entry: string[], serving: string[]) => ({
+  const ourCommand = (flags: string[], entry: string[], serving: string[], env: NodeJS.ProcessEnv = {}) => ({
     file: node,
     args: [...prof, ...flags, ...entry, ...serving],
-    ...(opts.ourNodeOptions === undefined ? {} : { env: { ...process.env, NODE_OPTIONS: opts.ourNodeOptions } }),
+    env: {
+      ...process.env,
+      ...(opts.ourNodeOptions === undefined ? {} : { NODE_OPTIONS: opts.ourNodeOptions }),
+      ...env,
+    },
   });
   const plaintext = (port: number) => ['--insecure', '--address', `127.0.0.1:${port}`];
   return {
@@ -141,6 +146,17 @@ export function impls(
       credentials: () =>
         grpc.credentials.createSsl(opts.tls!.ca, opts.tls!.clientKey, opts.tls!.clientCert, {
           checkServerIdentity: () => undefined,
+        }),
+    },
+    // The same server on grpc-js, the transport before node:http2 (FUNCTION_PLATFORM_TRANSPORT): what the swap saves.
+    'ours-grpc-js': {
+      id: 'ours-grpc-js',
+      label: 'function-platform on grpc-js',
+      path: V1,
+      proto: 'v1',
+      command: (port) =>
+        ourCommand(opts.ourNodeFlags, [join(root, 'dist', 'main.js')], plaintext(port), {
+          FUNCTION_PLATFORM_TRANSPORT: 'grpc-js',
         }),
     },
     candidate: {

@@ -10,7 +10,7 @@ import { AwsFactsSource } from './aws/facts.js';
 import { setClock } from './clock.js';
 import { fileClock } from './file-clock.js';
 import { Metrics, serveMetrics } from './metrics.js';
-import { FunctionServer } from './server.js';
+import { FunctionServer, TRANSPORTS, type Transport } from './server.js';
 
 const GRACE_MS = 10_000;
 
@@ -49,7 +49,7 @@ function main(): void {
   }
   if (args.help) {
     process.stdout.write(
-      `${helpText('function-platform')}\n  --metrics-address=HOST:PORT  serve Prometheus metrics at /metrics (default: off)\n`,
+      `${helpText('function-platform')}\n  --metrics-address=HOST:PORT  serve Prometheus metrics at /metrics (default: off)\n\nEnvironment:\n  FUNCTION_PLATFORM_TRANSPORT=http2|grpc-js  what serves gRPC (default: http2)\n`,
     );
     process.exit(0);
   }
@@ -66,11 +66,20 @@ function main(): void {
     setClock(fileClock(clockFile));
     log.warn({ clockFile }, 'the time of every call is read from FUNCTION_PLATFORM_CLOCK_FILE (a test setting)');
   }
+  // What carries the calls: node:http2 by default; grpc-js, the transport before it, for one release more.
+  const transport = (process.env['FUNCTION_PLATFORM_TRANSPORT'] || 'http2') as Transport;
+  if (!TRANSPORTS.includes(transport)) {
+    process.stderr.write(
+      `function-platform: FUNCTION_PLATFORM_TRANSPORT must be ${TRANSPORTS.join(' or ')}, not ${JSON.stringify(transport)}\n`,
+    );
+    process.exit(2);
+  }
   const metrics = metricsAddress !== undefined ? new Metrics() : undefined;
   const server = new FunctionServer(
     log,
     new AwsFactsSource({ ...(timeoutMs ? { timeoutMs } : {}), ...(metrics ? { metrics } : {}) }),
     metrics,
+    transport,
   );
   if (metrics && metricsAddress !== undefined) {
     serveMetrics(metrics, metricsAddress).then(
@@ -87,7 +96,7 @@ function main(): void {
     tlsServerCertsDir: args.tlsServerCertsDir ?? '/tls/server',
   };
   server.listen(opts).then(
-    (port) => log.info({ address: args.address, port, tls: !args.insecure }, `listening on port ${port}`),
+    (port) => log.info({ address: args.address, port, tls: !args.insecure, transport }, `listening on port ${port}`),
     (err: Error) => {
       log.error({ error: err.message }, 'cannot start the server');
       process.exit(1);

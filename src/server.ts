@@ -19,6 +19,7 @@ import { answerLive } from './live.js';
 import { type Metrics, reasonLabel } from './metrics.js';
 import { judgeClient, nameOf, readServerTls } from './tls.js';
 import { decodeRunFunctionRequest, encodeRunFunctionResponse } from './wire.js';
+import { GrpcError, GrpcHttp2Server, GrpcStatus } from './grpc-http2.js';
 
 /** Requests larger than this are refused by gRPC itself, before they are parsed. */
 export const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
@@ -99,7 +100,47 @@ function countCall(
   if (blueprint === 'database') metrics.databases.answered(req, rsp, now());
 }
 
-function newGrpcServer(log: Log, aws: AwsFactsSource, metrics: Metrics | undefined): grpc.Server {
+/**
+ * One RunFunction call, whatever carries it: the request answered (never
+ * rejects: failures are Fatal results, AWS trouble is a warning), counted, and
+ * its events filtered to those not said before.
+ */
+function runFunction(
+  log: Log,
+  aws: AwsFactsSource,
+  metrics: Metrics | undefined,
+): (req: RunFunctionRequest) => Promise<RunFunctionResponse> {
+  const events = new EventMemory();
+  return async (req) => {
+    // Whatever the request carries there: only a string names a composite.
+    const raw: unknown = req.observed?.composite?.resource?.['metadata']?.['uid'];
+    const uid = typeof raw === 'string' ? raw : undefined;
+    const start = metrics ? performance.now() : 0;
+    const { rsp, blueprint } = await answerLive(req, aws, log);
+    if (metrics) countCall(metrics, blueprint ?? 'none', req, rsp, (performance.now() - start) / 1000);
+    return events.filter(uid, rsp, req);
+  };
+}
+
+function newHttp2Server(answer: (req: RunFunctionRequest) => Promise<RunFunctionResponse>, log: Log): GrpcHttp2Server {
+  const handler = async (bytes: Buffer): Promise<Buffer> => {
+    let req: RunFunctionRequest;
+    try {
+      req = decodeRequest(bytes);
+    } catch (err) {
+      throw new GrpcError(GrpcStatus.INTERNAL, `cannot decode the request: ${(err as Error).message}`);
+    }
+    return encodeResponse(await answer(req));
+  };
+  return new GrpcHttp2Server({
+    methods: new Map([[FunctionRunnerServiceService.runFunction.path, handler]]),
+    maxReceiveBytes: MAX_REQUEST_BYTES,
+    onHandlerError: (err, path) =>
+      log.warn({ path, error: err instanceof Error ? err.message : String(err) }, 'a call failed unanswered'),
+  });
+}
+
+function newGrpcJsServer(answer: (req: RunFunctionRequest) => Promise<RunFunctionResponse>): grpc.Server {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': MAX_REQUEST_BYTES,
     'grpc.max_send_message_length': MAX_REQUEST_BYTES,
@@ -115,61 +156,91 @@ function newGrpcServer(log: Log, aws: AwsFactsSource, metrics: Metrics | undefin
       responseSerialize: encodeResponse,
     },
   };
-  const events = new EventMemory();
   server.addService(service, {
     runFunction(
       call: grpc.ServerUnaryCall<RunFunctionRequest, RunFunctionResponse>,
       callback: grpc.sendUnaryData<RunFunctionResponse>,
     ) {
-      // Never rejects: failures are Fatal results, AWS trouble is a warning.
-      // Whatever the request carries there: only a string names a composite.
-      const raw: unknown = call.request.observed?.composite?.resource?.['metadata']?.['uid'];
-      const uid = typeof raw === 'string' ? raw : undefined;
-      if (!metrics) {
-        void answerLive(call.request, aws, log).then(({ rsp }) =>
-          callback(null, events.filter(uid, rsp, call.request)),
-        );
-        return;
-      }
-      const start = performance.now();
-      void answerLive(call.request, aws, log).then(({ rsp, blueprint }) => {
-        countCall(metrics, blueprint ?? 'none', call.request, rsp, (performance.now() - start) / 1000);
-        callback(null, events.filter(uid, rsp, call.request));
-      });
+      void answer(call.request).then((rsp) => callback(null, rsp));
     },
   });
   return server;
 }
 
+/** What carries the calls: node:http2 with gRPC's framing (src/grpc-http2.ts), or grpc-js as before it. */
+export type Transport = 'http2' | 'grpc-js';
+export const TRANSPORTS: readonly Transport[] = ['http2', 'grpc-js'];
+
+/** A server of calls on one transport, with connections its own or handed to it. */
+interface Carrier {
+  listen(host: string | undefined, port: number, address: string): Promise<number>;
+  serveConnection(socket: tls.TLSSocket): void;
+  shutdown(graceMs: number): Promise<void>;
+}
+
+function http2Carrier(answer: (req: RunFunctionRequest) => Promise<RunFunctionResponse>, log: Log): Carrier {
+  const server = newHttp2Server(answer, log);
+  return {
+    listen: (host, port) => server.listen(port, host),
+    serveConnection: (socket) => server.serveConnection(socket),
+    shutdown: (graceMs) => server.drain(graceMs),
+  };
+}
+
+function grpcJsCarrier(answer: (req: RunFunctionRequest) => Promise<RunFunctionResponse>): Carrier {
+  const server = newGrpcJsServer(answer);
+  let injector: grpc.ConnectionInjector | undefined;
+  return {
+    listen: (_host, _port, address) =>
+      new Promise((resolve, reject) => {
+        server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) =>
+          err ? reject(err) : resolve(port),
+        );
+      }),
+    serveConnection: (socket) => {
+      injector ??= server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+      injector.injectConnection(socket);
+    },
+    shutdown: (graceMs) =>
+      new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        timer.unref();
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  };
+}
+
 /**
- * The RunFunction server. Plaintext (--insecure) binds through grpc-js as the
- * SDK does. Mutual TLS terminates in a TLS server of our own that asks for the
+ * The RunFunction server. Plaintext (--insecure) is served by the transport
+ * itself. Mutual TLS terminates in a TLS server of our own that asks for the
  * client's certificate, judges it once per connection (src/tls.ts says why
- * OpenSSL must not) and hands accepted connections to grpc-js, which then
- * serves them exactly as it serves its own.
+ * OpenSSL must not) and hands accepted connections to the transport, which
+ * then serves them exactly as it serves its own.
  */
 export class FunctionServer {
-  private readonly grpc: grpc.Server;
+  private readonly carrier: Carrier;
   private tlsListener: tls.Server | undefined;
 
   constructor(
     private readonly log: Log,
     aws = new AwsFactsSource(),
     metrics?: Metrics,
+    transport: Transport = 'http2',
   ) {
-    this.grpc = newGrpcServer(log, aws, metrics);
+    const answer = runFunction(log, aws, metrics);
+    this.carrier = transport === 'grpc-js' ? grpcJsCarrier(answer) : http2Carrier(answer, log);
   }
 
   /** Binds and resolves with the port actually bound (useful with port 0). */
   async listen(opts: ServerOptions): Promise<number> {
-    if (opts.insecure) {
-      return new Promise((resolve, reject) => {
-        this.grpc.bindAsync(opts.address, grpc.ServerCredentials.createInsecure(), (err, port) =>
-          err ? reject(err) : resolve(port),
-        );
-      });
-    }
     const { host, port } = hostPort(opts.address);
+    if (opts.insecure) return this.carrier.listen(host, port, opts.address);
     const creds = readServerTls(opts.tlsServerCertsDir);
     for (const ca of creds.trusted) {
       this.log.info(
@@ -177,7 +248,6 @@ export class FunctionServer {
         `client certificates must be signed by ${nameOf(ca).subject} (sha256 ${ca.fingerprint256})`,
       );
     }
-    const injector = this.grpc.createConnectionInjector(grpc.ServerCredentials.createInsecure());
     const listener = tls.createServer({
       cert: creds.cert,
       key: creds.key,
@@ -199,9 +269,9 @@ export class FunctionServer {
         return;
       }
       this.log.debug({ client: verdict.client, remote: socket.remoteAddress }, 'accepted a client certificate');
-      injector.injectConnection(socket);
+      this.carrier.serveConnection(socket);
     });
-    // A connection that is not TLS, or whose handshake fails, never reaches grpc-js.
+    // A connection that is not TLS, or whose handshake fails, never reaches the transport.
     listener.on('tlsClientError', (err: Error & { reason?: string }, socket: tls.TLSSocket) => {
       // OpenSSL's short reason ("wrong version number" for plaintext), not its whole error stack.
       const reason = err.reason ?? err.message;
@@ -220,16 +290,6 @@ export class FunctionServer {
   /** Stops accepting, lets in-flight calls finish, and forces the rest after the grace period. */
   shutdown(graceMs: number): Promise<void> {
     this.tlsListener?.close();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.grpc.forceShutdown();
-        resolve();
-      }, graceMs);
-      timer.unref();
-      this.grpc.tryShutdown(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    return this.carrier.shutdown(graceMs);
   }
 }

@@ -1,0 +1,381 @@
+// gRPC unary calls served straight on node:http2 (issue 31). grpc-js cost
+// about as much server CPU per call as everything the function does (bench:
+// "Transport floors"); this speaks the part of gRPC over HTTP/2 that a unary
+// function needs, and nothing else:
+//
+//   - a call is a POST with content-type application/grpc*, one
+//     length-prefixed message each way, the status in trailers (or, for a call
+//     refused before any answer, in a single "trailers-only" HEADERS frame);
+//   - grpc-timeout is a deadline: past it the call ends DEADLINE_EXCEEDED and
+//     the late answer is dropped;
+//   - a message over the limit is refused RESOURCE_EXHAUSTED as soon as its
+//     length prefix is read, before its bytes are buffered;
+//   - compressed messages are refused UNIMPLEMENTED, naming the one encoding
+//     accepted (identity): Crossplane never compresses, and a server that
+//     inflates nothing has no zip bomb to fear;
+//   - an unknown method is UNIMPLEMENTED, a method other than POST is HTTP
+//     405 and another content type HTTP 415, as gRPC's HTTP/2 protocol says;
+//   - every connection is pinged now and then and dropped when the peer no
+//     longer answers; draining sends GOAWAY and lets the calls on their way
+//     finish.
+//
+// It knows nothing of RunFunction: the methods are bytes in, bytes out.
+import * as http2 from 'node:http2';
+import type { Duplex } from 'node:stream';
+
+/** The gRPC status codes this server answers with. */
+export const GrpcStatus = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  DEADLINE_EXCEEDED: 4,
+  RESOURCE_EXHAUSTED: 8,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+} as const;
+
+/** A unary method: the request message in, the answer message out. */
+export type UnaryHandler = (request: Buffer) => Promise<Buffer>;
+
+/** Thrown by a handler to end its call with this status and message. */
+export class GrpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface GrpcHttp2Options {
+  /** By path: "/package.Service/Method". */
+  methods: ReadonlyMap<string, UnaryHandler>;
+  /** A request message longer than this is refused RESOURCE_EXHAUSTED. */
+  maxReceiveBytes: number;
+  /** Every connection is pinged this often (default 5 minutes). */
+  keepaliveMs?: number;
+  /** ...and dropped if the ping is not answered within this (default 20 s). */
+  keepaliveTimeoutMs?: number;
+  /** Called for a handler that threw something other than a GrpcError (a bug: the call ends INTERNAL). */
+  onHandlerError?: (err: unknown, path: string) => void;
+}
+
+const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = http2.constants;
+const PREFIX = 5;
+/** The longest grpc-timeout value gRPC allows is 8 digits. */
+const TIMEOUT = /^(\d{1,8})([HMSmun])$/;
+const UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 };
+/** setTimeout holds at most 2^31-1 ms; a longer deadline is as good as none. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A grpc-timeout header in milliseconds; undefined when absent, NaN when malformed. */
+export function parseGrpcTimeout(value: string | string[] | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const m = TIMEOUT.exec(Array.isArray(value) ? (value[0] ?? '') : value);
+  return m ? Number(m[1]) * UNIT_MS[m[2]!]! : Number.NaN;
+}
+
+/** grpc-message is percent-encoded: bytes outside printable ASCII, and '%' itself. */
+export function encodeGrpcMessage(message: string): string {
+  let out = '';
+  for (const byte of Buffer.from(message, 'utf8')) {
+    out +=
+      byte >= 0x20 && byte <= 0x7e && byte !== 0x25
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/** One length-prefixed, uncompressed message. */
+export function frameMessage(message: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(PREFIX + message.length);
+  out[0] = 0;
+  out.writeUInt32BE(message.length, 1);
+  out.set(message, PREFIX);
+  return out;
+}
+
+/**
+ * A call's request, read as it arrives: the prefix, then the message's bytes
+ * straight into a buffer of its length (or, when one chunk holds exactly the
+ * framed message, that chunk itself). Answers what to refuse, if anything.
+ */
+class RequestReader {
+  private readonly head = Buffer.allocUnsafe(PREFIX);
+  private headLen = 0;
+  private body: Buffer | undefined;
+  private filled = 0;
+  /** Whole messages read. */
+  count = 0;
+  message: Buffer | undefined;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly encoding: string | undefined,
+  ) {}
+
+  /** Takes a chunk; returns a refusal, or undefined to go on. */
+  push(chunk: Buffer): GrpcError | undefined {
+    let off = 0;
+    if (this.body === undefined && this.headLen === 0 && chunk.length >= PREFIX) {
+      const len = chunk.readUInt32BE(1);
+      if (chunk.length === PREFIX + len && chunk[0] === 0 && this.count === 0 && len <= this.maxBytes) {
+        this.message = chunk.subarray(PREFIX);
+        this.count = 1;
+        return undefined;
+      }
+    }
+    while (off < chunk.length) {
+      if (this.body === undefined) {
+        const take = Math.min(PREFIX - this.headLen, chunk.length - off);
+        chunk.copy(this.head, this.headLen, off, off + take);
+        this.headLen += take;
+        off += take;
+        if (this.headLen < PREFIX) return undefined;
+        const refusal = this.begin(this.head[0]!, this.head.readUInt32BE(1));
+        if (refusal) return refusal;
+      }
+      const body = this.body!;
+      const take = Math.min(body.length - this.filled, chunk.length - off);
+      chunk.copy(body, this.filled, off, off + take);
+      this.filled += take;
+      off += take;
+      if (this.filled === body.length) this.complete();
+    }
+    return undefined;
+  }
+
+  /** Whether the request ended between messages. */
+  get whole(): boolean {
+    return this.headLen === 0 && this.body === undefined;
+  }
+
+  private begin(flag: number, len: number): GrpcError | undefined {
+    if (this.count > 0) return new GrpcError(GrpcStatus.UNIMPLEMENTED, 'a unary method takes one request message');
+    if (flag === 1) {
+      return new GrpcError(
+        GrpcStatus.UNIMPLEMENTED,
+        `compressed messages (grpc-encoding ${this.encoding ?? 'unset'}) are not accepted: send them uncompressed`,
+      );
+    }
+    if (flag !== 0) return new GrpcError(GrpcStatus.INTERNAL, `a message's flag byte is ${flag}, not 0 or 1`);
+    if (len > this.maxBytes) {
+      // gRPC's own wording (grpc-go's, grpc-js's), which clients and logs already know.
+      return new GrpcError(
+        GrpcStatus.RESOURCE_EXHAUSTED,
+        `received message larger than max (${len} vs. ${this.maxBytes})`,
+      );
+    }
+    this.body = Buffer.allocUnsafe(len);
+    this.filled = 0;
+    if (len === 0) this.complete();
+    return undefined;
+  }
+
+  private complete(): void {
+    this.message = this.body;
+    this.body = undefined;
+    this.headLen = 0;
+    this.count++;
+  }
+}
+
+/**
+ * The server: a plaintext HTTP/2 server whose connections are either its own
+ * (listen) or handed over already secured (serveConnection; the TLS listener
+ * in src/server.ts judges client certificates first).
+ */
+export class GrpcHttp2Server {
+  private readonly h2: http2.Http2Server;
+  private readonly sessions = new Set<http2.ServerHttp2Session>();
+  private readonly keepaliveMs: number;
+  private readonly keepaliveTimeoutMs: number;
+  private draining = false;
+
+  constructor(private readonly opts: GrpcHttp2Options) {
+    this.keepaliveMs = opts.keepaliveMs ?? 5 * 60_000;
+    this.keepaliveTimeoutMs = opts.keepaliveTimeoutMs ?? 20_000;
+    this.h2 = http2.createServer({
+      // Node's default (10 MB) counts what waits to be sent; a 16 MiB answer must fit.
+      maxSessionMemory: 64,
+      settings: { maxHeaderListSize: 64 * 1024 },
+    });
+    this.h2.on('session', (session) => this.track(session));
+    this.h2.on('stream', (stream, headers) => this.call(stream, headers));
+    // A peer that breaks the protocol loses its connection; nothing else needs to hear of it.
+    this.h2.on('sessionError', () => {});
+  }
+
+  /** Serves plaintext connections on host:port; resolves with the port bound. */
+  listen(port: number, host: string | undefined): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.h2.once('error', reject);
+      this.h2.listen(port, host, () => {
+        this.h2.off('error', reject);
+        const addr = this.h2.address();
+        resolve(typeof addr === 'object' && addr ? addr.port : port);
+      });
+    });
+  }
+
+  /** Serves a connection accepted elsewhere (a TLS socket that negotiated h2). */
+  serveConnection(socket: Duplex): void {
+    if (this.draining) {
+      socket.destroy();
+      return;
+    }
+    this.h2.emit('connection', socket);
+  }
+
+  /**
+   * Stops accepting, sends GOAWAY on every connection and lets the calls on
+   * their way finish; after `graceMs` the rest are cut. Resolves when no
+   * connection is left.
+   */
+  drain(graceMs: number): Promise<void> {
+    this.draining = true;
+    if (this.h2.listening) this.h2.close();
+    for (const s of this.sessions) s.close();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearInterval(poll);
+        clearTimeout(force);
+        resolve();
+      };
+      const poll = setInterval(() => this.sessions.size === 0 && done(), 20);
+      const force = setTimeout(() => {
+        for (const s of this.sessions) s.destroy(undefined, NGHTTP2_CANCEL);
+        this.sessions.clear();
+        done();
+      }, graceMs);
+      if (this.sessions.size === 0) done();
+    });
+  }
+
+  private track(session: http2.ServerHttp2Session): void {
+    if (this.draining) {
+      session.destroy();
+      return;
+    }
+    this.sessions.add(session);
+    session.on('error', () => {});
+    session.once('close', () => this.sessions.delete(session));
+    // Keepalive, as gRPC does it: a PING every keepaliveMs; a peer that no longer answers is dropped.
+    const keepalive = setInterval(() => {
+      if (session.closed || session.destroyed) return;
+      const cut = setTimeout(() => session.destroy(), this.keepaliveTimeoutMs);
+      cut.unref();
+      const sent = session.ping((err) => {
+        clearTimeout(cut);
+        if (err) session.destroy();
+      });
+      if (!sent) {
+        clearTimeout(cut);
+        session.destroy();
+      }
+    }, this.keepaliveMs);
+    keepalive.unref();
+    session.once('close', () => clearInterval(keepalive));
+  }
+
+  private call(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
+    // A reset by the client (a cancelled call) is not an error of ours.
+    stream.on('error', () => {});
+    if (headers[':method'] !== 'POST') {
+      stream.respond({ ':status': 405, allow: 'POST' }, { endStream: true });
+      return;
+    }
+    const type = headers['content-type'];
+    if (typeof type !== 'string' || !/^application\/grpc($|[+;])/.test(type)) {
+      stream.respond({ ':status': 415 }, { endStream: true });
+      return;
+    }
+    const path = headers[':path'] ?? '';
+    const handler = this.opts.methods.get(path);
+    if (!handler) {
+      refuse(stream, new GrpcError(GrpcStatus.UNIMPLEMENTED, `unknown method ${path}`));
+      return;
+    }
+    const timeoutMs = parseGrpcTimeout(headers['grpc-timeout']);
+    if (Number.isNaN(timeoutMs)) {
+      refuse(stream, new GrpcError(GrpcStatus.INTERNAL, `malformed grpc-timeout ${String(headers['grpc-timeout'])}`));
+      return;
+    }
+    const encoding = headers['grpc-encoding'];
+    const reader = new RequestReader(this.opts.maxReceiveBytes, typeof encoding === 'string' ? encoding : undefined);
+    let ended = false;
+    let timer: NodeJS.Timeout | undefined;
+    const end = (refusal: GrpcError) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      refuse(stream, refusal);
+    };
+    if (timeoutMs !== undefined && timeoutMs < MAX_TIMER_MS) {
+      timer = setTimeout(() => end(new GrpcError(GrpcStatus.DEADLINE_EXCEEDED, 'deadline exceeded')), timeoutMs);
+    }
+    stream.once('close', () => {
+      // The client went away (or the call ended): whatever comes later is dropped.
+      ended = true;
+      clearTimeout(timer);
+    });
+    stream.on('data', (chunk: Buffer) => {
+      if (ended) return;
+      const refusal = reader.push(chunk);
+      if (refusal) end(refusal);
+    });
+    stream.once('end', () => {
+      if (ended) return;
+      if (!reader.whole) return end(new GrpcError(GrpcStatus.INTERNAL, 'the request ended inside a message'));
+      if (reader.count === 0 || !reader.message)
+        return end(new GrpcError(GrpcStatus.INTERNAL, 'the request carried no message'));
+      handler(reader.message).then(
+        (answer) => {
+          if (ended) return;
+          ended = true;
+          clearTimeout(timer);
+          respond(stream, answer);
+        },
+        (err: unknown) => {
+          if (err instanceof GrpcError) return end(err);
+          this.opts.onHandlerError?.(err, path);
+          end(new GrpcError(GrpcStatus.INTERNAL, 'the server failed to answer'));
+        },
+      );
+    });
+  }
+}
+
+/** An answer: headers, the framed message, then trailers with status OK. */
+function respond(stream: http2.ServerHttp2Stream, message: Buffer): void {
+  if (stream.closed || stream.destroyed) return;
+  stream.respond(
+    { ':status': 200, 'content-type': 'application/grpc', 'grpc-accept-encoding': 'identity' },
+    { waitForTrailers: true },
+  );
+  stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+  stream.end(frameMessage(message));
+}
+
+/**
+ * A call ended with a status and no answer (trailers-only). What the client
+ * still sends is not read: the stream is closed with NO_ERROR once the status
+ * is out, as gRPC allows, so a refused large request costs no more bandwidth.
+ */
+function refuse(stream: http2.ServerHttp2Stream, err: GrpcError): void {
+  if (stream.closed || stream.destroyed) return;
+  const status = {
+    'grpc-status': String(err.code),
+    'grpc-message': encodeGrpcMessage(err.message),
+    ...(err.code === GrpcStatus.UNIMPLEMENTED ? { 'grpc-accept-encoding': 'identity' } : {}),
+  };
+  if (stream.headersSent) {
+    // Only when an answer has started; this server answers whole, so it does not happen today.
+    stream.close(NGHTTP2_CANCEL);
+    return;
+  }
+  stream.respond({ ':status': 200, 'content-type': 'application/grpc', ...status }, { endStream: true });
+  if (!stream.readableEnded) stream.close(NGHTTP2_NO_ERROR);
+}
