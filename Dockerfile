@@ -1,7 +1,10 @@
 # syntax=docker/dockerfile:1
 # The function's runtime image: Node 24 LTS, production dependencies only,
 # distroless (no shell, no package manager), running as a non-root user.
-# Crossplane runs it as `dist/main.js` with --tls-server-certs-dir /tls/server.
+# It starts the bundle (dist/bundle/main.mjs) from a compile cache filled at
+# build time by the uids it runs as: Crossplane's (2000) and USER (65532).
+# scripts/build-image.sh builds the same image without a daemon; that build is
+# the one the tests run.
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /src
@@ -9,9 +12,10 @@ COPY package.json package-lock.json ./
 # Scripts are skipped: the node@24 dev dependency only matters outside this image.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/link-main.mjs ./scripts/
+COPY scripts/link-main.mjs scripts/bundle.mjs ./scripts/
 COPY src ./src
-RUN ./node_modules/.bin/tsc -p tsconfig.build.json && node scripts/link-main.mjs
+RUN ./node_modules/.bin/tsc -p tsconfig.build.json && node scripts/link-main.mjs && node scripts/bundle.mjs \
+  && mkdir -p dist/bundle/compile-cache
 
 FROM node:24-bookworm-slim AS deps
 WORKDIR /src
@@ -23,9 +27,15 @@ WORKDIR /function
 COPY --from=deps /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY package.json ./
-# Everything is read-only at run time: the image works with readOnlyRootFilesystem.
+# Node keeps compiled code per uid: each uid the image runs as starts the server once, which fills its part.
+COPY --from=build --chmod=1777 /src/dist/bundle/compile-cache ./dist/bundle/compile-cache
+USER 2000:2000
+RUN ["/nodejs/bin/node", "-e", "const c=require('node:child_process').spawn(process.execPath,['--max-semi-space-size=1','dist/bundle/main.mjs','--insecure','--address','127.0.0.1:0']);c.stdout.on('data',d=>/listening/.test(d)&&c.kill('SIGTERM'));c.on('exit',x=>process.exit(x))"]
 USER 65532:65532
+RUN ["/nodejs/bin/node", "-e", "const c=require('node:child_process').spawn(process.execPath,['--max-semi-space-size=1','dist/bundle/main.mjs','--insecure','--address','127.0.0.1:0']);c.stdout.on('data',d=>/listening/.test(d)&&c.kill('SIGTERM'));c.on('exit',x=>process.exit(x))"]
+# Everything is read-only at run time: the image works with readOnlyRootFilesystem.
 EXPOSE 9443
 ENV NODE_ENV=production
 # A small young generation: peak memory under load halves at no measurable CPU cost (npm run bench).
-ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=1", "dist/main.js"]
+# The bundle: one module instead of 190 to load (npm run bench: cold start).
+ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=1", "dist/bundle/main.mjs"]

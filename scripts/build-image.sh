@@ -13,12 +13,18 @@
 #            Dockerfile's base has it)
 #   layer 3  production-only node_modules (npm ci --omit=dev --ignore-scripts),
 #            less type declarations and source maps, which Node never loads
-#   layer 4  dist/ (src only, compiled by tsconfig.build.json) and package.json
+#   layer 4  dist/ (src only, compiled by tsconfig.build.json), the bundle the
+#            image starts (dist/bundle, scripts/bundle.mjs), and package.json
+#   layer 5  the bundle's compile cache, filled in the image's root by uids
+#            2000 (Crossplane's) and 65532 (the image's USER)
+#            (scripts/fill-compile-cache.mjs)
 #
-# Reproducible: every file time is the HEAD commit's time, entries are sorted,
-# owners are 0:0 and numeric, and xp-image (go-containerregistry) writes the
-# config with that time only; the same inputs give the same digest. The
-# Debian packages are kept in .cache/image/debs: delete them to take newer ones.
+# Reproducible but for layer 5: every file time is the HEAD commit's time,
+# entries are sorted, owners are 0:0 and numeric, and xp-image
+# (go-containerregistry) writes the config with that time only; the same inputs
+# give the same layers 1-4. V8's code cache in layer 5 differs from build to
+# build, so the image's digest does too. The Debian packages are kept in
+# .cache/image/debs: delete them to take newer ones.
 #
 # Usage: scripts/build-image.sh [OUT]   (default .cache/image/runtime.tar)
 set -euo pipefail
@@ -86,17 +92,35 @@ cp package.json package-lock.json "$stage/deps/function/"
 rm -f "$stage/deps/function/package.json" "$stage/deps/function/package-lock.json"
 find "$stage/deps" -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete
 
-# Layer 4: the function itself.
+# Layer 4: the function itself, compiled, and bundled against the production dependencies.
 mkdir -p "$stage/app/function"
 node_modules/.bin/tsc -p tsconfig.build.json --outDir "$stage/app/function/dist"
 (cd "$stage/app/function" && node "$ROOT/scripts/link-main.mjs")
 cp package.json "$stage/app/function/"
+ln -s ../../deps/function/node_modules "$stage/app/function/node_modules"
+(cd "$stage/app/function" && node "$ROOT/scripts/bundle.mjs")
+rm "$stage/app/function/node_modules"
+
+# Permissions as a umask of 022 gives, whatever the builder's umask was.
+for layer in os node deps app; do chmod -R u+rwX,go+rX,go-w "$stage/$layer"; done
+chmod 1777 "$stage/os/tmp"
+
+# Layer 5: the bundle's compile cache, filled in the image's own root by the uids it
+# runs as: Crossplane's (2000) and the image's USER (65532). Node keys the cache by uid
+# and path. A layer of its own because it alone is not reproducible (V8's code cache
+# differs from one fill to the next; scripts/fill-compile-cache.mjs says why).
+cache_dir=function/dist/bundle/compile-cache
+mkdir -p "$stage/root" "$stage/cache/$cache_dir"
+for layer in os node deps app; do cp -a "$stage/$layer/." "$stage/root/"; done
+mkdir -p "$stage/root/$cache_dir" && chmod 1777 "$stage/root/$cache_dir"
+node scripts/fill-compile-cache.mjs "$stage/root" 2000 65532 || die "filling the compile cache failed"
+cp -a "$stage/root/$cache_dir/." "$stage/cache/$cache_dir/"
+chmod -R u+rwX,go+rX,go-w "$stage/cache"
+chmod 0755 "$stage/cache/$cache_dir"
+rm -rf "$stage/root"
 
 layers=()
-for layer in os node deps app; do
-  # Permissions as a umask of 022 gives, whatever the builder's umask was.
-  chmod -R u+rwX,go+rX,go-w "$stage/$layer"
-  [[ "$layer" == os ]] && chmod 1777 "$stage/os/tmp"
+for layer in os node deps app cache; do
   tar --sort=name --format=posix --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
     --mtime="@$epoch" --owner=0 --group=0 --numeric-owner -C "$stage/$layer" -cf "$stage/$layer.tar" \
     $(cd "$stage/$layer" && LC_ALL=C ls -A)
@@ -106,7 +130,7 @@ done
 mkdir -p "$(dirname "$out")"
 digest="$(.cache/bin/xp-image --out "$out" --tag "function-platform-runtime:v$version" --created "$created" \
   "${layers[@]}" \
-  --entrypoint /nodejs/bin/node --entrypoint --max-semi-space-size=1 --entrypoint dist/main.js \
+  --entrypoint /nodejs/bin/node --entrypoint --max-semi-space-size=1 --entrypoint dist/bundle/main.mjs \
   --env PATH=/nodejs/bin --env NODE_ENV=production \
   --user 65532:65532 --workdir /function --port 9443/tcp \
   --label "org.opencontainers.image.source=$source_label" \
@@ -115,7 +139,7 @@ digest="$(.cache/bin/xp-image --out "$out" --tag "function-platform-runtime:v$ve
   --label "org.opencontainers.image.licenses=Apache-2.0")"
 
 bytes=0
-for layer in os node deps app; do
+for layer in os node deps app cache; do
   size=$(stat -c %s "$stage/$layer.tar")
   files=$(tar -tf "$stage/$layer.tar" | grep -vc '/$')
   bytes=$((bytes + size))

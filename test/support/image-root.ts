@@ -101,6 +101,19 @@ export function imageLayers(tarball: string): string[] {
   return savedImage(tarball).Layers;
 }
 
+/** The files (not folders) of one layer of the image in a tarball, by its name in the manifest. */
+export function layerFiles(tarball: string, layer: string): string[] {
+  const listing = execFileSync('tar', ['-tzf', '-'], {
+    input: member(tarball, layer),
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+  return listing
+    .split('\n')
+    .filter((l) => l !== '' && !l.endsWith('/'))
+    .map((l) => l.replace(/^\.\//, ''));
+}
+
 /** The digest of the image in a tarball, as crane computes it (the manifest's sha256). */
 export function imageDigest(tarball: string): string {
   return execFileSync(toolPath('crane'), ['digest', '--tarball', tarball], { encoding: 'utf8' }).trim();
