@@ -9,6 +9,7 @@ import type { RunFunctionRequest } from '@crossplane-org/function-sdk-typescript
 import type { Obj } from '../../src/kube.js';
 import { buildRequest } from '../../src/render.js';
 import { type FakeAws, startFakeAws } from '../support/fake-aws.js';
+import { samples, sum } from '../support/prometheus.js';
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
 import { runToExit } from '../support/run-to-exit.js';
 import { dialWire, type WireClient } from '../support/wire.js';
@@ -35,28 +36,6 @@ function awsDatabase(endpoint: string): RunFunctionRequest {
     { metadata: { name: 'aws' }, stringData: { aws_access_key_id: KEY_ID, aws_secret_access_key: SECRET, endpoint } },
   ];
   return buildRequest(xr, [], credentials as Obj[]);
-}
-
-/** Samples of a Prometheus text: `name{labels}` to value. */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
-}
-
-/** The sum of the samples of `name` whose labels include every pair in `labels`. */
-function sum(s: Map<string, number>, name: string, labels: Record<string, string> = {}): number {
-  let total = 0;
-  for (const [key, v] of s) {
-    const brace = key.indexOf('{');
-    if ((brace < 0 ? key : key.slice(0, brace)) !== name) continue;
-    if (Object.entries(labels).every(([k, val]) => key.includes(`${k}="${val}"`))) total += v;
-  }
-  return total;
 }
 
 describe('metrics at --metrics-address', () => {

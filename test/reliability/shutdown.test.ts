@@ -15,6 +15,7 @@ import { Severity, type RunFunctionRequest } from '@crossplane-org/function-sdk-
 import { field, type Obj } from '../../src/kube.js';
 import { runFunction } from '../../src/function.js';
 import { buildRequest, readYamlObjects } from '../../src/render.js';
+import { awsDatabaseRequest } from '../support/aws-requests.js';
 import { type FakeAws, startFakeAws } from '../support/fake-aws.js';
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
 import { answerProblems, asReceived, fatalOf } from '../support/invariants.js';
@@ -26,36 +27,6 @@ const HELD = 40;
 const LARGE = 6;
 
 const seed = readYamlObjects(`${repoRoot}/examples/widget/seed.yaml`)[0]!;
-
-function awsDatabase(i: number, endpoint: string): RunFunctionRequest {
-  const xr = {
-    apiVersion: 'example.com/v1',
-    kind: 'Database',
-    metadata: { name: `held-${i}`, namespace: 'team-a', uid: `uid-held-${i}` },
-    spec: { placement: 'aws', aws: { region: 'eu-west-1' } },
-  };
-  const credentials = [
-    {
-      metadata: { name: 'aws' },
-      stringData: {
-        aws_access_key_id: 'AKIAFAKEFAKEFAKE0001',
-        aws_secret_access_key: 'fake/secret/key/for/a/stand-in/endpoint',
-        endpoint,
-      },
-    },
-  ];
-  // The last call of a reconcile, as Crossplane makes it: every resource the function requires answered (empty),
-  // so that its events, the AWS warning among them, are what the server says (src/events.ts).
-  let req = buildRequest(xr, [], credentials as Obj[]);
-  for (let n = 0; n < 5; n++) {
-    const asked = Object.keys(runFunction(req).requirements?.resources ?? {});
-    const answered = { ...(req.requiredResources ?? {}) };
-    if (asked.every((name) => name in answered)) break;
-    for (const name of asked) answered[name] ??= { items: [] };
-    req = { ...req, requiredResources: answered };
-  }
-  return req;
-}
 
 function largeWidget(i: number): RunFunctionRequest {
   // 8 MiB, half the limit: slow to send and to decode, in an annotation the function never reads.
@@ -99,7 +70,7 @@ describe('SIGTERM on a busy server', () => {
       out: client.run(largeWidget(i), 60_000),
     }));
     const held = Array.from({ length: HELD }, (_, i) => {
-      const req = awsDatabase(i, aws.endpoint);
+      const req = awsDatabaseRequest(`held-${i}`, aws.endpoint);
       return { req, out: client.run(req, 60_000) };
     });
     const ordinary = Array.from({ length: 20 }, () => ({

@@ -165,9 +165,16 @@ export function databaseStatus(
     ...(store ? { objectStore: store } : {}),
   };
   if (Object.keys(backup).length > 0) status['backup'] = backup;
-  // What AWS said on this call, or the last known facts (with the time they were read) when it said nothing.
+  // What AWS said on this call, or the last known facts (with the time they were read) when it said nothing
+  // or said it earlier than what status shows: replicas of the function each cache their own read, and
+  // Crossplane's calls go to each in turn; the newest read wins, so status never moves back and forth.
   const said = facts?.aws;
-  const aws = said?.instance ? { ...said.instance, observedAt: said.observedAt } : record(input.xr, 'status', 'aws');
+  const known = record(input.xr, 'status', 'aws');
+  const knownAt = str(known, 'observedAt');
+  const aws =
+    said?.instance && !(knownAt !== undefined && knownAt > said.observedAt)
+      ? { ...said.instance, observedAt: said.observedAt }
+      : known;
   // Where it lives, as the spec or the platform said: a DatabaseBackup's snapshot goes there too.
   const where =
     spec.placement === 'aws' && spec.aws
