@@ -31,12 +31,13 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments, parseDocument, stringify } from 'yaml';
 import { ApiError, type ApiServer, type Json, type KubeClient, startApiServer } from './apiserver.js';
 import { FUNCTION_DNS } from './crossplane-tls.js';
-import { repoRoot } from '../../dev/infra/paths.js';
+import { binDir, repoRoot } from '../../dev/infra/paths.js';
 import {
   freePort,
   type Proc,
@@ -166,7 +167,29 @@ export interface ControlPlaneOptions {
    * while a backup or restore reads it). npm run cluster turns them on; a test asks for them.
    */
   webhooks?: boolean;
+  /**
+   * crossplane-contrib/function-patch-and-transform installed beside function-platform (built by
+   * scripts/install-peer.sh, run as a local process on Crossplane's certificates like ours), with the
+   * bench's Widget Composition for it (bench/peer/composition.yaml): bench:scale runs both side by side.
+   */
+  peer?: boolean;
 }
+
+/** Whether something accepts TCP connections on loopback at `port`. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const c = connect(port, '127.0.0.1');
+    c.once('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.once('error', () => resolve(false));
+  });
+}
+
+/** The Function name of the peer (ControlPlaneOptions.peer), and the name of its Widget Composition. */
+export const PEER_FUNCTION = 'function-patch-and-transform';
+export const PEER_COMPOSITION = 'widgets-patch-and-transform';
 
 /** The Secret of the object store's keys, as the backup Jobs read them (no namespace: apply it with -n). */
 export function objectStoreSecret(store: ObjectStore): Json {
@@ -761,6 +784,20 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       );
     };
     await startFn(false);
+    // The peer, when asked for: plaintext is refused by Crossplane, so it serves on the same certificates.
+    let peerPort: number | undefined;
+    const peerVersion = opts.peer ? readFileSync(join(binDir, `${PEER_FUNCTION}.version`), 'utf8').trim() : '';
+    if (opts.peer) {
+      peerPort = await freePort();
+      const peer = start(PEER_FUNCTION, join(binDir, PEER_FUNCTION), [
+        '--address',
+        `127.0.0.1:${peerPort}`,
+        // function-sdk-go v0.2.0's name for it (later SDKs say --tls-server-certs-dir).
+        '--tls-certs-dir',
+        serverCerts,
+      ]);
+      await waitFor(PEER_FUNCTION, peer, 20_000, () => listening(peerPort!));
+    }
 
     // 6. The packages in the registry: the Function, the Configuration
     // and stand-in packages of the providers it depends on (stand-in-packages.ts).
@@ -781,6 +818,21 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       const root = writeStandInProvider(dep, fileOf(dir, 'stand-in-packages'), PROVIDER_KUBERNETES_CRDS);
       await pushPackage(root, `${registry}/stand-ins/${dep.source.slice(dep.source.indexOf('/') + 1)}:${dep.version}`);
     }
+    if (opts.peer) {
+      // A package of metadata only, as ours is here: the External runtime never pulls an image.
+      const root = fileOf(dir, 'peer-package');
+      mkdirSync(root, { recursive: true });
+      writeFileSync(
+        fileOf(root, 'crossplane.yaml'),
+        stringify({
+          apiVersion: 'meta.pkg.crossplane.io/v1',
+          kind: 'Function',
+          metadata: { name: PEER_FUNCTION },
+          spec: { capabilities: ['composition'] },
+        }),
+      );
+      await pushPackage(root, `${registry}/function-platform/${PEER_FUNCTION}:${peerVersion}`);
+    }
     lap('function started, packages pushed');
 
     // 7. The stand-ins: the external package runtime and the volume provisioner.
@@ -789,6 +841,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       `--kubeconfig=${kubeconfig}`,
       `--function-endpoint=localhost:${functionPort}`,
       `--function-certs=${serverCerts}`,
+      ...(peerPort ? [`--function-endpoint-for=${PEER_FUNCTION}=localhost:${peerPort}`] : []),
       ...(node ? [`--volumes=${node.volumes}`, `--node=${NODE_NAME}`] : []),
     ]);
     await crossplaneReady(xp);
@@ -825,6 +878,10 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     };
     await install('function', `${PUBLISHED_PREFIX}${FUNCTION_NAME}:${FUNCTION_VERSION}`, FUNCTION_NAME, 'Healthy');
     lap('Function installed and healthy');
+    if (opts.peer) {
+      await install('function', `${PUBLISHED_PREFIX}${PEER_FUNCTION}:${peerVersion}`, PEER_FUNCTION, 'Healthy');
+      lap('the peer Function installed and healthy');
+    }
     await install(
       'configuration',
       `${PUBLISHED_PREFIX}${configurationName}:${FUNCTION_VERSION}`,
@@ -845,6 +902,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       if (xrd['spec']?.['claimNames']) await waitCondition(client, ref, 'Offered', 60_000);
     }
     lap('XRDs established');
+    if (opts.peer)
+      for (const doc of yamlDocs(join(repoRoot, 'bench', 'peer', 'composition.yaml'))) await applyManifest(client, doc);
     // The application team's namespace, made as a platform team onboards a team, closed by default (pods must
     // meet the restricted Pod Security Standard): the default store's Secret goes there, and the README's walk
     // starts in it.

@@ -27,6 +27,7 @@
 // at least every 30 s, as a controller's resync.
 //
 //   node dist/test/support/stand-ins.js --kubeconfig=F --function-endpoint=HOST:PORT --function-certs=DIR
+//     [--function-endpoint-for=PACKAGE=HOST:PORT ...]   (another function, by its package's name)
 //                                       [--volumes=DIR --node=NAME]
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -45,6 +46,8 @@ const say = (what: string, detail: Json = {}) =>
 interface Options {
   kubeconfig: string;
   functionEndpoint: string;
+  /** Other functions' endpoints, by package name (bench:scale runs function-patch-and-transform beside ours). */
+  endpointsByPackage: Map<string, string>;
   functionCerts: string;
   /** Real volumes: where their files and mounts go, and the node that has them. */
   real?: { volumes: string; node: string };
@@ -61,6 +64,14 @@ function options(argv: string[]): Options {
   return {
     kubeconfig: get('kubeconfig'),
     functionEndpoint: get('function-endpoint'),
+    endpointsByPackage: new Map(
+      argv
+        .filter((a) => a.startsWith('--function-endpoint-for='))
+        .map((a) => {
+          const [pkg, endpoint] = a.slice('--function-endpoint-for='.length).split('=');
+          return [pkg!, endpoint!] as const;
+        }),
+    ),
     functionCerts: get('function-certs'),
     ...(volumes ? { real: { volumes, node: get('node') } } : {}),
   };
@@ -108,10 +119,10 @@ async function packageRuntime(client: KubeClient, o: Options, certs: Record<stri
   ];
   for (const { rev, isFunction } of revisions) {
     if (rev['spec']?.['desiredState'] !== 'Active') continue;
-    const endpoint = isFunction ? o.functionEndpoint : undefined;
     const name = String(rev['metadata']['name']);
     // The name Crossplane's own runtime gives it (GetTLSServerSecretName: the package's name + "-tls-server").
     const pkg = rev['metadata']?.['labels']?.['pkg.crossplane.io/package'] as string | undefined;
+    const endpoint = isFunction ? ((pkg && o.endpointsByPackage.get(pkg)) ?? o.functionEndpoint) : undefined;
     const secretName =
       (rev['spec']?.['tlsServerSecretName'] as string | undefined) ?? (pkg ? `${pkg}-tls-server` : undefined);
     if (!secretName) continue;
