@@ -14,8 +14,9 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/link-main.mjs scripts/bundle.mjs ./scripts/
 COPY src ./src
+# The compile cache's folder, writable by the uids that fill it in the last stage (which has no shell to chmod).
 RUN ./node_modules/.bin/tsc -p tsconfig.build.json && node scripts/link-main.mjs && node scripts/bundle.mjs \
-  && mkdir -p dist/bundle/compile-cache
+  && install -d -m 1777 dist/bundle/compile-cache
 
 FROM node:24-bookworm-slim AS deps
 WORKDIR /src
@@ -27,12 +28,13 @@ WORKDIR /function
 COPY --from=deps /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY package.json ./
-# Node keeps compiled code per uid: each uid the image runs as starts the server once, which fills its part.
-COPY --from=build --chmod=1777 /src/dist/bundle/compile-cache ./dist/bundle/compile-cache
+# Node keeps compiled code per uid: each uid the image runs as starts the server once, which fills its
+# part; the RUN fails unless the server stopped cleanly and left that uid's folder with files in it.
+# (Here the folders are owned by those uids; scripts/build-image.sh, the tested build, packs them as root's.)
 USER 2000:2000
-RUN ["/nodejs/bin/node", "-e", "const c=require('node:child_process').spawn(process.execPath,['--max-semi-space-size=1','dist/bundle/main.mjs','--insecure','--address','127.0.0.1:0']);c.stdout.on('data',d=>/listening/.test(d)&&c.kill('SIGTERM'));c.on('exit',x=>process.exit(x))"]
+RUN ["/nodejs/bin/node", "-e", "const fs=require('node:fs'),d='dist/bundle/compile-cache',c=require('node:child_process').spawn(process.execPath,['--max-semi-space-size=1','dist/bundle/main.mjs','--insecure','--address','127.0.0.1:0']);c.stdout.on('data',b=>/listening/.test(b)&&c.kill('SIGTERM'));c.on('exit',x=>{const m=fs.readdirSync(d).filter(f=>f.endsWith('-'+process.getuid()));process.exit(x===0&&m.length===1&&fs.readdirSync(d+'/'+m[0]).length>0?0:1)})"]
 USER 65532:65532
-RUN ["/nodejs/bin/node", "-e", "const c=require('node:child_process').spawn(process.execPath,['--max-semi-space-size=1','dist/bundle/main.mjs','--insecure','--address','127.0.0.1:0']);c.stdout.on('data',d=>/listening/.test(d)&&c.kill('SIGTERM'));c.on('exit',x=>process.exit(x))"]
+RUN ["/nodejs/bin/node", "-e", "const fs=require('node:fs'),d='dist/bundle/compile-cache',c=require('node:child_process').spawn(process.execPath,['--max-semi-space-size=1','dist/bundle/main.mjs','--insecure','--address','127.0.0.1:0']);c.stdout.on('data',b=>/listening/.test(b)&&c.kill('SIGTERM'));c.on('exit',x=>{const m=fs.readdirSync(d).filter(f=>f.endsWith('-'+process.getuid()));process.exit(x===0&&m.length===1&&fs.readdirSync(d+'/'+m[0]).length>0?0:1)})"]
 # Everything is read-only at run time: the image works with readOnlyRootFilesystem.
 EXPOSE 9443
 ENV NODE_ENV=production

@@ -119,7 +119,11 @@ export function impls(
       label: 'function-platform',
       path: V1,
       proto: 'v1',
-      command: (port) => ourCommand(opts.ourNodeFlags, [join(root, 'dist', 'main.js')], plaintext(port)),
+      // Its default transport, whatever the shell says.
+      command: (port) =>
+        ourCommand(opts.ourNodeFlags, [join(root, 'dist', 'main.js')], plaintext(port), {
+          FUNCTION_PLATFORM_TRANSPORT: 'http2',
+        }),
     },
     // The same server from the esbuild bundle (scripts/bundle.mjs), its compile cache filled by a first start.
     bundle: {

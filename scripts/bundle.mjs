@@ -37,10 +37,16 @@ await build({
 writeFileSync(
   `${out}/main.mjs`,
   `#!/usr/bin/env node
-import { enableCompileCache } from 'node:module';
+import { constants, enableCompileCache } from 'node:module';
 import { refuseOldNode } from '../src/node-version.js';
 refuseOldNode('function-platform');
-enableCompileCache(process.env.NODE_COMPILE_CACHE || new URL('./compile-cache', import.meta.url).pathname);
+const cache = enableCompileCache(process.env.NODE_COMPILE_CACHE || new URL('./compile-cache', import.meta.url).pathname);
+// Node keys the cache by uid, V8 flags and the CPU's features: a uid or CPU the image was not filled for finds
+// no folder of its own, and a read-only root cannot make one. It starts as well, only slower: said once.
+if (cache.status === constants.compileCacheStatus.FAILED)
+  process.stdout.write(
+    \`\${JSON.stringify({ severity: 'WARN', time: Date.now(), fn: 'function-platform', compileCache: cache.message, msg: 'starting without the compile cache (slower): ' + cache.message })}\\n\`,
+  );
 await import('./server.mjs');
 `,
 );

@@ -15,6 +15,8 @@
 // The entry and Node flags are the image's (ENTRYPOINT); ROOT/function/dist/bundle/compile-cache
 // must be writable by those uids while this runs.
 import { execFileSync, spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 const [root, ...uids] = process.argv.slice(2);
 if (!root || uids.length === 0) {
@@ -22,6 +24,7 @@ if (!root || uids.length === 0) {
   process.exit(2);
 }
 const ENTRYPOINT = ['/nodejs/bin/node', '--max-semi-space-size=1', 'dist/bundle/main.mjs'];
+const CACHE = 'function/dist/bundle/compile-cache';
 
 const UNSHARE = execFileSync('sh', ['-c', 'command -v unshare'], { encoding: 'utf8' }).trim();
 
@@ -49,9 +52,21 @@ function fill(uid) {
       out += chunk;
       if (/"msg":"listening on port \d+"/.test(out)) child.kill('SIGTERM');
     });
-    child.on('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`uid ${uid}: the server exited ${code}\n${out}`)),
-    );
+    // A server that never listens must not hold the build.
+    const limit = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('exit', (code, signal) => {
+      clearTimeout(limit);
+      if (code !== 0) return reject(new Error(`uid ${uid}: the server exited ${code ?? signal}\n${out}`));
+      // What Node wrote for this uid: a folder of its own (…-<uid>) holding the cache's files.
+      const cache = join(root, CACHE);
+      const mine = readdirSync(cache).filter((d) => d.endsWith(`-${uid}`));
+      const files = mine.flatMap((d) => readdirSync(join(cache, d)));
+      if (mine.length !== 1 || files.length === 0)
+        return reject(
+          new Error(`uid ${uid}: no compile cache written in ${cache} (${mine.join(', ') || 'no folder'})`),
+        );
+      resolve();
+    });
   });
 }
 

@@ -99,14 +99,17 @@ export function frameMessage(message: Uint8Array): Buffer {
 
 /**
  * A call's request, read as it arrives: the prefix, then the message's bytes
- * straight into a buffer of its length (or, when one chunk holds exactly the
- * framed message, that chunk itself). Answers what to refuse, if anything.
+ * kept as the chunks that carried them (never more than arrived, whatever the
+ * prefix claims), joined once whole; a chunk that holds exactly the framed
+ * message is used as it is. Answers what to refuse, if anything.
  */
 class RequestReader {
   private readonly head = Buffer.allocUnsafe(PREFIX);
   private headLen = 0;
-  private body: Buffer | undefined;
-  private filled = 0;
+  /** The length the prefix announced, while the message's bytes come in. */
+  private expected: number | undefined;
+  private parts: Buffer[] = [];
+  private received = 0;
   /** Whole messages read. */
   count = 0;
   message: Buffer | undefined;
@@ -119,7 +122,7 @@ class RequestReader {
   /** Takes a chunk; returns a refusal, or undefined to go on. */
   push(chunk: Buffer): GrpcError | undefined {
     let off = 0;
-    if (this.body === undefined && this.headLen === 0 && chunk.length >= PREFIX) {
+    if (this.expected === undefined && this.headLen === 0 && chunk.length >= PREFIX) {
       const len = chunk.readUInt32BE(1);
       if (chunk.length === PREFIX + len && chunk[0] === 0 && this.count === 0 && len <= this.maxBytes) {
         this.message = chunk.subarray(PREFIX);
@@ -128,7 +131,7 @@ class RequestReader {
       }
     }
     while (off < chunk.length) {
-      if (this.body === undefined) {
+      if (this.expected === undefined) {
         const take = Math.min(PREFIX - this.headLen, chunk.length - off);
         chunk.copy(this.head, this.headLen, off, off + take);
         this.headLen += take;
@@ -136,20 +139,20 @@ class RequestReader {
         if (this.headLen < PREFIX) return undefined;
         const refusal = this.begin(this.head[0]!, this.head.readUInt32BE(1));
         if (refusal) return refusal;
+        if (this.expected === undefined) continue; // an empty message, complete already
       }
-      const body = this.body!;
-      const take = Math.min(body.length - this.filled, chunk.length - off);
-      chunk.copy(body, this.filled, off, off + take);
-      this.filled += take;
+      const take = Math.min(this.expected - this.received, chunk.length - off);
+      this.parts.push(chunk.subarray(off, off + take));
+      this.received += take;
       off += take;
-      if (this.filled === body.length) this.complete();
+      if (this.received === this.expected) this.complete();
     }
     return undefined;
   }
 
   /** Whether the request ended between messages. */
   get whole(): boolean {
-    return this.headLen === 0 && this.body === undefined;
+    return this.headLen === 0 && this.expected === undefined;
   }
 
   private begin(flag: number, len: number): GrpcError | undefined {
@@ -168,15 +171,17 @@ class RequestReader {
         `received message larger than max (${len} vs. ${this.maxBytes})`,
       );
     }
-    this.body = Buffer.allocUnsafe(len);
-    this.filled = 0;
+    this.expected = len;
+    this.parts = [];
+    this.received = 0;
     if (len === 0) this.complete();
     return undefined;
   }
 
   private complete(): void {
-    this.message = this.body;
-    this.body = undefined;
+    this.message = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.expected);
+    this.parts = [];
+    this.expected = undefined;
     this.headLen = 0;
     this.count++;
   }
@@ -198,8 +203,10 @@ export class GrpcHttp2Server {
     this.keepaliveMs = opts.keepaliveMs ?? 5 * 60_000;
     this.keepaliveTimeoutMs = opts.keepaliveTimeoutMs ?? 20_000;
     this.h2 = http2.createServer({
-      // Node's default (10 MB) counts what waits to be sent; a 16 MiB answer must fit.
-      maxSessionMemory: 64,
+      // Node counts answers waiting to be sent against this, and past it refuses new calls with
+      // ENHANCE_YOUR_CALM (RESOURCE_EXHAUSTED to the client): a few large answers on Crossplane's one
+      // connection would fail unrelated calls. Off, as grpc-js has it; the bounds are per message.
+      maxSessionMemory: Number.MAX_SAFE_INTEGER,
       settings: { maxHeaderListSize: 64 * 1024 },
     });
     this.h2.on('session', (session) => this.track(session));
@@ -323,7 +330,13 @@ export class GrpcHttp2Server {
     });
     stream.on('data', (chunk: Buffer) => {
       if (ended) return;
-      const refusal = reader.push(chunk);
+      let refusal: GrpcError | undefined;
+      try {
+        refusal = reader.push(chunk);
+      } catch {
+        // Out of memory for the message's bytes: refused, not a crash.
+        refusal = new GrpcError(GrpcStatus.RESOURCE_EXHAUSTED, 'no memory for the request');
+      }
       if (refusal) end(refusal);
     });
     stream.once('end', () => {
@@ -331,19 +344,23 @@ export class GrpcHttp2Server {
       if (!reader.whole) return end(new GrpcError(GrpcStatus.INTERNAL, 'the request ended inside a message'));
       if (reader.count === 0 || !reader.message)
         return end(new GrpcError(GrpcStatus.INTERNAL, 'the request carried no message'));
-      handler(reader.message).then(
-        (answer) => {
-          if (ended) return;
-          ended = true;
-          clearTimeout(timer);
-          respond(stream, answer);
-        },
-        (err: unknown) => {
-          if (err instanceof GrpcError) return end(err);
-          this.opts.onHandlerError?.(err, path);
-          end(new GrpcError(GrpcStatus.INTERNAL, 'the server failed to answer'));
-        },
-      );
+      const message = reader.message;
+      // Through a promise: a handler that throws before its first await ends its call, not the process.
+      Promise.resolve(message)
+        .then(handler)
+        .then(
+          (answer) => {
+            if (ended) return;
+            ended = true;
+            clearTimeout(timer);
+            respond(stream, answer);
+          },
+          (err: unknown) => {
+            if (err instanceof GrpcError) return end(err);
+            this.opts.onHandlerError?.(err, path);
+            end(new GrpcError(GrpcStatus.INTERNAL, 'the server failed to answer'));
+          },
+        );
     });
   }
 }

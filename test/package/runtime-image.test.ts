@@ -84,6 +84,11 @@ describe('the runtime image, built without a daemon', { skip }, () => {
     assert.ok(cacheFiles.length > 0);
     for (const f of cacheFiles)
       assert.match(f, /^function\/dist\/bundle\/compile-cache\/v24\.[\d.]+-x64-[0-9a-f]+-(2000|65532)\/[0-9a-f]+$/);
+    for (const uid of [2000, 65532])
+      assert.ok(
+        cacheFiles.filter((f) => f.includes(`-${uid}/`)).length >= 3,
+        `uid ${uid}'s cache holds the bundle's modules`,
+      );
     console.log(`runtime image ${digest}`);
   });
 
@@ -261,7 +266,13 @@ describe('the runtime image, built without a daemon', { skip }, () => {
       };
       const traced = await coldStart(['NODE_DEBUG_NATIVE=COMPILE_CACHE']);
       assert.match(traced.logs, /V8 code cache for ESM file:\/\/\/function\/dist\/bundle\/server\.mjs was accepted/);
-      assert.doesNotMatch(traced.logs, /was rejected|Cannot create cache directory|permission denied/);
+      assert.doesNotMatch(
+        traced.logs,
+        /was rejected|Cannot create cache directory|permission denied|without the compile cache/,
+      );
+      // Where no cache of its own can be found or made (another uid or CPU, here another folder), it says so once.
+      const uncached = await coldStart(['NODE_COMPILE_CACHE=/no-cache-here']);
+      assert.equal(uncached.logs.match(/starting without the compile cache/g)?.length, 1, uncached.logs);
       // Figures, not a verdict (the bench judges speed): medians of 5 starts each, taken in turns.
       const withCache: number[] = [];
       const without: number[] = [];

@@ -27,6 +27,9 @@ const ECHO = '/test.Echo/Echo';
 const HOLD = '/test.Echo/Hold';
 const FAIL = '/test.Echo/Fail';
 const BUG = '/test.Echo/Bug';
+const SYNC_BUG = '/test.Echo/SyncBug';
+const BIG = '/test.Echo/Big';
+const BIG_ANSWER = 15 * 1024 * 1024;
 const MAX = 1024;
 
 interface RawAnswer {
@@ -95,6 +98,13 @@ describe('gRPC on node:http2, from the wire', () => {
             throw new TypeError('a bug with a secret=hunter2 in it');
           },
         ],
+        [
+          SYNC_BUG,
+          () => {
+            throw new TypeError('thrown before any await');
+          },
+        ],
+        [BIG, async () => Buffer.alloc(BIG_ANSWER, 7)],
       ]),
       maxReceiveBytes: MAX,
       keepaliveMs: 300,
@@ -154,6 +164,12 @@ describe('gRPC on node:http2, from the wire', () => {
       ['malformed grpc-timeout', rawCall(session, ECHO, [], { 'grpc-timeout': '5 seconds' }), 13, /grpc-timeout/],
       ['the handler refuses', rawCall(session, FAIL, [frameMessage(Buffer.from('x'))]), 13, /100% wrong ✗/],
       ['the handler has a bug', rawCall(session, BUG, [frameMessage(Buffer.from('x'))]), 13, /failed to answer/],
+      [
+        'the handler throws at once',
+        rawCall(session, SYNC_BUG, [frameMessage(Buffer.from('x'))]),
+        13,
+        /failed to answer/,
+      ],
     ];
     for (const [what, call, code, message] of cases) {
       const a = await call;
@@ -164,7 +180,7 @@ describe('gRPC on node:http2, from the wire', () => {
       assert.equal(a.data.length, 0, what);
       if (code === 12) assert.equal(a.headers['grpc-accept-encoding'], 'identity', `${what}: names the encoding taken`);
     }
-    assert.equal(bugs, 1, 'the bug was handed to onHandlerError');
+    assert.equal(bugs, 2, 'both bugs were handed to onHandlerError');
     const bug = await rawCall(session, BUG, [frameMessage(Buffer.from('x'))]);
     assert.doesNotMatch(String(bug.headers['grpc-message']), /hunter2/, "a handler's error stays out of the answer");
   });
@@ -240,6 +256,39 @@ describe('gRPC on node:http2, from the wire', () => {
     held.shift()!();
     const next = await rawCall(session, ECHO, [frameMessage(Buffer.from('still'))]);
     assert.equal(statusOf(next).code, 0);
+  });
+
+  test('large answers waiting to be read do not refuse the next call on the connection', async () => {
+    const s = http2.connect(`http://127.0.0.1:${port}`);
+    try {
+      // Six answers of 15 MiB each, none read: they wait in the server for the window to open.
+      const waiting = Array.from({ length: 6 }, () => {
+        const req = s.request({ ':method': 'POST', ':path': BIG, 'content-type': 'application/grpc', te: 'trailers' });
+        req.on('error', () => {});
+        req.pause();
+        req.end(frameMessage(Buffer.from('big')));
+        return req;
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      const next = await rawCall(s, ECHO, [frameMessage(Buffer.from('still served'))]);
+      assert.equal(statusOf(next).code, 0, `the next call: ${statusOf(next).message || JSON.stringify(next.headers)}`);
+      assert.deepEqual(next.data, frameMessage(Buffer.from('still served')));
+      // And the waiting answers arrive whole once read.
+      const sizes = await Promise.all(
+        waiting.map(
+          (req) =>
+            new Promise<number>((resolve) => {
+              let n = 0;
+              req.on('data', (c: Buffer) => (n += c.length));
+              req.on('close', () => resolve(n));
+              req.resume();
+            }),
+        ),
+      );
+      assert.deepEqual(sizes, Array(6).fill(BIG_ANSWER + 5));
+    } finally {
+      s.close();
+    }
   });
 
   test('grpc-message is percent-encoded: printable ASCII as is, the rest (and %) as UTF-8 bytes', () => {
