@@ -3,12 +3,13 @@
 // control plane, kwok's fake nodes), composed by function-platform and, in the
 // same run, by crossplane-contrib/function-patch-and-transform (the bench's
 // peer, bench/peer/composition.yaml), one after the other. For each size and
-// each function:
-//   - apply N Widgets (10 namespaces) at once; time from the apply to each one
-//     Ready (median, p99, last);
-//   - every Widget's color changed; time until all are Ready on the new color;
+// each function, in 10 namespaces:
+//   - N Widgets applied at once; time from the apply to each one Ready;
+//   - every Widget's size 1 → 2; time until each has 2 available;
+//   - every Widget's color changed (ours only: the peer's Composition cannot,
+//     its Deployment's selector holds the color); time until each is live on it;
 //   - the function killed and started again; time until Crossplane has called
-//     it once per Widget again and all are Ready;
+//     it once per Widget again and all are Ready and Synced;
 //   - Crossplane core killed and started again; the same;
 // with the function's and Crossplane's CPU seconds, the calls Crossplane made
 // (its function_run_function_request_total), the function's RSS (peak and at
