@@ -363,7 +363,7 @@ describe('the runtime image', () => {
   const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
   const stages = dockerfile.split('\n').filter((l) => /^FROM /.test(l));
 
-  test('multi-stage, Node 24, a distroless final stage, non-root, entrypoint dist/main.js', () => {
+  test('multi-stage, Node 24, a distroless final stage, non-root, entrypoint the bundle', () => {
     assert.ok(stages.length >= 2, 'multi-stage');
     assert.ok(
       stages.every((s) => /node(js)?[-:]?24/.test(s)),
@@ -371,10 +371,15 @@ describe('the runtime image', () => {
     );
     const final = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     assert.match(final, /^\nFROM gcr\.io\/distroless\/nodejs24/);
-    const user = /^USER (\S+)/m.exec(final)?.[1];
-    assert.ok(user && !/^(0|root)(:|$)/.test(user), `non-root USER, got ${user}`);
-    assert.match(final, /ENTRYPOINT \["\/nodejs\/bin\/node", ("--[a-z-]+(=\S+)?", )*"dist\/main\.js"\]/);
-    assert.doesNotMatch(final, /npm (install|ci)(?![^\n]*--omit=dev)/, 'no dev dependencies reach the final image');
-    assert.doesNotMatch(final, /^RUN /m, 'the final stage runs nothing: distroless has no shell');
+    // Every USER non-root: the compile cache is filled as uid 2000 and as the image's USER, which is last.
+    const users = [...final.matchAll(/^USER (\S+)/gm)].map((m) => m[1]!);
+    assert.ok(users.length > 0 && users.every((u) => !/^(0|root)(:|$)/.test(u)), `non-root USERs, got ${users}`);
+    assert.equal(users.at(-1), '65532:65532', "distroless's nonroot runs it");
+    assert.match(final, /ENTRYPOINT \["\/nodejs\/bin\/node", ("--[a-z-]+(=\S+)?", )*"dist\/bundle\/main\.mjs"\]/);
+    assert.doesNotMatch(final, /npm (install|ci)(?![^\n]*--omit=dev)/, 'no dev dependencies reach the final stage');
+    // distroless has no shell: what the final stage runs (the compile cache's fill) is in exec form, Node itself.
+    const runs = [...final.matchAll(/^RUN (.*)$/gm)].map((m) => m[1]!);
+    assert.equal(runs.length, 2, 'one fill per uid');
+    for (const r of runs) assert.match(r, /^\["\/nodejs\/bin\/node", /, 'exec form, no shell');
   });
 });
