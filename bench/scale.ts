@@ -22,7 +22,7 @@
 //   SCALE_OUT=DIR              where scale.json goes (default bench/results)
 //   SCALE_TIMEOUT_S=900        the longest any step may take
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../dev/infra/paths.js';
@@ -35,6 +35,7 @@ import {
 import type { Json } from '../test/support/apiserver.js';
 import { samples, sum } from '../test/support/prometheus.js';
 import { say, table } from './format.js';
+import { cpuMs, rssMb } from './proc.js';
 
 type Fn = 'ours' | 'peer';
 const quick = process.env['SCALE_QUICK'] === '1';
@@ -43,7 +44,6 @@ const functions = (process.env['SCALE_FUNCTIONS'] ?? 'ours,peer').split(',') as 
 const outDir = join(repoRoot, process.env['SCALE_OUT'] ?? (quick ? '.cache/bench/scale-quick' : 'bench/results'));
 const timeoutMs = Number(process.env['SCALE_TIMEOUT_S'] ?? '900') * 1000;
 const NAMESPACES = 10;
-const TICKS = 100; // USER_HZ: /proc's CPU times are in hundredths of a second on Linux.
 
 for (const n of sizes) if (!Number.isInteger(n) || n < 1) throw new Error(`SCALE_SIZES: ${n} is not a size`);
 for (const f of functions)
@@ -54,18 +54,8 @@ const COMPOSITIONS: Record<Fn, string> = { ours: 'widgets.example.com', peer: PE
 /** The component of the control plane that is the function's process. */
 const PROCESSES: Record<Fn, string> = { ours: 'function', peer: PEER_FUNCTION };
 
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // utime and stime are fields 14 and 15 of stat; here, after "pid (comm) ", at 11 and 12.
-  return (Number(fields[11]) + Number(fields[12])) / TICKS;
-}
-
-function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('VmRSS:'));
-  return line ? Number(/(\d+)/.exec(line)![1]) / 1024 : Number.NaN;
-}
+/** CPU seconds a process has used (bench/proc.ts reads /proc). */
+const cpuSeconds = (pid: number): number => cpuMs(pid) / 1000;
 
 interface StepResult {
   step: string;
@@ -177,7 +167,7 @@ class Scale {
     for (;;) {
       elapsed = performance.now() - t0;
       if (elapsed > timeoutMs) throw new Error(`${this.fn} ${this.size} ${name}: not done after ${timeoutMs / 1000} s`);
-      peak = Math.max(peak, rssMiB(this.pid));
+      peak = Math.max(peak, rssMb(this.pid));
       const now = await this.calls();
       if (now < lastCalls) callsBase = 0; // Crossplane restarted: its counters began again.
       lastCalls = now;
@@ -194,7 +184,7 @@ class Scale {
       crossplaneCpu: Scale.cpuSince(xp0, this.crossplanePid),
       calls: lastCalls - callsBase,
       peakRssMiB: peak,
-      endRssMiB: rssMiB(this.pid),
+      endRssMiB: rssMb(this.pid),
     };
   }
 
