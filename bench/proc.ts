@@ -51,3 +51,12 @@ export function childrenCpuMs(): number {
   // Fields 16 and 17 of stat(5).
   return ((Number(fields[13]) + Number(fields[14])) * 1000) / clkTck();
 }
+
+/** CPU the whole machine has been busy (every CPU: user, nice, system, irq, softirq, steal), in ms. */
+export function machineBusyMs(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  // cpu user nice system idle iowait irq softirq steal ...
+  const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
+  const ticks = [user, nice, system, irq, softirq, steal].reduce<number>((a, b) => a + (b ?? 0), 0);
+  return (ticks * 1000) / clkTck();
+}

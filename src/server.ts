@@ -100,16 +100,15 @@ function countCall(
   if (blueprint === 'database') metrics.databases.answered(req, rsp, now());
 }
 
+/** A call answered: never rejects (failures are Fatal results). */
+type Answer = (req: RunFunctionRequest) => Promise<RunFunctionResponse>;
+
 /**
  * One RunFunction call, whatever carries it: the request answered (never
  * rejects: failures are Fatal results, AWS trouble is a warning), counted, and
  * its events filtered to those not said before.
  */
-function runFunction(
-  log: Log,
-  aws: AwsFactsSource,
-  metrics: Metrics | undefined,
-): (req: RunFunctionRequest) => Promise<RunFunctionResponse> {
+function runFunction(log: Log, aws: AwsFactsSource, metrics: Metrics | undefined): Answer {
   const events = new EventMemory();
   return async (req) => {
     // Whatever the request carries there: only a string names a composite.
@@ -120,51 +119,6 @@ function runFunction(
     if (metrics) countCall(metrics, blueprint ?? 'none', req, rsp, (performance.now() - start) / 1000);
     return events.filter(uid, rsp, req);
   };
-}
-
-function newHttp2Server(answer: (req: RunFunctionRequest) => Promise<RunFunctionResponse>, log: Log): GrpcHttp2Server {
-  const handler = async (bytes: Buffer): Promise<Buffer> => {
-    let req: RunFunctionRequest;
-    try {
-      req = decodeRequest(bytes);
-    } catch (err) {
-      throw new GrpcError(GrpcStatus.INTERNAL, `cannot decode the request: ${(err as Error).message}`);
-    }
-    return encodeResponse(await answer(req));
-  };
-  return new GrpcHttp2Server({
-    methods: new Map([[FunctionRunnerServiceService.runFunction.path, handler]]),
-    maxReceiveBytes: MAX_REQUEST_BYTES,
-    onHandlerError: (err, path) =>
-      log.warn({ path, error: err instanceof Error ? err.message : String(err) }, 'a call failed unanswered'),
-  });
-}
-
-function newGrpcJsServer(answer: (req: RunFunctionRequest) => Promise<RunFunctionResponse>): grpc.Server {
-  const server = new grpc.Server({
-    'grpc.max_receive_message_length': MAX_REQUEST_BYTES,
-    'grpc.max_send_message_length': MAX_REQUEST_BYTES,
-    // Channel statistics cost CPU on every call and nothing here reads them.
-    'grpc.enable_channelz': 0,
-  });
-  const service = {
-    ...FunctionRunnerServiceService,
-    // The same bytes as the SDK's generated codec, without its per-value wrappers (see src/wire.ts).
-    runFunction: {
-      ...FunctionRunnerServiceService.runFunction,
-      requestDeserialize: decodeRequest,
-      responseSerialize: encodeResponse,
-    },
-  };
-  server.addService(service, {
-    runFunction(
-      call: grpc.ServerUnaryCall<RunFunctionRequest, RunFunctionResponse>,
-      callback: grpc.sendUnaryData<RunFunctionResponse>,
-    ) {
-      void answer(call.request).then((rsp) => callback(null, rsp));
-    },
-  });
-  return server;
 }
 
 /** What carries the calls: node:http2 with gRPC's framing (src/grpc-http2.ts), or grpc-js as before it. */
@@ -178,8 +132,22 @@ interface Carrier {
   shutdown(graceMs: number): Promise<void>;
 }
 
-function http2Carrier(answer: (req: RunFunctionRequest) => Promise<RunFunctionResponse>, log: Log): Carrier {
-  const server = newHttp2Server(answer, log);
+function http2Carrier(answer: Answer, log: Log): Carrier {
+  const handler = async (bytes: Buffer): Promise<Buffer> => {
+    let req: RunFunctionRequest;
+    try {
+      req = decodeRequest(bytes);
+    } catch (err) {
+      throw new GrpcError(GrpcStatus.INTERNAL, `cannot decode the request: ${(err as Error).message}`);
+    }
+    return encodeResponse(await answer(req));
+  };
+  const server = new GrpcHttp2Server({
+    methods: new Map([[FunctionRunnerServiceService.runFunction.path, handler]]),
+    maxReceiveBytes: MAX_REQUEST_BYTES,
+    onHandlerError: (err, path) =>
+      log.warn({ path, error: err instanceof Error ? err.message : String(err) }, 'a call failed unanswered'),
+  });
   return {
     listen: (host, port) => server.listen(port, host),
     serveConnection: (socket) => server.serveConnection(socket),
@@ -187,8 +155,32 @@ function http2Carrier(answer: (req: RunFunctionRequest) => Promise<RunFunctionRe
   };
 }
 
-function grpcJsCarrier(answer: (req: RunFunctionRequest) => Promise<RunFunctionResponse>): Carrier {
-  const server = newGrpcJsServer(answer);
+function grpcJsCarrier(answer: Answer): Carrier {
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': MAX_REQUEST_BYTES,
+    'grpc.max_send_message_length': MAX_REQUEST_BYTES,
+    // Channel statistics cost CPU on every call and nothing here reads them.
+    'grpc.enable_channelz': 0,
+  });
+  server.addService(
+    {
+      ...FunctionRunnerServiceService,
+      // The same bytes as the SDK's generated codec, without its per-value wrappers (see src/wire.ts).
+      runFunction: {
+        ...FunctionRunnerServiceService.runFunction,
+        requestDeserialize: decodeRequest,
+        responseSerialize: encodeResponse,
+      },
+    },
+    {
+      runFunction(
+        call: grpc.ServerUnaryCall<RunFunctionRequest, RunFunctionResponse>,
+        callback: grpc.sendUnaryData<RunFunctionResponse>,
+      ) {
+        void answer(call.request).then((rsp) => callback(null, rsp));
+      },
+    },
+  );
   let injector: grpc.ConnectionInjector | undefined;
   return {
     listen: (_host, _port, address) =>

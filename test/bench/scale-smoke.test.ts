@@ -1,8 +1,9 @@
 // npm run bench:scale, smoke-run: its quick mode (SCALE_QUICK=1, bench/scale.ts)
-// on a few Widgets, both functions, every step, under real Crossplane on the
-// local control plane. It proves the scale bench still runs and that each
-// step ends as it says (every Widget there, every call counted); it judges no
-// figure (speed is the bench's to print, not a test's).
+// on a few Widgets (both functions) and Databases (ours, every placement), every
+// step, under real Crossplane on the local control plane. It proves the scale
+// bench still runs and that each step ends as it says (every composite there,
+// every call counted, the CPU of the control plane's processes read); it
+// judges no figure (speed is the bench's to print, not a test's).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { toolsSkipReason } from '../support/tools.js';
 
 const OUT = join('.cache', 'bench', 'scale-smoke');
 const SIZE = 6;
+const DATABASES = 3;
 const skip =
   controlPlaneSkipReason('npm run bench:scale, quick') ??
   toolsSkipReason('npm run bench:scale, quick', ['function-patch-and-transform'], 'scripts/install-peer.sh');
@@ -23,21 +25,30 @@ interface Step {
   seconds: number[];
   doneS: number;
   restart: boolean;
+  idle: boolean;
   calls: number;
   functionCpu: number;
   crossplaneCpu: number;
   peakRssMiB: number;
+  cpu: Record<string, number>;
+  machineCpu: number;
 }
 
 describe('npm run bench:scale, quick', { skip }, () => {
-  test('both functions take a few Widgets through every step under real Crossplane', {
+  test('both functions take a few Widgets, and ours a few Databases, through every step under real Crossplane', {
     timeout: 20 * 60_000,
   }, async () => {
     rmSync(join(repoRoot, OUT), { recursive: true, force: true });
     const run = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
       const child = spawn(process.execPath, [join(repoRoot, 'dist', 'bench', 'scale.js')], {
         cwd: repoRoot,
-        env: { ...process.env, SCALE_QUICK: '1', SCALE_SIZES: String(SIZE), SCALE_OUT: OUT },
+        env: {
+          ...process.env,
+          SCALE_QUICK: '1',
+          SCALE_SIZES: String(SIZE),
+          SCALE_DATABASES: String(DATABASES),
+          SCALE_OUT: OUT,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';
@@ -50,31 +61,40 @@ describe('npm run bench:scale, quick', { skip }, () => {
     const file = join(repoRoot, OUT, 'scale.json');
     assert.ok(existsSync(file), `no ${OUT}/scale.json:\n${run.output.slice(-3000)}`);
     const json = JSON.parse(readFileSync(file, 'utf8')) as {
-      results: Array<{ fn: string; size: number; steps: Step[] }>;
+      results: Array<{ fn: string; kind: string; size: number; steps: Step[] }>;
     };
     assert.deepEqual(
-      json.results.map((r) => [r.fn, r.size]),
+      json.results.map((r) => [r.fn, r.kind, r.size]),
       [
-        ['ours', SIZE],
-        ['peer', SIZE],
+        ['ours', 'Widget', SIZE],
+        ['peer', 'Widget', SIZE],
+        ['ours', 'Database', DATABASES],
       ],
     );
     for (const r of json.results) {
       const names = r.steps.map((s) => s.step);
+      const widgets = r.kind === 'Widget';
       assert.deepEqual(names, [
         'apply → Ready',
-        'every size 1 → 2 → 2 available',
-        ...(r.fn === 'ours' ? ['every color changed → live on it'] : []),
+        ...(widgets ? ['every size 1 → 2 → 2 available'] : []),
+        ...(widgets && r.fn === 'ours' ? ['every color changed → live on it'] : []),
+        'idle 10 s',
         'function restarted → each called again',
         'Crossplane restarted → each called again',
       ]);
+      const what = `${r.fn} ${r.kind}s`;
       for (const s of r.steps) {
-        assert.equal(s.seconds.length, SIZE, `${r.fn} ${s.step}: every Widget seen done`);
-        assert.ok(s.calls >= (s.restart ? SIZE : 1), `${r.fn} ${s.step}: Crossplane's calls counted (${s.calls})`);
-        assert.ok(s.doneS > 0 && s.functionCpu >= 0 && s.crossplaneCpu > 0 && s.peakRssMiB > 0, `${r.fn} ${s.step}`);
+        if (s.idle) assert.ok(s.doneS >= 10 && s.seconds.length === 0, `${what} ${s.step}: watched 10 s`);
+        else assert.equal(s.seconds.length, r.size, `${what} ${s.step}: every composite seen done`);
+        if (!s.idle)
+          assert.ok(s.calls >= (s.restart ? r.size : 1), `${what} ${s.step}: Crossplane's calls counted (${s.calls})`);
+        assert.ok(s.doneS > 0 && s.functionCpu >= 0 && s.crossplaneCpu > 0 && s.peakRssMiB > 0, `${what} ${s.step}`);
+        assert.ok((s.cpu['kube-apiserver'] ?? 0) > 0 && s.machineCpu > 0, `${what} ${s.step}: where the time went`);
       }
     }
-    assert.match(run.output, /function-platform +6 +apply → Ready/);
-    assert.match(run.output, /function-patch-and-transform +6 +apply → Ready/);
+    assert.match(run.output, /function-platform, 6 Widgets +apply → Ready/);
+    assert.match(run.output, /function-patch-and-transform, 6 Widgets +apply → Ready/);
+    assert.match(run.output, /function-platform, 3 Databases +apply → Ready/);
+    assert.match(run.output, /Where the time went/);
   });
 });

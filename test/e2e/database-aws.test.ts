@@ -13,11 +13,12 @@ import type { Json } from '../support/apiserver.js';
 import { applyManifest, type ControlPlane, controlPlaneSkipReason, secretData } from '../support/control-plane.js';
 import { controlPlaneForSuite, ensureNamespace, eventually, readyAndSynced } from '../support/e2e.js';
 import { repoRoot } from '../../dev/infra/paths.js';
+import { STAND_IN_PASSWORD, standInAddress, standInProviderUpjetAws } from '../support/stand-in-upjet-aws.js';
 
 const skip = controlPlaneSkipReason('e2e: a Database on AWS under real Crossplane');
 const NS = 'team-a';
 const UPJET_CRDS = join(repoRoot, '..', 'shared', 'crds', 'provider-upjet-aws');
-const ADDRESS = 'team-a-orders-db.c9akciq32.eu-west-1.rds.amazonaws.com';
+const ADDRESS = standInAddress(NS);
 
 let cp: ControlPlane;
 const database = (name = 'orders') =>
@@ -36,57 +37,6 @@ async function composed(name = 'orders'): Promise<Json[]> {
     if (obj) out.push(obj);
   }
   return out;
-}
-
-/**
- * Stand-in for provider-upjet-aws: what the provider writes once AWS reports
- * the resources available. Conditions Ready and Synced, the instance's
- * (and a snapshot's) atProvider figures, and its connection Secret with the keys the provider
- * writes (endpoint, address, host, username, port, password).
- */
-async function standInProviderUpjetAws(objs: Json[]): Promise<void> {
-  const now = new Date().toISOString();
-  for (const obj of objs) {
-    if (!String(obj['apiVersion']).includes('.aws.m.upbound.io')) continue;
-    const conditions = [
-      { type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: now },
-      { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: now },
-    ];
-    let atProvider: Json = { id: obj['metadata']['name'] };
-    // A snapshot of a 20 GiB instance, available.
-    if (obj['kind'] === 'Snapshot') atProvider = { ...atProvider, status: 'available', allocatedStorage: 20 };
-    if (obj['kind'] === 'Instance') {
-      const fp = obj['spec']['forProvider'];
-      atProvider = {
-        id: 'db-STANDIN0000',
-        status: 'available',
-        address: ADDRESS,
-        port: 5432,
-        endpoint: `${ADDRESS}:5432`,
-        engineVersionActual: `${fp['engineVersion']}.6`,
-        allocatedStorage: fp['allocatedStorage'],
-        latestRestorableTime: now,
-      };
-      // A read replica writes no connection Secret of its own here.
-      const secret = obj['spec']['writeConnectionSecretToRef']?.['name'];
-      if (secret)
-        await applyManifest(cp.client, {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          metadata: { name: secret, namespace: NS },
-          type: 'connection.crossplane.io/v1alpha1',
-          stringData: {
-            endpoint: ADDRESS,
-            address: ADDRESS,
-            host: ADDRESS,
-            username: String(fp['username'] ?? 'app'),
-            port: '5432',
-            password: 'stand-in-provider-password-0123',
-          },
-        });
-    }
-    await cp.client.mergeStatus(obj, { conditions, atProvider });
-  }
 }
 
 describe('a Database on AWS under real Crossplane', { skip }, () => {
@@ -130,7 +80,7 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
   });
 
   test('with the stand-in provider reporting them available, the Database is Ready with its connection Secret built', async () => {
-    await standInProviderUpjetAws(await composed());
+    await standInProviderUpjetAws(cp.client, await composed());
     const db = await eventually(
       'the Database Ready',
       async () => {
@@ -142,10 +92,10 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
     assert.equal(db['status']['endpoint'], `${ADDRESS}:5432`);
     const connection = await secretData(cp.client, NS, 'orders-db-connection');
     assert.equal(connection?.['host']?.toString(), ADDRESS);
-    assert.equal(connection?.['password']?.toString(), 'stand-in-provider-password-0123');
+    assert.equal(connection?.['password']?.toString(), STAND_IN_PASSWORD);
     assert.match(
       connection?.['uri']?.toString() ?? '',
-      new RegExp(`^postgresql://app:stand-in-provider-password-0123@${ADDRESS.replace(/\./g, '\\.')}:5432/`),
+      new RegExp(`^postgresql://app:${STAND_IN_PASSWORD}@${ADDRESS.replace(/\./g, '\\.')}:5432/`),
     );
     // The backups RDS keeps, mirrored from what the provider observes.
     assert.equal(db['status']['backup']['location'], 'rds-automated-backups:team-a-orders-db');
@@ -174,7 +124,7 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
       });
     assert.equal((await backup())?.['status']?.['method'], 'rds-snapshot');
     // Stand-in for provider-upjet-aws: AWS reports the snapshot available.
-    await standInProviderUpjetAws([snapshot]);
+    await standInProviderUpjetAws(cp.client, [snapshot]);
     const done = await eventually('the DatabaseBackup Completed', async () => {
       const b = await backup();
       return b?.['status']?.['phase'] === 'Completed' ? b : undefined;
@@ -316,7 +266,7 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
         const all = (await composed('shop')).filter((o) => o['kind'] === 'Instance');
         return all.length === 2 ? all : undefined;
       });
-    await standInProviderUpjetAws(await instances());
+    await standInProviderUpjetAws(cp.client, await instances());
     await eventually(
       'shop Ready',
       async () => ((await database('shop'))?.['status']?.['ready'] === true ? true : undefined),
@@ -331,7 +281,7 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
         (o) => o['metadata']['name'] === 'shop-db-pre-8-4',
       ),
     );
-    await standInProviderUpjetAws([snapshot]);
+    await standInProviderUpjetAws(cp.client, [snapshot]);
     const isReplica = (o: Json) => o['spec']['forProvider']['replicateSourceDbRef'] !== undefined;
     const first = await eventually(
       'the replica asked to move, the primary held',
@@ -352,7 +302,7 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
     t.diagnostic(said);
 
     // The replica runs 8.4 (the stand-in provider reports 8.4.6): now the primary moves.
-    await standInProviderUpjetAws([first.replica]);
+    await standInProviderUpjetAws(cp.client, [first.replica]);
     const moved = await eventually(
       'the primary asked to move',
       async () => {

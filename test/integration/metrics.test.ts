@@ -10,7 +10,7 @@ import type { Obj } from '../../src/kube.js';
 import { buildRequest } from '../../src/render.js';
 import { type FakeAws, startFakeAws } from '../support/fake-aws.js';
 import { samples, sum } from '../support/prometheus.js';
-import { type FunctionProcess, startFunction } from '../support/function-process.js';
+import { type FunctionProcess, metricsUrlOf, startFunction } from '../support/function-process.js';
 import { runToExit } from '../support/run-to-exit.js';
 import { dialWire, type WireClient } from '../support/wire.js';
 
@@ -55,13 +55,7 @@ describe('metrics at --metrics-address', () => {
       message: (q) => `denied for ${q.headers['authorization'] ?? ''} ${q.body}`,
     });
     fn = await startFunction({ args: ['--metrics-address', '127.0.0.1:0'] });
-    let port: string | undefined;
-    for (let i = 0; i < 100 && !port; i++) {
-      port = /"metricsPort":(\d+)/.exec(fn.logs())?.[1];
-      if (!port) await new Promise((r) => setTimeout(r, 20));
-    }
-    assert.ok(port, `a line names the metrics port:\n${fn.logs()}`);
-    url = `http://127.0.0.1:${port}/metrics`;
+    url = await metricsUrlOf(fn);
     client = dialWire(fn.target);
   });
   after(async () => {

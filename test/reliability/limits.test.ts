@@ -12,6 +12,7 @@ import { parse } from 'yaml';
 import type { Obj } from '../../src/kube.js';
 import { buildRequest, readYamlObjects } from '../../src/render.js';
 import { MAX_REQUEST_BYTES } from '../../src/server.js';
+import { rssMb } from '../../bench/proc.js';
 import { type FunctionProcess, startFunction } from '../support/function-process.js';
 import { answerProblems, asReceived, fatalOf } from '../support/invariants.js';
 import { repoRoot } from '../../dev/infra/paths.js';
@@ -29,13 +30,6 @@ function ballast(bytes: number): RunFunctionRequest {
 }
 
 /** Resident memory of a process, in MiB, from /proc. */
-function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('VmRSS:'))!;
-  return Number(/(\d+)/.exec(line)![1]) / 1024;
-}
-
 describe('limits of the gRPC server', () => {
   let fn: FunctionProcess;
   let client: WireClient;
@@ -73,7 +67,7 @@ describe('limits of the gRPC server', () => {
   });
 
   test('twenty 20 MiB requests at once: all refused, memory stays bounded, still serving', async () => {
-    const before = rssMiB(fn.child.pid!);
+    const before = rssMb(fn.child.pid!);
     const req = ballast(20 * MiB);
     const outs = await Promise.all(Array.from({ length: 20 }, () => client.run(req)));
     for (const out of outs)
@@ -81,7 +75,7 @@ describe('limits of the gRPC server', () => {
         !out.ok && out.code === grpc.status.RESOURCE_EXHAUSTED,
         out.ok ? 'served' : `${grpc.status[out.code]}: ${out.details}`,
       );
-    const afterRss = rssMiB(fn.child.pid!);
+    const afterRss = rssMb(fn.child.pid!);
     // 400 MiB were sent; what is refused early is not buffered whole.
     assert.ok(afterRss - before < 200, `resident memory grew from ${before.toFixed(0)} to ${afterRss.toFixed(0)} MiB`);
     await stillServes();

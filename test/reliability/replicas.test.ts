@@ -23,7 +23,7 @@ import { buildCases, type Case } from '../../bench/cases.js';
 import { repoRoot } from '../../dev/infra/paths.js';
 import { awsDatabaseRequest } from '../support/aws-requests.js';
 import { type FakeAws, startFakeAws } from '../support/fake-aws.js';
-import { type FunctionProcess, startFunction } from '../support/function-process.js';
+import { type FunctionProcess, metricsUrlOf, startFunction } from '../support/function-process.js';
 import { type Moto, motoBinary, motoSkipReason } from '../support/moto.js';
 import { samples, sum } from '../support/prometheus.js';
 import { dialWire, type WireClient } from '../support/wire.js';
@@ -38,13 +38,7 @@ interface Replica {
 
 async function startReplica(): Promise<Replica> {
   const fn = await startFunction({ args: ['--metrics-address', '127.0.0.1:0'] });
-  let port: string | undefined;
-  for (let i = 0; i < 100 && !port; i++) {
-    port = /"metricsPort":(\d+)/.exec(fn.logs())?.[1];
-    if (!port) await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.ok(port, fn.logs());
-  return { fn, client: dialWire(fn.target), metrics: `http://127.0.0.1:${port}/metrics` };
+  return { fn, client: dialWire(fn.target), metrics: await metricsUrlOf(fn) };
 }
 
 /** Sends `n` calls of `bytes`, call i to replica i mod replicas.length, one at a time as a reconcile loop would. */

@@ -173,6 +173,8 @@ export interface ControlPlaneOptions {
    * bench's Widget Composition for it (bench/peer/composition.yaml): bench:scale runs both side by side.
    */
   peer?: boolean;
+  /** More flags for Crossplane core (bench:scale's SCALE_CROSSPLANE_ARGS: --max-reconcile-rate and the like). */
+  crossplaneArgs?: string[];
 }
 
 /** Whether something accepts TCP connections on loopback at `port`. */
@@ -485,7 +487,7 @@ async function webhookService(client: KubeClient): Promise<number> {
 export async function startCrossplane(
   api: ApiServer,
   dir: string,
-  opts: { detached?: boolean; webhooks?: boolean } = {},
+  opts: { detached?: boolean; webhooks?: boolean; crossplaneArgs?: string[] } = {},
 ): Promise<CrossplaneCore> {
   const client = api.client;
   const logs = fileOf(dir, 'logs');
@@ -558,6 +560,7 @@ export async function startCrossplane(
       `--metrics-port=${metricsPort}`,
       `--health-probe-port=${healthPort}`,
       '--debug',
+      ...(opts.crossplaneArgs ?? []),
     ],
     fileOf(logs, 'crossplane.log'),
     { detached: opts.detached ?? false, env },
@@ -748,7 +751,11 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     }
 
     // 3. Crossplane: what the Helm chart's init container does, then the core.
-    const xp = await startCrossplane(api, dir, { detached, webhooks: opts.webhooks ?? false });
+    const xp = await startCrossplane(api, dir, {
+      detached,
+      webhooks: opts.webhooks ?? false,
+      crossplaneArgs: opts.crossplaneArgs ?? [],
+    });
     processes.push(xp.proc);
     const { caSecret } = xp;
     const crossplane = xp.proc;

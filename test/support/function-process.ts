@@ -138,3 +138,17 @@ export function startFunction(opts: StartOptions = {}): Promise<FunctionProcess>
     void exited.then((code) => fail(`exited with code ${code} before listening`));
   });
 }
+
+/**
+ * The URL of the metrics endpoint a function started with `--metrics-address HOST:0` serves, from the line it
+ * logs once bound (the port is the OS's pick); rejects, with the logs, if no such line comes within `timeoutMs`.
+ */
+export async function metricsUrlOf(fn: FunctionProcess, timeoutMs = 2000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const port = /"metricsPort":(\d+)/.exec(fn.logs())?.[1];
+    if (port) return `http://127.0.0.1:${port}/metrics`;
+    if (Date.now() > deadline) throw new Error(`no line names the metrics port:\n${fn.logs()}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
