@@ -47,7 +47,8 @@ export interface BenchTls {
 
 /**
  * How the function's image starts Node: the flags its Dockerfile ENTRYPOINT
- * puts between node and dist/main.js, and any `ENV NODE_OPTIONS`. The
+ * puts between node and the script (dist/bundle/main.mjs), and any
+ * `ENV NODE_OPTIONS`. The
  * benchmark starts dist/main.js the same way, so a flag added there is
  * measured here.
  */
@@ -65,10 +66,10 @@ export function imageNodeFlags(root: string): { flags: string[]; nodeOptions?: s
     if (entry) {
       try {
         const argv = JSON.parse(entry[1]!) as unknown;
-        if (Array.isArray(argv)) {
-          const main = argv.findIndex((a) => typeof a === 'string' && a.endsWith('dist/main.js'));
-          if (main > 0)
-            flags = argv.slice(1, main).filter((a): a is string => typeof a === 'string' && a.startsWith('-'));
+        // [node, ...flags, script]: the flags are what comes before the first word that is not one.
+        if (Array.isArray(argv) && argv.every((a) => typeof a === 'string')) {
+          const script = argv.findIndex((a, i) => i > 0 && !a.startsWith('-'));
+          if (script > 0) flags = argv.slice(1, script);
         }
       } catch {
         // Not the exec form: nothing to learn.

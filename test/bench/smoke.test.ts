@@ -9,7 +9,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { repoRoot } from '../../dev/infra/paths.js';
-import { IMPL_IDS } from '../../bench/servers.js';
+import { IMPL_IDS, imageNodeFlags } from '../../bench/servers.js';
 import { inCI } from '../support/tools.js';
 
 const OUT = join('.cache', 'bench', 'smoke');
@@ -77,5 +77,22 @@ describe('npm run bench, quick', () => {
         for (const l of r.levels) assert.ok(l.calls > 0, `${impl} ${c} at ${l.concurrency}: no calls`);
       }
     assert.ok(json.sizes.length > 0, 'the size sweep ran');
+    // The server is measured with the Node flags its image starts it with (a run once had none, unseen).
+    const flags = entrypointFlags();
+    assert.ok(flags.length > 0, 'the image passes Node flags');
+    assert.match(run.output, new RegExp(`runs as its image starts it: node ${flags.join(' ')} dist/main\\.js`));
+  });
+
+  test("the bench finds the Node flags in the image's ENTRYPOINT, whatever script it names", () => {
+    assert.deepEqual(imageNodeFlags(repoRoot).flags, entrypointFlags());
   });
 });
+
+/** The Dockerfile's ENTRYPOINT, [node, ...flags, script]: its flags. */
+function entrypointFlags(): string[] {
+  const line = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('ENTRYPOINT '));
+  const argv = JSON.parse(line?.slice('ENTRYPOINT '.length) ?? '[]') as string[];
+  return argv.slice(1, -1);
+}
