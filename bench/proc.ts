@@ -52,11 +52,21 @@ export function childrenCpuMs(): number {
   return ((Number(fields[13]) + Number(fields[14])) * 1000) / clkTck();
 }
 
-/** CPU the whole machine has been busy (every CPU: user, nice, system, irq, softirq, steal), in ms. */
+/**
+ * CPU the whole machine has been busy (every CPU: user, nice, system, irq, softirq), in ms. Steal is left out:
+ * it is time the hypervisor gave to others, not work done here.
+ */
 export function machineBusyMs(): number {
   const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
   // cpu user nice system idle iowait irq softirq steal ...
-  const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
-  const ticks = [user, nice, system, irq, softirq, steal].reduce<number>((a, b) => a + (b ?? 0), 0);
+  const [, user, nice, system, , , irq, softirq] = line.trim().split(/\s+/).map(Number);
+  const ticks = [user, nice, system, irq, softirq].reduce<number>((a, b) => a + (b ?? 0), 0);
   return (ticks * 1000) / clkTck();
+}
+
+/** The CPUs /proc/stat sums over (its cpuN lines): what machineBusyMs is a share of. */
+export function onlineCpus(): number {
+  return readFileSync('/proc/stat', 'utf8')
+    .split('\n')
+    .filter((l) => /^cpu\d+ /.test(l)).length;
 }

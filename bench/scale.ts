@@ -10,17 +10,18 @@
 //   - Widgets: every size 1 → 2; time until each has 2 available;
 //   - Widgets: every color changed (ours only: the peer's Composition cannot,
 //     its Deployment's selector holds the color); time until each is live on it;
-//   - idle: nothing changes for SCALE_IDLE_S; what the quiet costs;
-//   - the function killed and started again; time until Crossplane has called
-//     it once per composite again and all are Ready and Synced;
+//   - idle: nothing changes for SCALE_IDLE_S; what the quiet costs (nothing is listed meanwhile);
+//   - the function killed and started again; time until Crossplane has counted
+//     as many calls as there are composites and all are Ready and Synced again;
 //   - Crossplane core killed and started again; the same;
 // with the calls Crossplane made (its function_run_function_request_total),
-// the times its watch circuit breaker opened, the function's RSS (peak and at
-// the end), and the CPU seconds of every process of the control plane beside
-// the machine's (where the time went); then the composites deleted before the
-// next run. No AWS and no provider run here: a STAND-IN for
-// provider-upjet-aws (test/support/stand-in-upjet-aws.ts) marks each RDS
-// instance available once Crossplane has made it.
+// the times its watch circuit breaker opened, the function's RSS (its peak, the
+// kernel's high-water mark, and at the end), and the CPU seconds of every
+// process of the control plane beside the machine's (where the time went); then
+// the composites deleted before the next run. No AWS and no provider run here:
+// a STAND-IN for provider-upjet-aws (test/support/stand-in-upjet-aws.ts) marks
+// each RDS instance available once Crossplane has made it. The function runs
+// with the Node flags of the image's ENTRYPOINT, as npm run bench runs it.
 //
 //   SCALE_SIZES=100,300,1000     Widgets, per size
 //   SCALE_DATABASES=30,100,300   Databases, per size (empty: none)
@@ -34,7 +35,7 @@
 //   SCALE_TIMEOUT_S=900          the longest any step may take
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../dev/infra/paths.js';
 import {
@@ -47,7 +48,8 @@ import type { Json } from '../test/support/apiserver.js';
 import { samples, sum } from '../test/support/prometheus.js';
 import { standInProviderUpjetAws } from '../test/support/stand-in-upjet-aws.js';
 import { say, table } from './format.js';
-import { cpuMs, machineBusyMs, rssMb } from './proc.js';
+import { imageNodeFlags } from './servers.js';
+import { cpuMs, machineBusyMs, onlineCpus, peakRssMb, resetPeakRss, rssMb } from './proc.js';
 
 type Fn = 'ours' | 'peer';
 type Kind = 'Widget' | 'Database';
@@ -264,32 +266,53 @@ class Scale {
   ): Promise<StepResult> {
     const cpu0 = this.cpuNow();
     const busy0 = machineBusyMs();
+    const pid0 = this.pid;
+    resetPeakRss(pid0);
     let base = await this.counters();
+    let crossplane = this.cp.component('crossplane')?.pid;
     const t0 = performance.now();
     await start();
     const firstSeen = new Map<string, number>();
-    let peak = 0;
+    let sampled = 0;
     let last = base;
     let elapsed = 0;
     for (;;) {
-      elapsed = performance.now() - t0;
-      if (elapsed > timeoutMs)
+      if (performance.now() - t0 > timeoutMs)
         throw new Error(`${this.fn} ${this.size} ${this.kind}s ${name}: not done after ${timeoutMs / 1000} s`);
-      peak = Math.max(peak, rssMb(this.pid));
+      sampled = Math.max(sampled, rssMb(this.pid));
       const now = await this.counters();
-      if (now.calls < last.calls) base = { calls: 0, opens: 0 }; // Crossplane restarted: its counters began again.
+      // Crossplane restarted: its counters began again.
+      const pid = this.cp.component('crossplane')?.pid;
+      if (pid !== crossplane) [base, crossplane] = [{ calls: 0, opens: 0 }, pid];
       last = now;
+      const idleMs = opts.idleMs;
+      if (idleMs !== undefined) {
+        // Idle: nothing is listed (the bench's own lists would load the API server it measures).
+        elapsed = performance.now() - t0;
+        if (elapsed >= idleMs) break;
+        await new Promise((r) => setTimeout(r, Math.min(1000, idleMs - elapsed)));
+        continue;
+      }
       if (this.kind === 'Database') await this.standInAws();
       const seen = this.list();
+      elapsed = performance.now() - t0;
       for (const w of seen) if (done(w) && !firstSeen.has(w.name)) firstSeen.set(w.name, elapsed / 1000);
-      const there = opts.idleMs !== undefined ? elapsed >= opts.idleMs : firstSeen.size >= this.size;
-      if (there && (opts.calls === undefined || now.calls - base.calls >= opts.calls)) break;
+      // A restart ends when Crossplane has called that many times and every composite is done again now.
+      const there =
+        opts.calls === undefined
+          ? firstSeen.size >= this.size
+          : now.calls - base.calls >= opts.calls && seen.length >= this.size && seen.every(done);
+      if (there) break;
       await new Promise((r) => setTimeout(r, quick ? 250 : 1000));
     }
+    // The CPU and the machine read at the moment the step was seen done.
     const cpu = Scale.cpuBetween(cpu0, this.cpuNow());
+    const machineCpu = (machineBusyMs() - busy0) / 1000;
+    // The kernel's high-water mark when the process is the one the step began with; else what was sampled.
+    const hwm = this.pid === pid0 ? peakRssMb(this.pid) : Number.NaN;
     return {
       step: name,
-      seconds: opts.idleMs !== undefined ? [] : [...firstSeen.values()],
+      seconds: opts.idleMs !== undefined || opts.calls !== undefined ? [] : [...firstSeen.values()],
       doneS: elapsed / 1000,
       restart: opts.calls !== undefined,
       idle: opts.idleMs !== undefined,
@@ -297,11 +320,11 @@ class Scale {
       crossplaneCpu: cpu['crossplane'] ?? 0,
       calls: last.calls - base.calls,
       breakerOpens: last.opens - base.opens,
-      peakRssMiB: peak,
+      peakRssMiB: Number.isFinite(hwm) ? Math.max(hwm, sampled) : sampled,
       endRssMiB: rssMb(this.pid),
       cpu,
-      machineCpu: (machineBusyMs() - busy0) / 1000,
-      cpus: availableParallelism(),
+      machineCpu,
+      cpus: onlineCpus(),
     };
   }
 
@@ -457,14 +480,16 @@ async function main(): Promise<void> {
   say(
     `bench:scale: Widgets ${widgetSizes.join(', ') || 'none'} (${functions.join(', ')}); Databases ${databaseSizes.join(', ') || 'none'}; steps ${[...steps].join(', ')}; Crossplane flags ${crossplaneArgs.join(' ') || 'as it starts'}; control plane in ${dir}`,
   );
-  // kwok's fake nodes take 250 pods each (control-plane.ts): room for every Widget on both colors at size 2
-  // (a color change runs both until it cuts over), and every Database's pod.
+  // kwok's fake nodes take 250 pods each (control-plane.ts), filled to 200 at most: room for every Widget on
+  // both colors at size 2 (a color change runs both until it cuts over), and every Database's pod.
   const pods = 4 * Math.max(0, ...widgetSizes) * functions.length + Math.max(0, ...databaseSizes);
   const cp = await startControlPlane({
     dir,
     nodes: Math.max(3, Math.ceil(pods / 200)),
     peer: functions.includes('peer') && widgetSizes.length > 0,
     crossplaneArgs,
+    // The function runs with the Node flags its image's ENTRYPOINT gives it, as npm run bench runs it.
+    functionNodeFlags: imageNodeFlags(repoRoot).flags,
     say: (l) => say(`  ${l}`),
   });
   const results: RunResult[] = [];

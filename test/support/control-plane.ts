@@ -29,6 +29,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { connect } from 'node:net';
@@ -175,6 +176,8 @@ export interface ControlPlaneOptions {
   peer?: boolean;
   /** More flags for Crossplane core (bench:scale's SCALE_CROSSPLANE_ARGS: --max-reconcile-rate and the like). */
   crossplaneArgs?: string[];
+  /** Node flags for the function's process (bench:scale passes the image's ENTRYPOINT flags). */
+  functionNodeFlags?: string[];
 }
 
 /** Whether something accepts TCP connections on loopback at `port`. */
@@ -772,6 +775,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     // 5. The function, as a local process on those certificates.
     const functionPort = await freePort();
     const fnArgs = [
+      ...(opts.functionNodeFlags ?? []),
       join(repoRoot, 'dist', 'main.js'),
       '--address',
       `127.0.0.1:${functionPort}`,
@@ -781,13 +785,15 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     ];
     const fnLog = fileOf(logs, 'function.log');
     const startFn = async (append: boolean) => {
+      // A restart appends: only what this start writes says it listens.
+      const from = append && existsSync(fnLog) ? statSync(fnLog).size : 0;
       fn = spawnLogged('function', process.execPath, fnArgs, fnLog, {
         detached,
         append,
         ...(opts.functionEnv ? { env: { ...process.env, ...opts.functionEnv } } : {}),
       });
       await waitFor('the function', fn, 20_000, async () =>
-        readFileSync(fnLog, 'utf8').includes(`"port":${functionPort}`),
+        readFileSync(fnLog).subarray(from).toString('utf8').includes(`"port":${functionPort}`),
       );
     };
     await startFn(false);
