@@ -96,7 +96,7 @@ const cpuSeconds = (pid: number): number => cpuMs(pid) / 1000;
 
 interface StepResult {
   step: string;
-  /** Seconds from the step's start to each composite's moment (Ready; Ready on the new color; called again). */
+  /** Seconds from the step's start to each composite's moment (Ready; 2 available; Ready on the new color); none for idle and restarts. */
   seconds: number[];
   /** Seconds from the step's start until it was done (every composite there, and the calls made). */
   doneS: number;
@@ -153,8 +153,12 @@ class Scale {
   }
 
   /** Each kind and function has namespaces of its own: scale-ours-3, scale-peer-3, scale-db-3. */
+  static prefixOf(fn: Fn, kind: Kind): string {
+    return kind === 'Database' ? 'scale-db-' : `scale-${fn}-`;
+  }
+
   private get prefix(): string {
-    return this.kind === 'Database' ? 'scale-db-' : `scale-${this.fn}-`;
+    return Scale.prefixOf(this.fn, this.kind);
   }
 
   static namespaces(prefix: string): string[] {
@@ -494,9 +498,6 @@ async function main(): Promise<void> {
   });
   const results: RunResult[] = [];
   try {
-    const prefixes = [...functions.map((fn) => `scale-${fn}-`), 'scale-db-'];
-    for (const prefix of prefixes)
-      for (const ns of Scale.namespaces(prefix)) await cp.kubectl(['create', 'namespace', ns], { allowFail: true });
     const runs: Array<{ fn: Fn; kind: Kind; size: number }> = [];
     for (let i = 0; i < Math.max(widgetSizes.length, databaseSizes.length); i++) {
       const n = widgetSizes[i];
@@ -504,6 +505,8 @@ async function main(): Promise<void> {
       const m = databaseSizes[i];
       if (m !== undefined) runs.push({ fn: 'ours', kind: 'Database', size: m });
     }
+    for (const prefix of new Set(runs.map((r) => Scale.prefixOf(r.fn, r.kind))))
+      for (const ns of Scale.namespaces(prefix)) await cp.kubectl(['create', 'namespace', ns], { allowFail: true });
     for (const { fn, kind, size } of runs) {
       say(`${fn}: ${size} ${kind}s`);
       const r = await new Scale(cp, fn, kind, size).run();

@@ -48,9 +48,8 @@ export interface BenchTls {
 /**
  * How the function's image starts Node: the flags its Dockerfile ENTRYPOINT
  * puts between node and the script (dist/bundle/main.mjs), and any
- * `ENV NODE_OPTIONS`. The
- * benchmark starts dist/main.js the same way, so a flag added there is
- * measured here.
+ * `ENV NODE_OPTIONS`. The benchmark starts dist/main.js the same way, so a
+ * flag added there is measured here.
  */
 export function imageNodeFlags(root: string): { flags: string[]; nodeOptions?: string } {
   let text: string;
