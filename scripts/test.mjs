@@ -75,6 +75,14 @@ const tools = [
     ok: () => has('go', 'version') && has('python3', '--version'),
     skipped: "the bench smoke test's floors",
   },
+  // promtool (Prometheus's rule checker and rule unit-test runner): it evaluates the alerts a Database composes.
+  {
+    script: 'scripts/install-prometheus.sh',
+    what: 'promtool (Prometheus)',
+    needs: 'go',
+    ok: () => has('go', 'version'),
+    skipped: 'the alerts evaluated by Prometheus',
+  },
   {
     script: 'scripts/install-peer.sh',
     what: 'function-patch-and-transform (the benchmark peer)',
@@ -120,6 +128,7 @@ const goBuilds = new Set([
   'scripts/install-kube.sh',
   'scripts/install-bench-anchors.sh',
   'scripts/install-peer.sh',
+  'scripts/install-prometheus.sh',
   'scripts/install-provider-kubernetes.sh',
   'scripts/install-node.sh',
 ]);
@@ -131,6 +140,7 @@ const order = [
   'scripts/install-moto.sh',
   'scripts/install-provider-kubernetes.sh',
   'scripts/install-peer.sh',
+  'scripts/install-prometheus.sh',
   'scripts/install-bench-anchors.sh',
   'scripts/install-node.sh',
 ];

@@ -7,6 +7,7 @@ import {
   describe,
   holdsData,
   isProviderKubernetesObject,
+  isScratch,
   keepsDataWhenDeleted,
   wrappedManifest,
 } from './kinds/index.js';
@@ -27,6 +28,11 @@ export function guardNothingLost(plan: Plan, observed: ReadonlyMap<string, Obj>)
   for (const r of plan.releasing ?? []) {
     const obj = observed.get(r.key);
     if (obj && keepsDataWhenDeleted(obj)) desired.add(r.key);
+  }
+  // And a drill's scratch instance, made to be thrown away, by its label.
+  for (const r of plan.discarding ?? []) {
+    const obj = observed.get(r.key);
+    if (obj && isScratch(obj)) desired.add(r.key);
   }
   const lost = [...observed]
     .filter(([key, obj]) => !desired.has(key) && holdsData(obj))

@@ -83,6 +83,12 @@ export interface Plan {
    * retained, the external resource orphaned).
    */
   releasing?: ReadonlyArray<{ key: string; why: string }>;
+  /**
+   * Observed scratch instances a restore drill made and is done with: the
+   * guard allows each only when its observed object carries the scratch
+   * label (kinds: SCRATCH_LABEL), so no instance of the user's can go this way.
+   */
+  discarding?: ReadonlyArray<{ key: string; why: string }>;
 }
 
 /** What the blueprint tells the user, from its plan and each resource's verdict. */

@@ -413,7 +413,7 @@ export const databaseSpecSchema = {
         },
         "verify": {
           "type": "object",
-          "description": "Restore drills: on this schedule the newest Completed backup the Database took is restored into a scratch server, its tables and rows counted, and the scratch server removed (status.backup.lastVerifiedTime, the BackupVerified condition). In the cluster, for dumps (a Database in a StatefulSet).",
+          "description": "Restore drills: on this schedule the newest Completed backup the Database took is restored into a scratch server, its tables and rows counted, and the scratch server removed (status.backup.lastVerifiedTime, the BackupVerified condition). In the cluster: a dump is restored into a scratch server in a Job's pod, a CloudNativePG backup into a scratch Cluster bootstrapped by recovery. RDS snapshots are not drilled.",
           "default": {},
           "properties": {
             "enabled": {
@@ -1134,7 +1134,7 @@ export type DatabaseSpec = {
     "retentionDays"?: number;
     /** Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in a StatefulSet a waiting pod takes a last dump as the Database is deleted (a namespaced Database, where Crossplane's Usages are served, backing up to a store that stays), and the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true. */
     "finalSnapshot"?: boolean;
-    /** Restore drills: on this schedule the newest Completed backup the Database took is restored into a scratch server, its tables and rows counted, and the scratch server removed (status.backup.lastVerifiedTime, the BackupVerified condition). In the cluster, for dumps (a Database in a StatefulSet). */
+    /** Restore drills: on this schedule the newest Completed backup the Database took is restored into a scratch server, its tables and rows counted, and the scratch server removed (status.backup.lastVerifiedTime, the BackupVerified condition). In the cluster: a dump is restored into a scratch server in a Job's pod, a CloudNativePG backup into a scratch Cluster bootstrapped by recovery. RDS snapshots are not drilled. */
     "verify": {
       /** Run restore drills (when backups are on). */
       "enabled": boolean;
@@ -1547,7 +1547,7 @@ export const databasebackupStatusSchema = {
         },
         "result": {
           "type": "string",
-          "description": "Running; Passed; Failed (the backup did not restore: damaged, unreadable, or missing tables); or Incomplete (the drill stopped before it could judge: no room, a deadline, the store unreachable).",
+          "description": "Running; Passed; Failed (the backup did not restore: damaged, unreadable, missing tables, or CloudNativePG's recovery from it failed); or Incomplete (the drill stopped before it could judge: no room, a deadline, the store unreachable).",
           "enum": [
             "Running",
             "Passed",
@@ -1636,7 +1636,7 @@ export type DatabasebackupStatus = {
   "verification"?: {
     /** The spec.verification.requested it answers. */
     "request"?: string;
-    /** Running; Passed; Failed (the backup did not restore: damaged, unreadable, or missing tables); or Incomplete (the drill stopped before it could judge: no room, a deadline, the store unreachable). */
+    /** Running; Passed; Failed (the backup did not restore: damaged, unreadable, missing tables, or CloudNativePG's recovery from it failed); or Incomplete (the drill stopped before it could judge: no room, a deadline, the store unreachable). */
     "result"?: "Running" | "Passed" | "Failed" | "Incomplete";
     /** When the drill started (RFC 3339). */
     "startedAt"?: string;

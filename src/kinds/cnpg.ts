@@ -40,7 +40,7 @@ export const cnpgClusterOf = accessor((obj) => {
     imageName: str(obj, 'spec', 'imageName'),
     storageSize: str(obj, 'spec', 'storage', 'size'),
     storageClass: str(obj, 'spec', 'storage', 'storageClass'),
-    ...strings(obj, ['status'], ['image', 'currentPrimary', 'currentPrimaryTimestamp']),
+    ...strings(obj, ['status'], ['image', 'currentPrimary', 'currentPrimaryTimestamp', 'phase', 'phaseReason']),
     recovery: {
       store: str(origin, 'plugin', 'parameters', 'barmanObjectName'),
       server: str(origin, 'plugin', 'parameters', 'serverName'),
@@ -49,12 +49,15 @@ export const cnpgClusterOf = accessor((obj) => {
   };
 });
 
-/** An observed Backup: its name, and its phase (lower case), times, destination and error. */
+/** An observed Backup: its name, and its phase (lower case), times, destination, error and the backup's ID in the store. */
 export const cnpgBackupOf = accessor((obj) => ({
   name: str(obj, 'metadata', 'name'),
   cluster: str(obj, 'spec', 'cluster', 'name'),
-  ...strings(obj, ['status'], ['phase', 'startedAt', 'stoppedAt', 'destinationPath', 'error']),
+  ...strings(obj, ['status'], ['phase', 'startedAt', 'stoppedAt', 'destinationPath', 'error', 'backupId']),
 }));
+
+/** CloudNativePG's phase of a Cluster it gave up on (an instance lost with its volumes, none alive). */
+export const CNPG_UNRECOVERABLE = 'Cluster is unrecoverable and needs manual intervention';
 
 /** The first point a server archived in an observed Barman Cloud ObjectStore can be recovered to, if it says. */
 export function firstRecoverabilityPoint(store: Obj | undefined, server: string): string | undefined {

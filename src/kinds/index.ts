@@ -74,6 +74,15 @@ export function holdsData(obj: Obj): boolean {
   return typeof holds === 'function' ? holds(obj) : holds === true;
 }
 
+/** The label a restore drill's scratch instance carries: restored from a backup to be counted, then thrown away. */
+export const SCRATCH_LABEL = 'function-platform.dev/scratch';
+
+/** Is this observed object a drill's scratch instance, as composed (or inside the Object that wraps it)? */
+export function isScratch(obj: Obj): boolean {
+  const inner = isProviderKubernetesObject(obj) ? wrappedManifest(obj) : obj;
+  return str(inner, 'metadata', 'labels', SCRATCH_LABEL) === 'drill';
+}
+
 /** Does deleting this observed data holder keep its data? A provider-kubernetes Object must, and so must what it wraps. */
 export function keepsDataWhenDeleted(obj: Obj): boolean {
   const own = kindFor(obj)?.keepsDataWhenDeleted?.(obj) === true;

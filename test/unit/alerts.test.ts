@@ -236,6 +236,7 @@ describe('alerts where the Prometheus Operator is installed', () => {
       [
         'DatabaseBackupFailed',
         'DatabaseBackupOverdue',
+        'DatabaseBackupVerificationFailed',
         'DatabaseStorageNearlyFull',
         'DatabaseReplicaLagging',
         'DatabaseFunctionFatal',

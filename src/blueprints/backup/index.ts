@@ -5,13 +5,14 @@
 import type { ValidateFunction } from 'ajv';
 import { type DatabaseBackupSpec, databasebackupSpecSchema } from '../../generated/schemas.js';
 import * as validators from '../../generated/validators.js';
+import { isScratch } from '../../kinds/index.js';
 import { record, str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
 import type { Blueprint, BlueprintInput, Context, Desired, Plan, Summary } from '../blueprint.js';
 import { type BackupPhase, backupSummary, currentAttempt, TERMINAL } from '../lifecycle/placements/backup-methods.js';
 import { JOB_NAME_LABEL } from '../lifecycle/jobs.js';
-import { type Drill, planDrill } from './drill.js';
-import type { BackupCall } from '../lifecycle/placements/placement.js';
+import { planDrill } from './drill.js';
+import type { BackupCall, Drill } from '../lifecycle/placements/placement.js';
 import { HOLD_KEY, holdDatabase, USAGES, usagesRequirement } from '../lifecycle/deletion-order.js';
 import { DATABASE, databaseRequirement, type Lookup, lookUp } from '../lifecycle/target.js';
 import { entry } from '../manifest.js';
@@ -39,18 +40,9 @@ function resolve(raw: unknown, ctx: Context): ResolvedBackup {
   return resolved;
 }
 
-/** The drill of a dump, once the backup is recorded Completed; other methods are not drilled (said, not failed). */
+/** The drill of this call: its placement's, once the backup is recorded Completed. */
 function drillOf(call: BackupCall): Drill {
-  const phase = str(call.previous, 'phase');
-  if (call.target.placement.backup.name === 'dump') return planDrill(call, phase, str(call.previous, 'location'));
-  const request = call.input.spec.verification?.requested;
-  const status = request
-    ? {
-        request,
-        reason: `not verified: restore drills restore dumps (a Database in a StatefulSet); a ${call.target.placement.backup.name} backup is not drilled`,
-      }
-    : undefined;
-  return { resources: [], requirements: {}, warnings: [], ...(status ? { status } : {}) };
+  return planDrill(call, str(call.previous, 'phase'));
 }
 
 /** The call as the Database's placement's backup method reads it. */
@@ -87,9 +79,16 @@ function compose(r: ResolvedBackup): Plan {
         'is taking a backup of it: delete the Database once the backup is Completed or Failed',
       )
     : [];
+  const composed = [...resources, ...taken.resources, ...(drill?.resources ?? []), ...hold];
+  // A drill's scratch instance goes once the drill composes it no more (its outcome recorded, or a newer drill asked).
+  const keys = new Set(composed.map((d) => d.key));
+  const discarding = [...input.observed]
+    .filter(([key, obj]) => !keys.has(key) && isScratch(obj))
+    .map(([key]) => ({ key, why: 'the restore drill it was made for has ended' }));
   return {
-    resources: [...resources, ...taken.resources, ...(drill?.resources ?? []), ...hold],
+    resources: composed,
     requirements: { ...requirements, ...taken.requirements, ...drill?.requirements },
+    ...(discarding.length > 0 ? { discarding } : {}),
   };
 }
 

@@ -166,11 +166,11 @@ export function planAlerts(r: Resolution): { resources: Desired[]; requirements:
   const rules = [
     // Only where the Database takes DatabaseBackups: RDS keeps its own (status.backup, BackupHealthy).
     ...(backups && input.spec.backup.enabled ? backupRules(input) : []),
-    // Drills are of dumps (verification.ts).
+    // Where its backups are drilled (verification.ts).
     ...(backups &&
     input.spec.backup.enabled &&
     input.spec.backup.verify?.enabled !== false &&
-    placement.backup.name === 'dump'
+    placement.backup.drill !== undefined
       ? [verificationRule(input)]
       : []),
     ...(placement.alertRules?.(input, instances.live) ?? []),

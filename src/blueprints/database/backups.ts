@@ -176,10 +176,10 @@ export function planBackups(
   spec: ResolvedSpec,
   storeSource: StoreSource = 'spec',
   waiting?: string,
-  drilling: { method: string; busy?: string } = { method: 'dump' },
+  drilling: { drills: boolean; busy?: string } = { drills: true },
 ): BackupPlan {
   const records = taken(input);
-  const drills = planDrills(input, spec, records, drilling.method, drilling.busy);
+  const drills = planDrills(input, spec, records, drilling.drills, drilling.busy);
   const out = scheduleAndRetain(input, spec, storeSource, waiting, records, drills.requests);
   Object.assign(out.status, drills.status);
   out.warnings.push(...drills.warnings);

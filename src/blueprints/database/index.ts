@@ -113,7 +113,7 @@ export const database: Blueprint<Resolution> = {
     const backups = placement.automatedBackups
       ? undefined
       : planBackups(input, spec, storeSource, made.plan?.waiting, {
-          method: placement.backup.name,
+          drills: placement.backup.drill !== undefined,
           ...(busy ? { busy } : {}),
         });
     return {

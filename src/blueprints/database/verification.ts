@@ -35,14 +35,14 @@ const ENDED = new Set(['Passed', 'Failed', 'Incomplete']);
 
 /**
  * The drills of this call. `busy`: what runs that a drill must not run beside
- * (a restore, an upgrade), if anything; `method`: the placement's backup
- * method (only dumps are drilled).
+ * (a restore, an upgrade), if anything; `drills`: whether the placement's
+ * backup method has a drill (an RDS snapshot has none).
  */
 export function planDrills(
   input: DatabaseInput,
   spec: ResolvedSpec,
   records: DrilledBackup[],
-  method: string,
+  drills: boolean,
   busy: string | undefined,
 ): DrillPlan {
   const out: DrillPlan = { requests: new Map(), status: {}, warnings: [] };
@@ -96,7 +96,7 @@ export function planDrills(
   }
 
   // A new drill: when the verify schedule has fired since the last one asked, of the newest Completed backup.
-  if (!spec.backup.enabled || spec.backup.verify?.enabled === false || method !== 'dump' || busy) return out;
+  if (!spec.backup.enabled || spec.backup.verify?.enabled === false || !drills || busy) return out;
   const running = records.some((r) => {
     const asked = out.requests.get(r.stamp);
     const v = drillOf(r);

@@ -172,6 +172,37 @@ export function restoreScript(engine: DatabaseSpec['engine']): string {
   ].join('\n');
 }
 
+/** PostgreSQL: its tables (partitions are tables of their own; their parents hold none) and their rows, exactly. */
+const COUNT_TABLES_AND_ROWS =
+  "SELECT count(*), coalesce(sum((xpath('/row/c/text()', query_to_xml(format('SELECT count(*) AS c FROM %I.%I', n.nspname, c.relname), false, true, '')))[1]::text::bigint), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'";
+
+/**
+ * The count of a scratch server a drill recovered (CloudNativePG: a Cluster
+ * bootstrapped by recovery from the backup), in the engine's own image, as
+ * the app user at HOST: its tables and rows to the termination message as
+ * {"tables","rows","seconds"}. It writes nothing. Not reaching the server, or
+ * the database not there, exits 1: no verdict on the backup, whose recovery
+ * the operator has already judged.
+ */
+export function countScript(): string {
+  return [
+    'set -eu',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
+    'out="${TERMINATION_LOG:-/dev/termination-log}"',
+    'started=$(date +%s)',
+    'fail() { printf %s "$1" > "$out"; echo "$1" >&2; exit "$2"; }',
+    'export PGPASSWORD="$DB_PASSWORD"',
+    'conn="-h $HOST -p $PORT -U $DB_USER -d $DB_NAME"',
+    'i=0; until pg_isready $conn -q; do i=$((i + 1)); [ $i -lt 60 ] || fail "the scratch server at $HOST did not answer in 5 minutes" 1; sleep 5; done',
+    // Only the first line of psql's error: never the statement, a row or a password.
+    `counts=$(psql $conn -v ON_ERROR_STOP=1 -tA -F " " -c "${COUNT_TABLES_AND_ROWS}" 2> "$WORK/count.log") || fail "the count on the scratch server failed: $(grep -m 1 ERROR "$WORK/count.log" | cut -c 1-300)" 1`,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
+    'tables=${counts%% *}; rows=${counts##* }',
+    'printf \'{"tables":%s,"rows":%s,"seconds":%s}\' "$tables" "$rows" "$(( $(date +%s) - started ))" > "$out"',
+    'echo "counted on the scratch server: $tables tables, $rows rows"',
+  ].join('\n');
+}
+
 /**
  * A restore drill of the dump IN, in the engine's own image: a scratch
  * server is made in WORK (the pod's own emptyDir, reachable by socket only),
@@ -210,7 +241,7 @@ export function verifyScript(engine: DatabaseSpec['engine']): string {
       // is not what a drill judges.
       'pg_restore $conn -d check --no-owner --no-privileges --exit-on-error "$IN" 2> "$WORK/restore.log" || fail "the restore into a scratch server failed: $(said "$WORK/restore.log" "error")" 4',
       // Each table's rows counted (partitions are tables of their own; their parents hold none).
-      `counts=$(psql $conn -d check -v ON_ERROR_STOP=1 -tA -F " " -c "SELECT count(*), coalesce(sum((xpath('/row/c/text()', query_to_xml(format('SELECT count(*) AS c FROM %I.%I', n.nspname, c.relname), false, true, '')))[1]::text::bigint), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'")`,
+      `counts=$(psql $conn -d check -v ON_ERROR_STOP=1 -tA -F " " -c "${COUNT_TABLES_AND_ROWS}")`,
       // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
       'tables=${counts%% *}; rows=${counts##* }',
       'pg_ctl -m immediate stop > /dev/null',

@@ -8,6 +8,7 @@ import { boundedLabel } from '../../names.js';
 import type { Owner } from '../blueprint.js';
 import {
   backupKey,
+  countScript,
   downloadScript,
   dumpScript,
   removeScript,
@@ -213,6 +214,34 @@ export function verifyJob(backup: Owner, target: Target, url: string, request: s
     },
   );
   return job;
+}
+
+/**
+ * The count of a drill's scratch server at `host` (a Cluster recovered from
+ * the backup), as the Database's app user: its tables and rows (countScript).
+ * It writes nothing; the scratch server goes with the drill.
+ */
+export function countJob(backup: Owner, target: Target, host: string, request: string): Obj {
+  const labels = { ...podLabels(backup), 'app.kubernetes.io/managed-by': 'function-platform' };
+  return jobOf(
+    verifyJobName(backup, request),
+    backup.namespace,
+    labels,
+    { backoffLimit: 0, activeDeadlineSeconds: 3600 },
+    {
+      containers: [
+        engineContainer(
+          'verify',
+          countScript(),
+          target.owner,
+          target.spec,
+          '256Mi',
+          [{ name: 'WORK', value: WORK }],
+          host,
+        ),
+      ],
+    },
+  );
 }
 
 /** A container of the engine's own image (its client matches the server) connected to `database` as the app user. */

@@ -10,7 +10,7 @@
 import type { ValidateFunction } from 'ajv';
 import { SpecError } from '../../errors.js';
 import * as validators from '../../generated/validators.js';
-import { record, str, type Obj } from '../../kube.js';
+import { num, record, str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
 import type { Owner, PlatformDefaults, Requirement } from '../blueprint.js';
 import { ACCESS_KEY_SECRET_KEYS } from '../../kinds/aws.js';
@@ -99,5 +99,9 @@ export function lookUp(answer: Obj[] | undefined, name: string, namespace: strin
   // A claim (claims mode) or a namespaced composite: either way its workloads are named after it.
   const owner: Owner = { kind: 'Database', name, uid, namespace };
   const instance = str(db, 'status', 'instance');
-  return { state: 'found', target: { owner, spec, placement, ...(instance ? { instance } : {}) } };
+  const grownGB = num(db, 'status', 'storage', 'requestedGB');
+  return {
+    state: 'found',
+    target: { owner, spec, placement, ...(instance ? { instance } : {}), ...(grownGB ? { grownGB } : {}) },
+  };
 }

@@ -5,8 +5,8 @@
 // for it, three times at most. A finished dump's outcome is kept in the
 // DatabaseBackup's status: the Job goes once it is recorded.
 import { jobOf } from '../../../kinds/batch.js';
-import { num, str, type Obj } from '../../../kube.js';
-import type { BlueprintInput, Summary } from '../../blueprint.js';
+import { list, num, record, str, type Obj } from '../../../kube.js';
+import type { BlueprintInput, Requirement, Summary } from '../../blueprint.js';
 import type { DatabaseBackupSpec } from '../../../generated/schemas.js';
 import {
   attemptKey,
@@ -19,8 +19,10 @@ import {
   memoryFor,
   podLabels,
   podOutcome,
+  verifyJob,
+  verifyJobName,
 } from '../jobs.js';
-import type { BackupCall, BackupMethod } from './placement.js';
+import type { BackupCall, BackupMethod, Drill, DrillResult } from './placement.js';
 
 export type BackupPhase = 'Pending' | 'Running' | 'Completed' | 'Failed';
 
@@ -175,6 +177,158 @@ function read({ input, target, previous, attempt }: BackupCall, base: Obj): Summ
   });
 }
 
+/** A drill's Job's composition-resource key: the dump's drill, or the count of a scratch instance. */
+export const VERIFY_KEY = 'verify';
+
+/** The backup's pods, read whenever a drill Job exists: the same requirement on every call of a reconcile. */
+export const drillPods = (input: BlueprintInput<DatabaseBackupSpec>): Requirement => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  matchLabels: podLabels(input.owner),
+  namespace: input.owner.namespace,
+});
+
+/**
+ * What a drill Job's pod said: the counts its `verify` container wrote, or the
+ * first step that failed, its last words, and whether they judge the backup
+ * (`verdicts`: the exit codes, by container, that do).
+ */
+function drillOutcome(
+  pod: Obj | undefined,
+  verdicts: Record<string, number[]>,
+  steps: Record<string, string>,
+): { counts?: Obj; failed?: string; verdict?: boolean } {
+  const statuses = [...list(pod, 'status', 'initContainerStatuses'), ...list(pod, 'status', 'containerStatuses')];
+  for (const s of statuses) {
+    const terminated = record(s, 'state', 'terminated') ?? record(s, 'lastState', 'terminated');
+    if (!terminated) continue;
+    const message = (str(terminated, 'message') ?? '').trim();
+    const exitCode = Number(terminated['exitCode'] ?? 0);
+    if (exitCode !== 0 || str(terminated, 'reason') === 'OOMKilled') {
+      const said = message.split('\n').filter(Boolean).slice(-2).join(' ').slice(0, 400);
+      const container = str(s, 'name') ?? '';
+      const oom = str(terminated, 'reason') === 'OOMKilled';
+      return {
+        failed: `${steps[container] ?? container} failed (${oom ? 'killed for memory' : `exit code ${exitCode}`})${said ? `: ${said}` : ''}`,
+        verdict: !oom && (verdicts[container] ?? []).includes(exitCode),
+      };
+    }
+    if (str(s, 'name') === 'verify') {
+      try {
+        return { counts: JSON.parse(message) as Obj };
+      } catch {
+        // Not the counts: said below as a drill that reported nothing.
+      }
+    }
+  }
+  return {};
+}
+
+/**
+ * A drill whose Job ran: `job` as observed, `composed` what it composes while
+ * it runs. Until the Job ends, that, Running; ended and its pod read, the
+ * record (Passed with the counts, else Failed or Incomplete by `verdicts`),
+ * and nothing composed: the Job goes, and whatever the drill made with it.
+ */
+export function judgeDrillJob(
+  call: BackupCall,
+  request: string,
+  since: string,
+  jobName: string,
+  composed: Drill['resources'],
+  verdicts: Record<string, number[]>,
+  steps: Record<string, string>,
+  timed: 'job' | 'drill',
+): Drill {
+  const { input } = call;
+  const job = jobOf(input.observed.get(VERIFY_KEY));
+  const out: Drill = { resources: [], requirements: { [POD]: drillPods(input) }, warnings: [] };
+  const running = { request, result: 'Running', startedAt: since };
+  // Ended, but its pod not read yet (the first call of a reconcile): judged on the next call.
+  if (!(job?.complete || job?.failed) || input.required.get(POD) === undefined) {
+    out.resources = composed;
+    out.status = running;
+    return out;
+  }
+  const outcome = drillOutcome(podOfJob(input, jobName), verdicts, steps);
+  const ended = job.completionTime ?? (job.complete ?? job.failed)?.lastTransitionTime ?? input.now.toISOString();
+  // Timed by the API server's clock to the Job's end: from the Job's start, or the drill's (a scratch instance first).
+  const from = timed === 'job' ? (job.startTime ?? since) : since;
+  const seconds = Math.max(0, Math.round((Date.parse(ended) - Date.parse(from)) / 1000));
+  const tables = num(outcome.counts, 'tables');
+  const rows = num(outcome.counts, 'rows');
+  if (job.complete && tables !== undefined && rows !== undefined) {
+    out.status = {
+      request,
+      result: 'Passed',
+      startedAt: since,
+      verifiedAt: ended,
+      tables,
+      rows,
+      durationSeconds: seconds,
+    };
+    return out;
+  }
+  const reason =
+    outcome.failed ??
+    (job.failed
+      ? `the drill Job failed: ${job.failed.message ?? job.failed.reason ?? 'no reason given'}`
+      : 'the drill ended without its counts');
+  // Failed is a verdict on the backup; anything else stopped the drill before it could give one.
+  const result: DrillResult = outcome.verdict ? 'Failed' : 'Incomplete';
+  out.status = { request, result, startedAt: since, verifiedAt: ended, durationSeconds: seconds, reason };
+  out.warnings.push({
+    reason: result === 'Failed' ? 'VerificationFailed' : 'VerificationIncomplete',
+    message: `restore drill of DatabaseBackup ${input.owner.name}: ${reason}`,
+  });
+  return out;
+}
+
+/**
+ * The exit codes of the dump's drill that judge the backup itself, by step:
+ * the download's checksum mismatch; the restore step's unreadable archive,
+ * failed restore and missing tables (commands.ts). Any other end (no room to
+ * schedule, a deadline, the store unreachable, memory) says nothing of the
+ * backup: the drill is Incomplete.
+ */
+const DUMP_VERDICTS: Record<string, number[]> = { download: [5], verify: [2, 4, 7] };
+const DUMP_STEPS = { download: 'the download', verify: 'the restore into a scratch server' };
+
+/**
+ * A dump's drill: a Job that downloads the stored dump and restores it into
+ * a scratch server inside its own pod (jobs.ts: verifyJob), reaching no live
+ * server; the pod's end is the scratch server's.
+ */
+function dumpDrill(call: BackupCall, request: string, startedAt: string | undefined): Drill {
+  const { input, target, previous } = call;
+  const location = str(previous, 'location');
+  if (!location) return { resources: [], requirements: {}, warnings: [] };
+  const name = verifyJobName(input.owner, request);
+  const observedJob = input.observed.get(VERIFY_KEY);
+  // A drill Job of an earlier request is still there: it goes first (Crossplane deletes what is left out), and
+  // this request's Job is made once it has.
+  const observedName = str(observedJob, 'metadata', 'name');
+  if (observedName && observedName !== name)
+    return {
+      resources: [],
+      requirements: {},
+      warnings: [],
+      status: { request, result: 'Running', startedAt: startedAt ?? input.now.toISOString() },
+    };
+  const since = startedAt ?? jobOf(observedJob)?.startTime ?? input.now.toISOString();
+  const job = verifyJob(input.owner, target, location, request, num(previous, 'sizeBytes'));
+  return judgeDrillJob(
+    call,
+    request,
+    since,
+    name,
+    [{ key: VERIFY_KEY, object: job }],
+    DUMP_VERDICTS,
+    DUMP_STEPS,
+    'job',
+  );
+}
+
 /**
  * The dump: a Job per attempt to the Database's object store, restored by a
  * Job that loads it into an empty server; `restores` says so for a refusal.
@@ -188,4 +342,5 @@ export const dumpBackups = (restores: string): BackupMethod => ({
   read,
   reads: ({ input, previous, attempt }) =>
     !TERMINAL.has(str(previous, 'phase') ?? '') && str(podOf(input, attempt), 'status', 'phase') === 'Running',
+  drill: dumpDrill,
 });

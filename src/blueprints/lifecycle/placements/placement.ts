@@ -107,6 +107,8 @@ export interface Target {
    * moved it to a later generation): the one a backup is taken of.
    */
   instance?: string;
+  /** The size its volumes were grown to by itself, as its status says (status.storage.requestedGB). */
+  grownGB?: number;
 }
 
 /** One call of a DatabaseBackup of a Database of this placement. */
@@ -139,6 +141,26 @@ export interface BackupMethod {
    * cannot be scheduled would otherwise keep a broken Database from being deleted.
    */
   reads(call: BackupCall): boolean;
+  /**
+   * The restore drill of a Completed backup, if this method has one: what
+   * the drill asked by `request` composes and asks for on this call (a scratch
+   * instance the backup is restored into, and what counts it), and its
+   * record once it ended, when it composes nothing more. `startedAt`: when
+   * this request's drill began, if it did. backup/drill.ts decides when.
+   */
+  drill?: (call: BackupCall, request: string, startedAt: string | undefined) => Drill;
+}
+
+/** A restore drill's verdict: Failed judges the backup; Incomplete stopped before it could. */
+export type DrillResult = 'Running' | 'Passed' | 'Failed' | 'Incomplete';
+
+/** What a restore drill composes, asks for and records on one call. */
+export interface Drill {
+  resources: Desired[];
+  requirements: Record<string, Requirement>;
+  /** status.verification: the drill of this request as it stands, else the last one recorded. */
+  status?: Obj;
+  warnings: Array<{ reason: string; message: string }>;
 }
 
 /** What a placement composes on a call, besides what every Database composes (database/compose.ts). */

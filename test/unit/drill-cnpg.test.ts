@@ -1,0 +1,396 @@
+// Restore drills of CloudNativePG backups, call by call: a Completed backup
+// asked for a drill composes a scratch Cluster bootstrapped by recovery from
+// the Database's ObjectStore to that backup's end (one instance, archiving
+// nothing, labelled as scratch); once the operator says it is healthy, a Job
+// counts its tables and rows as the Database's app user; the counts, or the
+// recovery's failure, are recorded in status.verification, and the scratch
+// Cluster and the Job go (the nothing-lost guard lets a scratch instance go,
+// and nothing else). The operator's side (the Cluster's phase, its recovery
+// Job) is written here as observed state: a STAND-IN for the operator, which
+// cannot run here.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Severity } from '@crossplane-org/function-sdk-typescript';
+import { setClock } from '../../src/clock.js';
+import { SCRATCH_LABEL } from '../../src/kinds/index.js';
+import type { Obj } from '../../src/kube.js';
+import { guardNothingLost } from '../../src/safety.js';
+import { FatalError } from '../../src/errors.js';
+import {
+  answered,
+  asObserved,
+  CNPG_CRD_OBJECT,
+  call,
+  databaseXr,
+  desiredOf,
+  fatalOf,
+  NAMESPACE,
+  statusOf,
+} from '../support/database.js';
+import { healthyStatus } from '../support/observed-state.js';
+import { validateObject } from '../support/schemas.js';
+
+const STORE = {
+  bucket: 'team-a-backups',
+  region: 'eu-west-1',
+  endpoint: 'http://minio.storage:9000',
+  credentialsSecretRef: { name: 'backup-store' },
+};
+const SPEC = {
+  engine: 'postgres',
+  version: '16',
+  storageGB: 50,
+  highAvailability: true,
+  backup: { objectStore: STORE },
+};
+const COMPLETED = {
+  phase: 'Completed',
+  method: 'cnpg',
+  instance: 'orders-db',
+  completedAt: '2026-12-06T03:04:10Z',
+  location: 's3://team-a-backups/orders',
+  restorable: true,
+};
+const NAME = 'orders-db-202612060300';
+const REQUEST = '202612070500';
+const SCRATCH = `${NAME}-drill-${REQUEST}`;
+const JOB = `${NAME}-verify-${REQUEST}`;
+
+const backupXr = (requested?: string, status: Obj = COMPLETED): Obj => ({
+  apiVersion: 'example.com/v1',
+  kind: 'DatabaseBackup',
+  metadata: { name: NAME, namespace: NAMESPACE, uid: 'uid-backup' },
+  spec: { databaseRef: { name: 'orders' }, ...(requested ? { verification: { requested } } : {}) },
+  status,
+});
+const database = (status?: Obj) => databaseXr(SPEC, { bare: true, ...(status ? { status } : {}) });
+const db = answered({ database: [database()] });
+
+/** The CloudNativePG Backup as the operator left it: completed, with its ID in the store. */
+function operatorBackup(): Obj {
+  const composed = desiredOf(call(backupXr(), [], db), 'cnpg-backup')!;
+  const [observed] = asObserved({ desired: { resources: { 'cnpg-backup': { resource: composed } } } } as never, () => ({
+    phase: 'completed',
+    backupId: '20261206T030012',
+    stoppedAt: '2026-12-06T03:04:10Z',
+    destinationPath: 's3://team-a-backups/orders',
+  }));
+  return observed!;
+}
+
+/** The scratch Cluster as observed, in the operator's `phase`. */
+const scratchObserved = (rsp: ReturnType<typeof call>, status: Obj) =>
+  asObserved(rsp, (key) => (key === 'drill-cluster' ? status : key === 'cnpg-backup' ? undefined : undefined)).map(
+    (o) => (o['kind'] === 'Backup' ? operatorBackup() : o),
+  );
+const HEALTHY = { phase: 'Cluster in healthy state', readyInstances: 1, instances: 1 };
+
+/** The count Job's pod: its verify container ended as `verify` says. */
+function countPod(verify: Obj): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `${JOB}-x1`,
+      namespace: NAMESPACE,
+      labels: {
+        'batch.kubernetes.io/job-name': JOB,
+        'app.kubernetes.io/name': 'database-backup',
+        'app.kubernetes.io/instance': NAME,
+      },
+    },
+    status: { phase: 'Succeeded', containerStatuses: [{ name: 'verify', state: { terminated: verify } }] },
+  };
+}
+const jobStatus = (done?: 'Complete' | 'Failed') => ({
+  startTime: '2026-12-07T05:09:05Z',
+  ...(done === 'Complete' ? { completionTime: '2026-12-07T05:09:12Z' } : {}),
+  ...(done ? { conditions: [{ type: done, status: 'True', lastTransitionTime: '2026-12-07T05:09:12Z' }] } : {}),
+});
+
+/** The drill's first call: the backup Completed, the operator's Backup observed. */
+const started = (at = '2026-12-07T05:00:00Z') => {
+  const restore = setClock(() => new Date(at));
+  try {
+    return call(backupXr(REQUEST), [operatorBackup()], db);
+  } finally {
+    restore();
+  }
+};
+const running = (first: ReturnType<typeof call>) =>
+  backupXr(REQUEST, { ...COMPLETED, verification: statusOf(first)['verification'] });
+
+describe('a restore drill of a CloudNativePG backup', () => {
+  test('asked of a Completed backup: a scratch Cluster recovered from the store to that backup, one instance, archiving nothing', () => {
+    const rsp = started();
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    const cluster = desiredOf(rsp, 'drill-cluster')!;
+    assert.deepEqual(validateObject(cluster), [], 'valid against the real Cluster CRD');
+    assert.equal((cluster['metadata'] as Obj)['name'], SCRATCH);
+    assert.ok(SCRATCH.length <= 50, 'CloudNativePG takes Cluster names of 50 characters at most');
+    assert.equal(((cluster['metadata'] as Obj)['labels'] as Obj)[SCRATCH_LABEL], 'drill');
+    const spec = cluster['spec'] as Obj;
+    assert.equal(spec['instances'], 1);
+    assert.equal(spec['imageName'], 'ghcr.io/cloudnative-pg/postgresql:16');
+    assert.deepEqual(spec['storage'], { size: '50Gi' });
+    assert.deepEqual(spec['bootstrap'], {
+      recovery: { source: 'origin', recoveryTarget: { backupID: '20261206T030012', targetImmediate: true } },
+    });
+    assert.deepEqual(spec['externalClusters'], [
+      {
+        name: 'origin',
+        plugin: {
+          name: 'barman-cloud.cloudnative-pg.io',
+          parameters: { barmanObjectName: 'orders-db-store', serverName: 'orders-db' },
+        },
+      },
+    ]);
+    // No WAL archiver: the scratch writes nothing into the live cluster's store.
+    assert.equal(spec['plugins'], undefined);
+    assert.equal(desiredOf(rsp, 'verify'), undefined, 'nothing counts it before it is healthy');
+    assert.deepEqual(rsp.requirements?.resources?.['drill-recovery'], {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      namespace: NAMESPACE,
+      matchLabels: { labels: { 'cnpg.io/cluster': SCRATCH, 'cnpg.io/jobRole': 'full-recovery' } },
+    });
+    assert.deepEqual(statusOf(rsp)['verification'], {
+      request: REQUEST,
+      result: 'Running',
+      startedAt: '2026-12-07T05:00:00.000Z',
+    });
+    assert.equal(statusOf(rsp)['phase'], 'Completed', 'the backup stays Completed while it is drilled');
+  });
+
+  test('as large as the live volumes grew', () => {
+    const grown = answered({ database: [database({ storage: { requestedGB: 80 } })] });
+    const rsp = call(backupXr(REQUEST), [operatorBackup()], grown);
+    assert.deepEqual((desiredOf(rsp, 'drill-cluster')!['spec'] as Obj)['storage'], { size: '80Gi' });
+  });
+
+  test('healthy: a Job counts it at its -rw Service as the Database’s app user, the Cluster kept', () => {
+    const first = started();
+    const observed = scratchObserved(first, HEALTHY);
+    const rsp = call(running(first), observed, db);
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    assert.ok(desiredOf(rsp, 'drill-cluster'));
+    const job = desiredOf(rsp, 'verify')!;
+    assert.deepEqual(validateObject(job), []);
+    assert.equal((job['metadata'] as Obj)['name'], JOB);
+    const [count] = (((job['spec'] as Obj)['template'] as Obj)['spec'] as Obj)['containers'] as Obj[];
+    assert.equal(count!['image'], 'postgres:16');
+    const env = Object.fromEntries((count!['env'] as Obj[]).map((e) => [e['name'], e['value'] ?? e['valueFrom']]));
+    assert.equal(env['HOST'], `${SCRATCH}-rw.${NAMESPACE}.svc.cluster.local`);
+    assert.deepEqual(env['DB_PASSWORD'], { secretKeyRef: { name: 'orders-db-credentials', key: 'password' } });
+    assert.equal(env['DB_NAME'], 'orders');
+    const script = String((count!['command'] as string[])[2]);
+    assert.match(script, /pg_isready \$conn/);
+    assert.match(script, /SELECT count\(\*\), coalesce\(sum/);
+    assert.doesNotMatch(script, /INSERT|UPDATE|DELETE|DROP|CREATE/, 'the count writes nothing');
+    assert.equal((statusOf(rsp)['verification'] as Obj)['result'], 'Running');
+  });
+
+  test('counted: Passed with its tables and rows, timed from the drill’s start; the scratch Cluster and the Job go', () => {
+    const first = started();
+    const withJob = call(running(first), scratchObserved(first, HEALTHY), db);
+    const observed = asObserved(withJob, (key) =>
+      key === 'drill-cluster' ? HEALTHY : key === 'verify' ? jobStatus('Complete') : undefined,
+    ).map((o) => (o['kind'] === 'Backup' ? operatorBackup() : o));
+    const counts = { reason: 'Completed', exitCode: 0, message: '{"tables":4,"rows":10000,"seconds":2}' };
+    const rsp = call(running(first), observed, { ...db, ...answered({ pod: [countPod(counts)] }) });
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    const v = statusOf(rsp)['verification'] as Obj;
+    assert.deepEqual(v, {
+      request: REQUEST,
+      result: 'Passed',
+      startedAt: '2026-12-07T05:00:00.000Z',
+      verifiedAt: '2026-12-07T05:09:12Z',
+      tables: 4,
+      rows: 10000,
+      durationSeconds: 552,
+    });
+    assert.equal(desiredOf(rsp, 'drill-cluster'), undefined, 'the scratch Cluster goes');
+    assert.equal(desiredOf(rsp, 'verify'), undefined, 'the Job goes');
+    // Recorded: later calls keep the record, and compose nothing of the drill while its Cluster is still deleted.
+    const later = call(backupXr(REQUEST, { ...COMPLETED, verification: v }), observed, db);
+    assert.equal(fatalOf(later), undefined, fatalOf(later)?.message);
+    assert.equal(desiredOf(later, 'drill-cluster'), undefined);
+    assert.deepEqual(statusOf(later)['verification'], v);
+  });
+
+  test('the operator’s recovery Job failed: Failed with its words, a warning, and the scratch Cluster goes', () => {
+    const first = started();
+    const observed = scratchObserved(first, { phase: 'Setting up primary' });
+    const recovery = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: {
+        name: `${SCRATCH}-1-full-recovery`,
+        namespace: NAMESPACE,
+        labels: { 'cnpg.io/cluster': SCRATCH, 'cnpg.io/jobRole': 'full-recovery' },
+      },
+      status: {
+        conditions: [
+          {
+            type: 'Failed',
+            status: 'True',
+            reason: 'BackoffLimitExceeded',
+            message: 'Job has reached the specified backoff limit',
+          },
+        ],
+      },
+    };
+    const restore = setClock(() => new Date('2026-12-07T05:20:00Z'));
+    let rsp: ReturnType<typeof call>;
+    try {
+      rsp = call(running(first), observed, { ...db, ...answered({ 'drill-recovery': [recovery] }) });
+    } finally {
+      restore();
+    }
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    const v = statusOf(rsp)['verification'] as Obj;
+    assert.equal(v['result'], 'Failed');
+    assert.equal(v['durationSeconds'], 1200);
+    assert.match(
+      String(v['reason']),
+      /^the recovery of CloudNativePG backup 20261206T030012 into scratch Cluster .* failed \(Job .*-1-full-recovery: Job has reached the specified backoff limit\)/,
+    );
+    assert.ok(rsp.results.some((r) => r.reason === 'VerificationFailed' && r.severity === Severity.SEVERITY_WARNING));
+    assert.equal(desiredOf(rsp, 'drill-cluster'), undefined);
+    assert.equal(statusOf(rsp)['phase'], 'Completed', 'the record of the backup is not rewritten');
+  });
+
+  test('the operator gave the scratch Cluster up: Failed with its reason', () => {
+    const first = started();
+    const observed = scratchObserved(first, {
+      phase: 'Cluster is unrecoverable and needs manual intervention',
+      phaseReason: 'No pods are active, the cluster needs manual intervention ',
+    });
+    const rsp = call(running(first), observed, db);
+    const v = statusOf(rsp)['verification'] as Obj;
+    assert.equal(v['result'], 'Failed');
+    assert.match(String(v['reason']), /is unrecoverable: No pods are active/);
+    assert.equal(desiredOf(rsp, 'drill-cluster'), undefined);
+  });
+
+  test('not healthy after six hours: Incomplete (nothing judged), the scratch Cluster goes', () => {
+    const first = started();
+    const observed = scratchObserved(first, { phase: 'Setting up primary' });
+    const at = (iso: string) => {
+      const restore = setClock(() => new Date(iso));
+      try {
+        return call(running(first), observed, db);
+      } finally {
+        restore();
+      }
+    };
+    const still = at('2026-12-07T10:59:00Z');
+    assert.equal((statusOf(still)['verification'] as Obj)['result'], 'Running');
+    assert.ok(desiredOf(still, 'drill-cluster'));
+    const late = at('2026-12-07T11:01:00Z');
+    const v = statusOf(late)['verification'] as Obj;
+    assert.equal(v['result'], 'Incomplete');
+    assert.match(String(v['reason']), /was not healthy after 6 hours \(phase "Setting up primary"\)/);
+    assert.ok(late.results.some((r) => r.reason === 'VerificationIncomplete'));
+    assert.equal(desiredOf(late, 'drill-cluster'), undefined);
+  });
+
+  test('the count could not reach it: Incomplete, not Failed', () => {
+    const first = started();
+    const withJob = call(running(first), scratchObserved(first, HEALTHY), db);
+    const observed = asObserved(withJob, (key) =>
+      key === 'drill-cluster' ? HEALTHY : key === 'verify' ? jobStatus('Failed') : undefined,
+    ).map((o) => (o['kind'] === 'Backup' ? operatorBackup() : o));
+    const unreachable = {
+      reason: 'Error',
+      exitCode: 1,
+      message: `the scratch server at ${SCRATCH}-rw.team-a.svc.cluster.local did not answer in 5 minutes`,
+    };
+    const rsp = call(running(first), observed, { ...db, ...answered({ pod: [countPod(unreachable)] }) });
+    const v = statusOf(rsp)['verification'] as Obj;
+    assert.equal(v['result'], 'Incomplete');
+    assert.match(String(v['reason']), /^the count on the scratch Cluster failed \(exit code 1\): the scratch server/);
+    assert.equal(desiredOf(rsp, 'drill-cluster'), undefined);
+    assert.equal(desiredOf(rsp, 'verify'), undefined);
+  });
+
+  test('a newer request while an earlier scratch Cluster is still there: that one goes first', () => {
+    const first = started();
+    const observed = scratchObserved(first, HEALTHY);
+    const rsp = call(
+      backupXr('202612140500', { ...COMPLETED, verification: statusOf(first)['verification'] }),
+      observed,
+      db,
+    );
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    assert.equal(desiredOf(rsp, 'drill-cluster'), undefined);
+    assert.equal((statusOf(rsp)['verification'] as Obj)['result'], 'Running');
+    assert.equal((statusOf(rsp)['verification'] as Obj)['request'], '202612140500');
+  });
+
+  test('the guard lets go of a scratch Cluster only: an instance without the label left out is Fatal', () => {
+    const cluster = (labels: Obj): Obj => ({
+      apiVersion: 'postgresql.cnpg.io/v1',
+      kind: 'Cluster',
+      metadata: { name: 'c', namespace: NAMESPACE, labels },
+    });
+    const discarding = [{ key: 'drill-cluster', why: 'ended' }];
+    guardNothingLost(
+      { resources: [], discarding },
+      new Map([['drill-cluster', cluster({ [SCRATCH_LABEL]: 'drill' })]]),
+    );
+    assert.throws(
+      () => guardNothingLost({ resources: [], discarding }, new Map([['drill-cluster', cluster({})]])),
+      (e: unknown) => e instanceof FatalError && /would delete/.test(e.message),
+    );
+    assert.throws(() =>
+      guardNothingLost({ resources: [] }, new Map([['drill-cluster', cluster({ [SCRATCH_LABEL]: 'drill' })]])),
+    );
+  });
+});
+
+describe('the Database drills its CloudNativePG backups', () => {
+  test('on the verify schedule (by default Sundays 05:00) its newest Completed backup is asked for one', () => {
+    const restore = setClock(() => new Date('2026-12-07T05:00:30Z'));
+    try {
+      const required = answered({ 'cnpg-crd': [CNPG_CRD_OBJECT] });
+      const first = call(databaseXr(SPEC), [], required);
+      const serving = asObserved(first, (_k, o) => healthyStatus(o));
+      const scheduled: Obj = {
+        apiVersion: 'example.com/v1',
+        kind: 'DatabaseBackup',
+        metadata: {
+          name: NAME,
+          namespace: NAMESPACE,
+          annotations: { 'crossplane.io/composition-resource-name': 'scheduled-backup-202612060300' },
+        },
+        spec: { databaseRef: { name: 'orders' } },
+        status: COMPLETED,
+      };
+      const rsp = call(databaseXr(SPEC), [...serving, scheduled], required);
+      assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+      const asked = desiredOf(rsp, 'scheduled-backup-202612060300')!;
+      assert.deepEqual((asked['spec'] as Obj)['verification'], { requested: '202612060500' });
+    } finally {
+      restore();
+    }
+  });
+});
+
+describe('RDS snapshots are not drilled', () => {
+  test('asked for one: said, not failed', () => {
+    const rds = answered({
+      database: [
+        databaseXr(
+          { engine: 'postgres', storageGB: 20, placement: 'aws', aws: { region: 'eu-west-1' } },
+          { bare: true },
+        ),
+      ],
+    });
+    const rsp = call(backupXr(REQUEST, { ...COMPLETED, method: 'rds-snapshot' }), [], rds);
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    const v = statusOf(rsp)['verification'] as Obj;
+    assert.equal(v['result'], undefined);
+    assert.match(String(v['reason']), /^not verified: a rds-snapshot backup is not drilled/);
+  });
+});
