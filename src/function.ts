@@ -203,7 +203,10 @@ export function answer(p: Prepared, facts: ExternalFacts | undefined, log?: Log)
   // With Crossplane's watch circuit breaker open (Responsive False) the XR's own spec changes are dropped too:
   // a color patched then waited the settled minute. Polling is what is left, so poll often until it closes.
   const blind = condition(xr, 'Responsive')?.status === 'False';
-  const ttl = ttlOf(p.input, turning || summary.soon ? 'soon' : blind ? 'blind' : summary.ready ? 'settled' : 'moving');
+  const ttl = ttlOf(
+    p.input,
+    turning || summary.soon ? 'soon' : blind ? 'blind' : summary.ready && !summary.working ? 'settled' : 'moving',
+  );
   rsp.meta = { tag: rsp.meta?.tag ?? '', ttl: { seconds: ttl, nanos: 0 } };
   log?.debug(
     { xr: `${owner.kind}/${owner.name}`, blueprint: blueprint.name, ready: summary.ready, reason: summary.reason },

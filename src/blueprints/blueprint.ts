@@ -113,6 +113,12 @@ export interface Summary {
    * called again within seconds.
    */
   soon?: boolean;
+  /**
+   * Ready, but work of its own runs that no watch reports (a restore drill,
+   * whose scratch instance's recovery Job is not composed): called again at
+   * the changing interval, not the settled one.
+   */
+  working?: boolean;
 }
 
 export interface Blueprint<Resolved = unknown> {

@@ -1,6 +1,6 @@
 // CloudNativePG: a Cluster is healthy by its phase (instance counts rise before recovery ends);
 // its Backups and the Barman Cloud plugin's ObjectStore.
-import { type Composed, list, str, strings, type Obj } from '../kube.js';
+import { type Composed, list, num, str, strings, type Obj } from '../kube.js';
 import { accessor, type Family } from './kind.js';
 import { failed, progressing, ready, type Verdict } from './verdict.js';
 
@@ -54,6 +54,7 @@ export const cnpgBackupOf = accessor((obj) => ({
   name: str(obj, 'metadata', 'name'),
   cluster: str(obj, 'spec', 'cluster', 'name'),
   ...strings(obj, ['status'], ['phase', 'startedAt', 'stoppedAt', 'destinationPath', 'error', 'backupId']),
+  majorVersion: num(obj, 'status', 'majorVersion'),
 }));
 
 /** CloudNativePG's phase of a Cluster it gave up on (an instance lost with its volumes, none alive). */

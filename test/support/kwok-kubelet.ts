@@ -17,6 +17,10 @@ export interface Finish {
   /** For a backup's upload: the size it reports (the key is the Job's own KEY). */
   sizeBytes?: number;
   timeoutMs?: number;
+  /** Termination messages by container (a drill's count), as the container wrote them. */
+  messages?: Record<string, string>;
+  /** A main container that exits with this code (the pod Failed), by name. */
+  exitCodes?: Record<string, number>;
 }
 
 /** The env value `name` of a container of the pod. */
@@ -63,15 +67,24 @@ export async function finishJobPod(
     return key ? JSON.stringify({ key, sizeBytes: o.sizeBytes ?? 48211 }) : undefined;
   };
   const first = inits[0] ?? mains[0];
+  const exited = (c: Json) => o.exitCodes?.[String(c['name'])] ?? 0;
+  const failed = oom || mains.some((c) => exited(c) !== 0);
   const body = {
-    phase: oom ? 'Failed' : 'Succeeded',
+    phase: failed ? 'Failed' : 'Succeeded',
     initContainerStatuses: inits.map((c) =>
       status(c, oom && c === first ? terminated(137, 'OOMKilled') : terminated(0, 'Completed')),
     ),
     containerStatuses: mains.map((c) =>
       oom
         ? status(c, c === first ? terminated(137, 'OOMKilled') : { waiting: { reason: 'PodInitializing' } })
-        : status(c, terminated(0, 'Completed', report(c))),
+        : status(
+            c,
+            terminated(
+              exited(c),
+              exited(c) === 0 ? 'Completed' : 'Error',
+              o.messages?.[String(c['name'])] ?? report(c),
+            ),
+          ),
     ),
     conditions: [{ type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: now }],
   };

@@ -25,17 +25,13 @@ import {
   desiredOf,
   fatalOf,
   NAMESPACE,
+  OBJECT_STORE,
   statusOf,
 } from '../support/database.js';
 import { healthyStatus } from '../support/observed-state.js';
 import { validateObject } from '../support/schemas.js';
 
-const STORE = {
-  bucket: 'team-a-backups',
-  region: 'eu-west-1',
-  endpoint: 'http://minio.storage:9000',
-  credentialsSecretRef: { name: 'backup-store' },
-};
+const STORE = { ...OBJECT_STORE, endpoint: 'http://minio.storage:9000' };
 const SPEC = {
   engine: 'postgres',
   version: '16',
@@ -127,11 +123,14 @@ describe('a restore drill of a CloudNativePG backup', () => {
     const cluster = desiredOf(rsp, 'drill-cluster')!;
     assert.deepEqual(validateObject(cluster), [], 'valid against the real Cluster CRD');
     assert.equal((cluster['metadata'] as Obj)['name'], SCRATCH);
-    assert.ok(SCRATCH.length <= 50, 'CloudNativePG takes Cluster names of 50 characters at most');
+    // The operator's recovery Job is <cluster>-1-full-recovery, and a Job's name is 63 characters at most.
+    assert.ok(`${SCRATCH}-1-full-recovery`.length <= 63);
     assert.equal(((cluster['metadata'] as Obj)['labels'] as Obj)[SCRATCH_LABEL], 'drill');
     const spec = cluster['spec'] as Obj;
     assert.equal(spec['instances'], 1);
     assert.equal(spec['imageName'], 'ghcr.io/cloudnative-pg/postgresql:16');
+    // Its own superuser counts every table, whoever owns it; the Secret goes with the Cluster.
+    assert.equal(spec['enableSuperuserAccess'], true);
     assert.deepEqual(spec['storage'], { size: '50Gi' });
     assert.deepEqual(spec['bootstrap'], {
       recovery: { source: 'origin', recoveryTarget: { backupID: '20261206T030012', targetImmediate: true } },
@@ -160,6 +159,9 @@ describe('a restore drill of a CloudNativePG backup', () => {
       startedAt: '2026-12-07T05:00:00.000Z',
     });
     assert.equal(statusOf(rsp)['phase'], 'Completed', 'the backup stays Completed while it is drilled');
+    // Ready, but the operator's recovery Job is no composed resource, so no watch brings its end: called again
+    // at the changing interval while the drill runs.
+    assert.equal(rsp.meta?.ttl?.seconds, 15);
   });
 
   test('as large as the live volumes grew', () => {
@@ -168,7 +170,7 @@ describe('a restore drill of a CloudNativePG backup', () => {
     assert.deepEqual((desiredOf(rsp, 'drill-cluster')!['spec'] as Obj)['storage'], { size: '80Gi' });
   });
 
-  test('healthy: a Job counts it at its -rw Service as the Database’s app user, the Cluster kept', () => {
+  test('healthy: a Job counts it at its -rw Service as its own superuser, in the Database’s database; the Cluster kept', () => {
     const first = started();
     const observed = scratchObserved(first, HEALTHY);
     const rsp = call(running(first), observed, db);
@@ -181,8 +183,10 @@ describe('a restore drill of a CloudNativePG backup', () => {
     assert.equal(count!['image'], 'postgres:16');
     const env = Object.fromEntries((count!['env'] as Obj[]).map((e) => [e['name'], e['value'] ?? e['valueFrom']]));
     assert.equal(env['HOST'], `${SCRATCH}-rw.${NAMESPACE}.svc.cluster.local`);
-    assert.deepEqual(env['DB_PASSWORD'], { secretKeyRef: { name: 'orders-db-credentials', key: 'password' } });
-    assert.equal(env['DB_NAME'], 'orders');
+    assert.deepEqual(env['DB_USER'], { secretKeyRef: { name: `${SCRATCH}-superuser`, key: 'username' } });
+    assert.deepEqual(env['DB_PASSWORD'], { secretKeyRef: { name: `${SCRATCH}-superuser`, key: 'password' } });
+    // The database the Database serves, as its connection Secret names it (a restored one keeps its source's).
+    assert.deepEqual(env['DB_NAME'], { secretKeyRef: { name: 'orders-db-connection', key: 'dbname' } });
     const script = String((count!['command'] as string[])[2]);
     assert.match(script, /pg_isready \$conn/);
     assert.match(script, /SELECT count\(\*\), coalesce\(sum/);
@@ -216,6 +220,7 @@ describe('a restore drill of a CloudNativePG backup', () => {
     assert.equal(fatalOf(later), undefined, fatalOf(later)?.message);
     assert.equal(desiredOf(later, 'drill-cluster'), undefined);
     assert.deepEqual(statusOf(later)['verification'], v);
+    assert.equal(later.meta?.ttl?.seconds, 60, 'recorded: the settled interval again');
   });
 
   test('the operator’s recovery Job failed: Failed with its words, a warning, and the scratch Cluster goes', () => {
@@ -241,9 +246,28 @@ describe('a restore drill of a CloudNativePG backup', () => {
       },
     };
     const restore = setClock(() => new Date('2026-12-07T05:20:00Z'));
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `${SCRATCH}-1-full-recovery-x7k2p`, namespace: NAMESPACE, labels: recovery.metadata.labels },
+      status: {
+        phase: 'Failed',
+        containerStatuses: [
+          {
+            name: 'full-recovery',
+            state: {
+              terminated: { exitCode: 1, reason: 'Error', message: 'barman-cloud-restore: base backup corrupt' },
+            },
+          },
+        ],
+      },
+    };
     let rsp: ReturnType<typeof call>;
     try {
-      rsp = call(running(first), observed, { ...db, ...answered({ 'drill-recovery': [recovery] }) });
+      rsp = call(running(first), observed, {
+        ...db,
+        ...answered({ 'drill-recovery': [recovery], 'drill-recovery-pods': [pod] }),
+      });
     } finally {
       restore();
     }
@@ -253,14 +277,14 @@ describe('a restore drill of a CloudNativePG backup', () => {
     assert.equal(v['durationSeconds'], 1200);
     assert.match(
       String(v['reason']),
-      /^the recovery of CloudNativePG backup 20261206T030012 into scratch Cluster .* failed \(Job .*-1-full-recovery: Job has reached the specified backoff limit\)/,
+      /^CloudNativePG could not recover backup 20261206T030012 into scratch Cluster .*: its recovery Job .*-1-full-recovery failed \(exit code 1: barman-cloud-restore: base backup corrupt\)$/,
     );
     assert.ok(rsp.results.some((r) => r.reason === 'VerificationFailed' && r.severity === Severity.SEVERITY_WARNING));
     assert.equal(desiredOf(rsp, 'drill-cluster'), undefined);
     assert.equal(statusOf(rsp)['phase'], 'Completed', 'the record of the backup is not rewritten');
   });
 
-  test('the operator gave the scratch Cluster up: Failed with its reason', () => {
+  test('the operator gave the scratch Cluster up (no pod alive): Incomplete, it says nothing of the backup', () => {
     const first = started();
     const observed = scratchObserved(first, {
       phase: 'Cluster is unrecoverable and needs manual intervention',
@@ -268,8 +292,11 @@ describe('a restore drill of a CloudNativePG backup', () => {
     });
     const rsp = call(running(first), observed, db);
     const v = statusOf(rsp)['verification'] as Obj;
-    assert.equal(v['result'], 'Failed');
-    assert.match(String(v['reason']), /is unrecoverable: No pods are active/);
+    assert.equal(v['result'], 'Incomplete');
+    assert.match(
+      String(v['reason']),
+      /gave scratch Cluster .* up: No pods are active, the cluster needs manual intervention$/,
+    );
     assert.equal(desiredOf(rsp, 'drill-cluster'), undefined);
   });
 
@@ -326,6 +353,61 @@ describe('a restore drill of a CloudNativePG backup', () => {
     assert.equal(desiredOf(rsp, 'drill-cluster'), undefined);
     assert.equal((statusOf(rsp)['verification'] as Obj)['result'], 'Running');
     assert.equal((statusOf(rsp)['verification'] as Obj)['request'], '202612140500');
+  });
+
+  test('a count under way goes on when the phase moves meanwhile: the Job is kept', () => {
+    const first = started();
+    const withJob = call(running(first), scratchObserved(first, HEALTHY), db);
+    const observed = asObserved(withJob, (key) =>
+      key === 'drill-cluster' ? { phase: 'Applying configuration' } : key === 'verify' ? jobStatus() : undefined,
+    ).map((o) => (o['kind'] === 'Backup' ? operatorBackup() : o));
+    const rsp = call(running(first), observed, db);
+    assert.ok(desiredOf(rsp, 'verify'), 'not deleted mid-count');
+    assert.ok(desiredOf(rsp, 'drill-cluster'));
+  });
+
+  test('a backup from before an in-place major upgrade recovers into the major it was taken of', () => {
+    const older = operatorBackup();
+    (older['status'] as Obj)['majorVersion'] = 15;
+    const rsp = call(backupXr(REQUEST), [older], db);
+    assert.equal(
+      (desiredOf(rsp, 'drill-cluster')!['spec'] as Obj)['imageName'],
+      'ghcr.io/cloudnative-pg/postgresql:15',
+    );
+    const same = operatorBackup();
+    (same['status'] as Obj)['majorVersion'] = 16;
+    const rsp16 = call(backupXr(REQUEST), [same], db);
+    assert.equal(
+      (desiredOf(rsp16, 'drill-cluster')!['spec'] as Obj)['imageName'],
+      'ghcr.io/cloudnative-pg/postgresql:16',
+    );
+  });
+
+  test('a long backup name: the scratch Cluster’s name is bounded so the operator’s Job names fit', () => {
+    const long = 'inventory-reporting-eu-db-202612060300';
+    const xr = backupXr(REQUEST);
+    (xr['metadata'] as Obj)['name'] = long;
+    const rsp = call(xr, [operatorBackup()], db);
+    const name = String((desiredOf(rsp, 'drill-cluster')!['metadata'] as Obj)['name']);
+    assert.ok(`${name}-1-full-recovery`.length <= 63, name);
+    assert.match(name, /^inventory-reporting-eu-db-/);
+  });
+
+  test('the Database deleted mid-drill: the scratch Cluster and the Job go, the drill recorded Incomplete', () => {
+    const first = started();
+    const withJob = call(running(first), scratchObserved(first, HEALTHY), db);
+    const observed = asObserved(withJob, (key) =>
+      key === 'drill-cluster' ? HEALTHY : key === 'verify' ? jobStatus() : undefined,
+    ).map((o) => (o['kind'] === 'Backup' ? operatorBackup() : o));
+    const rsp = call(running(first), observed, answered({ database: [] }));
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    assert.equal(desiredOf(rsp, 'drill-cluster'), undefined);
+    assert.equal(desiredOf(rsp, 'verify'), undefined);
+    assert.ok(desiredOf(rsp, 'cnpg-backup'), 'the backup itself stays');
+    const v = statusOf(rsp)['verification'] as Obj;
+    assert.equal(v['result'], 'Incomplete');
+    assert.match(String(v['reason']), /^Database orders is gone: the drill stopped/);
+    assert.equal(statusOf(rsp)['phase'], 'Completed');
   });
 
   test('the guard lets go of a scratch Cluster only: an instance without the label left out is Fatal', () => {

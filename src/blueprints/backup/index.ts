@@ -9,7 +9,13 @@ import { isScratch } from '../../kinds/index.js';
 import { record, str, type Obj } from '../../kube.js';
 import { specValidator } from '../../spec/validate.js';
 import type { Blueprint, BlueprintInput, Context, Desired, Plan, Summary } from '../blueprint.js';
-import { type BackupPhase, backupSummary, currentAttempt, TERMINAL } from '../lifecycle/placements/backup-methods.js';
+import {
+  type BackupPhase,
+  backupSummary,
+  currentAttempt,
+  TERMINAL,
+  VERIFY_KEY,
+} from '../lifecycle/placements/backup-methods.js';
 import { JOB_NAME_LABEL } from '../lifecycle/jobs.js';
 import { planDrill } from './drill.js';
 import type { BackupCall, Drill } from '../lifecycle/placements/placement.js';
@@ -63,10 +69,13 @@ function compose(r: ResolvedBackup): Plan {
   // omission would delete a snapshot.
   requirements[USAGES] = usagesRequirement;
   if (lookup.state !== 'found') {
-    // A Database that is gone, or that cannot be backed up, is read by nothing: held by nothing.
-    for (const [key, obj] of input.observed)
-      if (!(key === HOLD_KEY && lookup.state !== 'unknown')) resources.push({ key, object: asDesired(obj) });
-    return { resources, requirements };
+    // A Database that is gone, or that cannot be backed up, is read by nothing: held by nothing. Nor is a drill
+    // of it finished: what the drill made goes (its record says it stopped).
+    for (const [key, obj] of input.observed) {
+      const ended = lookup.state !== 'unknown' && (key === HOLD_KEY || key === VERIFY_KEY || isScratch(obj));
+      if (!ended) resources.push({ key, object: asDesired(obj) });
+    }
+    return withDiscarding(input, { resources, requirements });
   }
   const taken = lookup.target.placement.backup.take(callOf({ ...r, lookup }));
   const drill = r.drill;
@@ -79,17 +88,19 @@ function compose(r: ResolvedBackup): Plan {
         'is taking a backup of it: delete the Database once the backup is Completed or Failed',
       )
     : [];
-  const composed = [...resources, ...taken.resources, ...(drill?.resources ?? []), ...hold];
-  // A drill's scratch instance goes once the drill composes it no more (its outcome recorded, or a newer drill asked).
-  const keys = new Set(composed.map((d) => d.key));
+  return withDiscarding(input, {
+    resources: [...resources, ...taken.resources, ...(drill?.resources ?? []), ...hold],
+    requirements: { ...requirements, ...taken.requirements, ...drill?.requirements },
+  });
+}
+
+/** A drill's scratch instance goes once nothing composes it (its drill recorded, a newer one asked, the Database gone). */
+function withDiscarding(input: BlueprintInput<DatabaseBackupSpec>, plan: Plan): Plan {
+  const keys = new Set(plan.resources.map((d) => d.key));
   const discarding = [...input.observed]
     .filter(([key, obj]) => !keys.has(key) && isScratch(obj))
     .map(([key]) => ({ key, why: 'the restore drill it was made for has ended' }));
-  return {
-    resources: composed,
-    requirements: { ...requirements, ...taken.requirements, ...drill?.requirements },
-    ...(discarding.length > 0 ? { discarding } : {}),
-  };
+  return discarding.length > 0 ? { ...plan, discarding } : plan;
 }
 
 /** Labels and fields the Job controller adds to a Job it admitted: not ours to apply. */
@@ -129,6 +140,19 @@ function recorded(r: ResolvedBackup): Summary | undefined {
   const said = typeof message === 'string' ? message : phase;
   if (r.lookup.state === 'unknown') return backupSummary(phase as BackupPhase, said, kept);
   const gone = `; Database ${r.input.spec.databaseRef.name} is gone, this record and what it stored stay`;
+  // A drill under way stops with its Database: what it made goes (compose), and its record says so.
+  const drill = record(r.previous, 'verification');
+  if (str(drill, 'result') === 'Running') {
+    const now = r.input.now.toISOString();
+    const seconds = Math.max(0, Math.round((Date.parse(now) - Date.parse(str(drill, 'startedAt') ?? now)) / 1000));
+    kept['verification'] = {
+      ...drill,
+      result: 'Incomplete',
+      verifiedAt: now,
+      durationSeconds: seconds,
+      reason: `Database ${r.input.spec.databaseRef.name} is gone: the drill stopped, and what it made was removed`,
+    };
+  }
   return backupSummary(phase as BackupPhase, said.endsWith(gone) ? said : `${said}${gone}`, kept);
 }
 
@@ -162,6 +186,7 @@ function status(r: ResolvedBackup): Summary {
     ...summary,
     status: { ...rest, ...(drill?.status ? { verification: drill.status } : {}) },
     warnings: [...summary.warnings, ...(drill?.warnings ?? [])],
+    ...(str(drill?.status, 'result') === 'Running' ? { working: true } : {}),
   };
 }
 

@@ -178,11 +178,10 @@ const COUNT_TABLES_AND_ROWS =
 
 /**
  * The count of a scratch server a drill recovered (CloudNativePG: a Cluster
- * bootstrapped by recovery from the backup), in the engine's own image, as
- * the app user at HOST: its tables and rows to the termination message as
+ * bootstrapped by recovery from the backup), in the engine's own image, at
+ * HOST as DB_USER: its tables and rows to the termination message as
  * {"tables","rows","seconds"}. It writes nothing. Not reaching the server, or
- * the database not there, exits 1: no verdict on the backup, whose recovery
- * the operator has already judged.
+ * the count failing, exits 1: no verdict on the backup, which recovered.
  */
 export function countScript(): string {
   return [
@@ -195,7 +194,7 @@ export function countScript(): string {
     'conn="-h $HOST -p $PORT -U $DB_USER -d $DB_NAME"',
     'i=0; until pg_isready $conn -q; do i=$((i + 1)); [ $i -lt 60 ] || fail "the scratch server at $HOST did not answer in 5 minutes" 1; sleep 5; done',
     // Only the first line of psql's error: never the statement, a row or a password.
-    `counts=$(psql $conn -v ON_ERROR_STOP=1 -tA -F " " -c "${COUNT_TABLES_AND_ROWS}" 2> "$WORK/count.log") || fail "the count on the scratch server failed: $(grep -m 1 ERROR "$WORK/count.log" | cut -c 1-300)" 1`,
+    `counts=$(psql $conn -v ON_ERROR_STOP=1 -tA -F " " -c "${COUNT_TABLES_AND_ROWS}" 2> "$WORK/count.log") || fail "the count on the scratch server failed: $(grep -m 1 -E 'ERROR|FATAL|error:' "$WORK/count.log" | sed -e "s/'[^']*'/'…'/g" | cut -c 1-300)" 1`,
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     'tables=${counts%% *}; rows=${counts##* }',
     'printf \'{"tables":%s,"rows":%s,"seconds":%s}\' "$tables" "$rows" "$(( $(date +%s) - started ))" > "$out"',

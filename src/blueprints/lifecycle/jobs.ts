@@ -218,29 +218,33 @@ export function verifyJob(backup: Owner, target: Target, url: string, request: s
 
 /**
  * The count of a drill's scratch server at `host` (a Cluster recovered from
- * the backup), as the Database's app user: its tables and rows (countScript).
- * It writes nothing; the scratch server goes with the drill.
+ * the backup) with the scratch server's own superuser (`superuser`: its
+ * Secret, username and password), so that every table is readable whoever
+ * owns it; the database is the one the Database's connection Secret names.
+ * Its tables and rows (countScript); it writes nothing, and the scratch
+ * server goes with the drill.
  */
-export function countJob(backup: Owner, target: Target, host: string, request: string): Obj {
+export function countJob(backup: Owner, target: Target, host: string, superuser: string, request: string): Obj {
   const labels = { ...podLabels(backup), 'app.kubernetes.io/managed-by': 'function-platform' };
+  const from = (name: string, secret: string, key: string): V1EnvVar => ({
+    name,
+    valueFrom: { secretKeyRef: { name: secret, key } },
+  });
+  const container = engineContainer('verify', countScript(), target.owner, target.spec, '256Mi', [], host);
+  container.env = [
+    { name: 'HOST', value: host },
+    { name: 'PORT', value: String(ENGINES[target.spec.engine].port) },
+    from('DB_USER', superuser, 'username'),
+    from('DB_PASSWORD', superuser, 'password'),
+    from('DB_NAME', names.connection(target.owner), 'dbname'),
+    { name: 'WORK', value: WORK },
+  ];
   return jobOf(
     verifyJobName(backup, request),
     backup.namespace,
     labels,
     { backoffLimit: 0, activeDeadlineSeconds: 3600 },
-    {
-      containers: [
-        engineContainer(
-          'verify',
-          countScript(),
-          target.owner,
-          target.spec,
-          '256Mi',
-          [{ name: 'WORK', value: WORK }],
-          host,
-        ),
-      ],
-    },
+    { containers: [container] },
   );
 }
 

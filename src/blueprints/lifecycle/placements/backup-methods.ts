@@ -181,7 +181,7 @@ function read({ input, target, previous, attempt }: BackupCall, base: Obj): Summ
 export const VERIFY_KEY = 'verify';
 
 /** The backup's pods, read whenever a drill Job exists: the same requirement on every call of a reconcile. */
-export const drillPods = (input: BlueprintInput<DatabaseBackupSpec>): Requirement => ({
+const drillPods = (input: BlueprintInput<DatabaseBackupSpec>): Requirement => ({
   apiVersion: 'v1',
   kind: 'Pod',
   matchLabels: podLabels(input.owner),

@@ -9,20 +9,17 @@
 // the volumes and upgrades in place. Needs the operator: says so when it is
 // not installed.
 import {
-  CNPG_HEALTHY,
-  CNPG_UNRECOVERABLE,
   type CnpgCluster,
   type CnpgObjectStore,
   cnpgBackupOf,
   cnpgClusterOf,
   firstRecoverabilityPoint,
 } from '../../../kinds/cnpg.js';
-import { jobOf } from '../../../kinds/batch.js';
 import type { KubernetesObject } from '../../../kinds/provider-kubernetes.js';
 import { SpecError } from '../../../errors.js';
 import { s3RegionalEndpoint } from '../../../kinds/aws.js';
 import { claimOf } from '../../../kinds/core.js';
-import { judge, SCRATCH_LABEL, wrappedManifest } from '../../../kinds/index.js';
+import { judge, wrappedManifest } from '../../../kinds/index.js';
 import { groupOf, kindOf, nameOf, num, type Obj, record, str } from '../../../kube.js';
 import { boundedLabel, dnsLabel } from '../../../names.js';
 import { gigabytes, wholeGigabytes } from '../../../quantity.js';
@@ -30,8 +27,7 @@ import type { Desired, Requirement, Summary } from '../../blueprint.js';
 import { type AlertRule, promRegex, SOURCES, selector, volumeFullRule } from '../alert-rules.js';
 import { AUTO_GROWTH_ANNOTATION, dueGrowth, takeDue, grownStorage, recordedGrowth } from './auto-growth.js';
 import { measuredUsage, measureEvery, USAGE_PODS, usageCronJob, usageRequirement } from './volume-usage.js';
-import { backedUp, backupSummary, judgeDrillJob, oneObject, VERIFY_KEY } from './backup-methods.js';
-import { countJob, verifyJobName } from '../jobs.js';
+import { backedUp, backupSummary, oneObject } from './backup-methods.js';
 import { storePath } from '../commands.js';
 import {
   APP_USER,
@@ -70,11 +66,8 @@ import {
   resizedBefore,
 } from './in-cluster.js';
 import type {
-  BackupCall,
   BackupMethod,
   ComposeCall,
-  Drill,
-  DrillResult,
   Composed,
   DatabaseCall,
   GrowthPlan,
@@ -82,15 +75,10 @@ import type {
   Placement,
   RestoreTarget,
 } from './placement.js';
+import { CNPG_KEYS, CNPG_PLUGIN, objectStoreName, RECOVERY_SOURCE } from './cnpg-names.js';
+import { cnpgDrill } from './cnpg-drill.js';
 
-export const CNPG_KEYS = {
-  cluster: 'cnpg-cluster',
-  /** The dump volume of an earlier version's highly available Database: kept while it exists, never made. */
-  backupVolume: 'backup-volume',
-  objectStore: 'cnpg-object-store',
-  /** A DatabaseBackup's CloudNativePG Backup. */
-  backup: 'cnpg-backup',
-} as const;
+export { CNPG_KEYS, CNPG_PLUGIN, objectStoreName } from './cnpg-names.js';
 
 /** The required resource that tells whether CloudNativePG is installed. */
 export const CNPG_CRD = 'cnpg-crd';
@@ -101,10 +89,6 @@ export const CNPG_CLAIMS = 'cnpg-claims';
 const CNPG_UID = 26;
 /** Required resource: the StorageClass of the live Cluster's volumes, read before asking them to grow. */
 export const CNPG_STORAGE_CLASS = 'cnpg-storage-class';
-
-/** The Barman Cloud plugin: where CloudNativePG archives WAL and writes base backups. */
-export const CNPG_PLUGIN = 'barman-cloud.cloudnative-pg.io';
-const RECOVERY_SOURCE = 'origin';
 
 /** Where a Cluster recovers from: another cluster's archive in an ObjectStore, up to a time (or its end). */
 export interface Recovery {
@@ -136,10 +120,6 @@ const rwHost = (input: DatabaseInput, generation: number) =>
 /** Where CloudNativePG sends read-only connections: the -ro Service, its replicas. */
 const roHost = (input: DatabaseInput, generation: number) =>
   `${instanceName(input.owner, generation)}-ro.${input.owner.namespace}.svc.cluster.local`;
-
-export function objectStoreName(input: Pick<DatabaseInput, 'owner'>): string {
-  return dnsLabel(baseName(input.owner), 'store');
-}
 
 /** initdb for a new cluster; recovery (then the app's owner and password set again) for a restored one. */
 function bootstrap(input: DatabaseInput, recovery: Recovery | undefined, database: string): Obj {
@@ -507,136 +487,6 @@ function compose(call: ComposeCall): Composed {
     releasing,
     ...(secrets.connection ? { connection: secrets.connection } : {}),
   };
-}
-
-/** A drill's scratch Cluster's composition-resource key (the DatabaseBackup's). */
-const DRILL_CLUSTER_KEY = 'drill-cluster';
-/** Required resource: the operator's recovery Job of a drill's scratch Cluster, read for its failure. */
-const DRILL_RECOVERY = 'drill-recovery';
-/** How long a scratch Cluster may take to recover before the drill gives up, without a verdict. */
-const DRILL_DEADLINE_MS = 6 * 3_600_000;
-
-/**
- * A drill's scratch Cluster: one instance, recovered from the Database's
- * ObjectStore to the end of base backup `backupId` of `server` (the cluster
- * it was taken of), and no further. It archives nothing (no WAL archiver:
- * the store stays the live cluster's alone), serves nobody (no Secret of the
- * Database names it), and carries the scratch label, by which the drill
- * alone may throw it away.
- */
-function scratchCluster(call: BackupCall, name: string, backupId: string, server: string): Obj {
-  const { input, target } = call;
-  const { spec } = target;
-  const storageClass = spec.storageClassName;
-  return {
-    apiVersion: 'postgresql.cnpg.io/v1',
-    kind: 'Cluster',
-    metadata: {
-      name,
-      namespace: input.owner.namespace,
-      labels: { 'app.kubernetes.io/managed-by': 'function-platform', [SCRATCH_LABEL]: 'drill' },
-    },
-    spec: {
-      instances: 1,
-      imageName: `ghcr.io/cloudnative-pg/postgresql:${spec.version}`,
-      // As large as the live volumes: what the backup holds fits there (a size grown by itself included).
-      storage: { size: gi(Math.max(spec.storageGB, target.grownGB ?? 0)), ...(storageClass ? { storageClass } : {}) },
-      resources: podResources(spec),
-      bootstrap: {
-        recovery: { source: RECOVERY_SOURCE, recoveryTarget: { backupID: backupId, targetImmediate: true } },
-      },
-      externalClusters: [
-        {
-          name: RECOVERY_SOURCE,
-          plugin: { name: CNPG_PLUGIN, parameters: { barmanObjectName: objectStoreName(target), serverName: server } },
-        },
-      ],
-    },
-  };
-}
-
-/**
- * A CloudNativePG backup's drill: a scratch Cluster recovered from it; once
- * the operator says it is healthy, a Job counts its tables and rows as the
- * Database's app user; once that is recorded, both go. The operator's
- * recovery Job failing, or the operator giving the Cluster up, fails the
- * drill (the backup did not restore); six hours without either is
- * Incomplete.
- */
-function cnpgDrill(call: BackupCall, request: string, startedAt: string | undefined): Drill {
-  const { input, target } = call;
-  const out: Drill = { resources: [], requirements: {}, warnings: [] };
-  const since = startedAt ?? input.now.toISOString();
-  const running = { request, result: 'Running', startedAt: since };
-  const end = (result: DrillResult, reason: string): Drill => {
-    const verifiedAt = input.now.toISOString();
-    const durationSeconds = Math.max(0, Math.round((Date.parse(verifiedAt) - Date.parse(since)) / 1000));
-    out.status = { request, result, startedAt: since, verifiedAt, durationSeconds, reason };
-    out.warnings.push({
-      reason: result === 'Failed' ? 'VerificationFailed' : 'VerificationIncomplete',
-      message: `restore drill of DatabaseBackup ${input.owner.name}: ${reason}`,
-    });
-    out.resources = [];
-    return out;
-  };
-  const backup = cnpgBackupOf(input.observed.get(CNPG_KEYS.backup));
-  if (!backup?.backupId || !backup.cluster)
-    return end(
-      'Incomplete',
-      `CloudNativePG Backup ${input.owner.name} reports no backup ID: there is nothing to recover`,
-    );
-  const name = boundedLabel(50, input.owner.name, 'drill', request.toLowerCase());
-  const observed = cnpgClusterOf(input.observed.get(DRILL_CLUSTER_KEY));
-  // The scratch Cluster of an earlier request is still there: it goes first (the guard lets a scratch go).
-  if (observed?.name && observed.name !== name) {
-    out.status = running;
-    return out;
-  }
-  const cluster = { key: DRILL_CLUSTER_KEY, object: scratchCluster(call, name, backup.backupId, backup.cluster) };
-  out.requirements[DRILL_RECOVERY] = {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    namespace: input.owner.namespace,
-    matchLabels: { 'cnpg.io/cluster': name, 'cnpg.io/jobRole': 'full-recovery' },
-  };
-  const recovery = (input.required.get(DRILL_RECOVERY) ?? []).map((j) => ({ name: nameOf(j), job: jobOf(j) }));
-  const failed = recovery.find((r) => r.job?.failed);
-  if (failed)
-    return end(
-      'Failed',
-      `the recovery of CloudNativePG backup ${backup.backupId} into scratch Cluster ${name} failed (Job ${failed.name}: ${failed.job?.failed?.message ?? failed.job?.failed?.reason ?? 'no reason given'}): its logs say why`,
-    );
-  if (observed?.phase === CNPG_UNRECOVERABLE)
-    return end(
-      'Failed',
-      `scratch Cluster ${name}, recovered from CloudNativePG backup ${backup.backupId}, is unrecoverable: ${observed.phaseReason ?? 'no reason given'}`,
-    );
-  if (observed?.phase !== CNPG_HEALTHY) {
-    if (input.now.getTime() - Date.parse(since) > DRILL_DEADLINE_MS)
-      return end(
-        'Incomplete',
-        `scratch Cluster ${name} was not healthy after ${DRILL_DEADLINE_MS / 3_600_000} hours (phase ${JSON.stringify(observed?.phase ?? 'none')}): nothing was judged`,
-      );
-    out.resources = [cluster];
-    out.status = running;
-    return out;
-  }
-  // Recovered and serving: counted at its -rw Service.
-  const host = `${name}-rw.${input.owner.namespace}.svc.cluster.local`;
-  const job = { key: VERIFY_KEY, object: countJob(input.owner, target, host, request) };
-  const judged = judgeDrillJob(
-    call,
-    request,
-    since,
-    verifyJobName(input.owner, request),
-    [cluster, job],
-    {},
-    {
-      verify: 'the count on the scratch Cluster',
-    },
-    'drill',
-  );
-  return { ...judged, requirements: { ...judged.requirements, ...out.requirements } };
 }
 
 /** CloudNativePG Backups through the plugin, with WAL archived: restorable to a point in time. */

@@ -1,0 +1,183 @@
+// The restore drill of a CloudNativePG backup (a DatabaseBackup of a highly
+// available Database): a scratch Cluster bootstrapped by recovery from the
+// Database's ObjectStore to that backup's end; once the operator says it is
+// healthy, a Job counts its tables and rows; once that is recorded, both go.
+// backup/drill.ts decides when a drill runs; this says what it composes and
+// how it ended.
+import { jobOf } from '../../../kinds/batch.js';
+import { CNPG_HEALTHY, CNPG_UNRECOVERABLE, cnpgBackupOf, cnpgClusterOf } from '../../../kinds/cnpg.js';
+import { SCRATCH_LABEL } from '../../../kinds/index.js';
+import { list, nameOf, type Obj, record, str } from '../../../kube.js';
+import { boundedLabel } from '../../../names.js';
+import { majorVersion } from '../database.js';
+import { countJob, verifyJobName } from '../jobs.js';
+import { judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
+import { CNPG_KEYS, CNPG_PLUGIN, objectStoreName, RECOVERY_SOURCE } from './cnpg-names.js';
+import { gi, podResources } from './in-cluster.js';
+import type { BackupCall, Drill, DrillResult } from './placement.js';
+
+/** A drill's scratch Cluster's composition-resource key (the DatabaseBackup's). */
+const DRILL_CLUSTER_KEY = 'drill-cluster';
+/** Required resources: the operator's recovery Job of a drill's scratch Cluster, and its pods, read for their end. */
+const DRILL_RECOVERY = 'drill-recovery';
+const DRILL_RECOVERY_PODS = 'drill-recovery-pods';
+/** How long a drill may take to have its scratch Cluster healthy (or an earlier one gone) before it gives up. */
+const DRILL_DEADLINE_MS = 6 * 3_600_000;
+/**
+ * A scratch Cluster's name at most: the operator names its recovery Job
+ * `<cluster>-1-full-recovery`, and a Job's name is 63 characters at most.
+ */
+const SCRATCH_NAME_MAX = 63 - '-1-full-recovery'.length;
+
+/** The scratch Cluster of drill `request` of a backup. */
+export const scratchName = (backup: string, request: string) =>
+  boundedLabel(SCRATCH_NAME_MAX, backup, 'drill', request.toLowerCase());
+
+/**
+ * A drill's scratch Cluster: one instance of the PostgreSQL major the backup
+ * was taken of, recovered from the Database's ObjectStore to the end of base
+ * backup `backupId` of `server` (the cluster it was taken of), and no
+ * further. It archives nothing (no WAL archiver: the store stays the live
+ * cluster's alone), serves nobody (no Secret of the Database names it), lets
+ * its own superuser in (its Secret goes with it: the count reads every
+ * table, whoever owns it), and carries the scratch label, by which the drill
+ * alone may throw it away.
+ */
+function scratchCluster(call: BackupCall, name: string, backupId: string, server: string, major?: number): Obj {
+  const { input, target } = call;
+  const { spec } = target;
+  // A backup from before an in-place major upgrade recovers into the major it was taken of.
+  const version =
+    major !== undefined && String(major) !== majorVersion(spec.engine, spec.version) ? String(major) : spec.version;
+  const storageClass = spec.storageClassName;
+  return {
+    apiVersion: 'postgresql.cnpg.io/v1',
+    kind: 'Cluster',
+    metadata: {
+      name,
+      namespace: input.owner.namespace,
+      labels: { 'app.kubernetes.io/managed-by': 'function-platform', [SCRATCH_LABEL]: 'drill' },
+    },
+    spec: {
+      instances: 1,
+      imageName: `ghcr.io/cloudnative-pg/postgresql:${version}`,
+      // As large as the live volumes: what the backup holds fits there (a size grown by itself included).
+      storage: { size: gi(Math.max(spec.storageGB, target.grownGB ?? 0)), ...(storageClass ? { storageClass } : {}) },
+      resources: podResources(spec),
+      enableSuperuserAccess: true,
+      bootstrap: {
+        recovery: { source: RECOVERY_SOURCE, recoveryTarget: { backupID: backupId, targetImmediate: true } },
+      },
+      externalClusters: [
+        {
+          name: RECOVERY_SOURCE,
+          plugin: { name: CNPG_PLUGIN, parameters: { barmanObjectName: objectStoreName(target), serverName: server } },
+        },
+      ],
+    },
+  };
+}
+
+/** What the recovery pod's container said when it ended: its exit code and last words. */
+function lastWords(pods: Obj[] | undefined): string | undefined {
+  for (const pod of pods ?? [])
+    for (const s of list(pod, 'status', 'containerStatuses')) {
+      const t = record(s, 'state', 'terminated') ?? record(s, 'lastState', 'terminated');
+      if (!t || Number(t['exitCode'] ?? 0) === 0) continue;
+      const said = (str(t, 'message') ?? '').trim().split('\n').filter(Boolean).slice(-2).join(' ').slice(0, 300);
+      return `exit code ${t['exitCode']}${said ? `: ${said}` : ''}`;
+    }
+  return undefined;
+}
+
+/**
+ * A CloudNativePG backup's drill. The operator's recovery Job failing is a
+ * Failed drill: the backup could not be restored from the store as it is
+ * (its pod's last words say whether the store itself was out of reach). The
+ * operator giving the scratch Cluster up, a count that cannot reach it, and
+ * six hours without a healthy scratch Cluster judge nothing: Incomplete.
+ */
+export function cnpgDrill(call: BackupCall, request: string, startedAt: string | undefined): Drill {
+  const { input, target } = call;
+  const out: Drill = { resources: [], requirements: {}, warnings: [] };
+  const since = startedAt ?? input.now.toISOString();
+  const running = { request, result: 'Running', startedAt: since };
+  const overdue = input.now.getTime() - Date.parse(since) > DRILL_DEADLINE_MS;
+  const end = (result: DrillResult, reason: string): Drill => {
+    const verifiedAt = input.now.toISOString();
+    const durationSeconds = Math.max(0, Math.round((Date.parse(verifiedAt) - Date.parse(since)) / 1000));
+    out.status = { request, result, startedAt: since, verifiedAt, durationSeconds, reason };
+    out.warnings.push({
+      reason: result === 'Failed' ? 'VerificationFailed' : 'VerificationIncomplete',
+      message: `restore drill of DatabaseBackup ${input.owner.name}: ${reason}`,
+    });
+    out.resources = [];
+    return out;
+  };
+  const backup = cnpgBackupOf(input.observed.get(CNPG_KEYS.backup));
+  if (!backup?.backupId || !backup.cluster)
+    return end(
+      'Incomplete',
+      `CloudNativePG Backup ${input.owner.name} reports no backup ID: there is nothing to recover`,
+    );
+  const name = scratchName(input.owner.name, request);
+  const jobName = verifyJobName(input.owner, request);
+  // What an earlier request made is still there: it goes first (the guard lets a scratch go), then this one starts.
+  const earlier = [
+    str(input.observed.get(DRILL_CLUSTER_KEY), 'metadata', 'name'),
+    str(input.observed.get(VERIFY_KEY), 'metadata', 'name'),
+  ].find((n) => n !== undefined && n !== name && n !== jobName);
+  if (earlier) {
+    if (overdue) return end('Incomplete', `${earlier} of an earlier drill was still not deleted after 6 hours`);
+    out.status = running;
+    return out;
+  }
+  const cluster = {
+    key: DRILL_CLUSTER_KEY,
+    object: scratchCluster(call, name, backup.backupId, backup.cluster, backup.majorVersion),
+  };
+  const recoveryLabels = { 'cnpg.io/cluster': name, 'cnpg.io/jobRole': 'full-recovery' };
+  const namespace = input.owner.namespace;
+  out.requirements[DRILL_RECOVERY] = { apiVersion: 'batch/v1', kind: 'Job', namespace, matchLabels: recoveryLabels };
+  out.requirements[DRILL_RECOVERY_PODS] = { apiVersion: 'v1', kind: 'Pod', namespace, matchLabels: recoveryLabels };
+  const failed = (input.required.get(DRILL_RECOVERY) ?? []).find((j) => jobOf(j)?.failed);
+  if (failed) {
+    const why =
+      lastWords(input.required.get(DRILL_RECOVERY_PODS)) ?? jobOf(failed)?.failed?.message ?? 'no reason given';
+    return end(
+      'Failed',
+      `CloudNativePG could not recover backup ${backup.backupId} into scratch Cluster ${name}: its recovery Job ${nameOf(failed)} failed (${why})`,
+    );
+  }
+  const observed = cnpgClusterOf(input.observed.get(DRILL_CLUSTER_KEY));
+  if (observed?.phase === CNPG_UNRECOVERABLE)
+    return end(
+      'Incomplete',
+      `CloudNativePG gave scratch Cluster ${name} up: ${observed.phaseReason?.trim() || 'no reason given'}`,
+    );
+  // Counted once healthy; a count under way goes on whatever the phase says meanwhile.
+  const counting = str(input.observed.get(VERIFY_KEY), 'metadata', 'name') === jobName;
+  if (observed?.phase !== CNPG_HEALTHY && !counting) {
+    if (overdue)
+      return end(
+        'Incomplete',
+        `scratch Cluster ${name} was not healthy after 6 hours (phase ${JSON.stringify(observed?.phase ?? 'none')}): nothing was judged`,
+      );
+    out.resources = [cluster];
+    out.status = running;
+    return out;
+  }
+  const host = `${name}-rw.${namespace}.svc.cluster.local`;
+  const job = { key: VERIFY_KEY, object: countJob(input.owner, target, host, `${name}-superuser`, request) };
+  const judged = judgeDrillJob(
+    call,
+    request,
+    since,
+    jobName,
+    [cluster, job],
+    {},
+    { verify: 'the count on the scratch Cluster' },
+    'drill',
+  );
+  return { ...judged, requirements: { ...judged.requirements, ...out.requirements } };
+}
