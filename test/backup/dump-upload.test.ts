@@ -16,6 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   backupKey,
+  countScript,
   downloadScript,
   dumpScript,
   removeScript,
@@ -610,3 +611,62 @@ for (const engine of [postgres, mysql]) {
     });
   });
 }
+
+// The count of a CloudNativePG drill's scratch Cluster (countScript), as its Job runs it: here against a real
+// PostgreSQL standing in for the recovered one, with databases and tables of more than one owner.
+describe('the count of a recovered scratch server against real PostgreSQL 15', { skip }, () => {
+  let server: DatabaseServer;
+  let work: string;
+  before(async () => {
+    server = await startPostgres();
+    work = mkdtempSync(join(tmpdir(), 'fp-count-'));
+    postgres.fill(server, 'orders', ROWS);
+    // Another database, its tables owned by another role: the superuser counts them all.
+    server.sql('postgres', "CREATE ROLE reports LOGIN PASSWORD 'reports-password-0123'");
+    server.sql('postgres', 'CREATE DATABASE inventory OWNER reports');
+    server.sql(
+      'inventory',
+      'SET ROLE reports; CREATE TABLE items (id int); INSERT INTO items SELECT generate_series(1, 5); CREATE TABLE bins (id int); INSERT INTO bins SELECT generate_series(1, 7)',
+    );
+  });
+  after(async () => {
+    await server?.stop();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  test('every database’s tables and rows, as its superuser, written to the termination message; nothing written', async (t) => {
+    const before = postgres.digest(server, 'orders');
+    const termination = join(work, 'count.termination');
+    const run = await sh(countScript(), {
+      HOST: server.host,
+      PORT: String(server.port),
+      DB_USER: server.user,
+      DB_PASSWORD: server.password,
+      WORK: work,
+      TERMINATION_LOG: termination,
+    });
+    assert.equal(run.code, 0, run.output);
+    const counted = JSON.parse(readFileSync(termination, 'utf8')) as { tables: number; rows: number; seconds: number };
+    assert.equal(counted.tables, 3, 'orders, items and bins');
+    assert.equal(counted.rows, ROWS + 12);
+    assert.equal(postgres.digest(server, 'orders'), before, 'the count writes nothing');
+    assert.doesNotMatch(run.output, new RegExp(server.password), 'no password in what it says');
+    t.diagnostic(`counted ${counted.tables} tables, ${counted.rows} rows in ${run.ms} ms`);
+  });
+
+  test('a password the server refuses: it waits, then says why without the password (quick here: one try)', async () => {
+    const termination = join(work, 'refused.termination');
+    const run = await sh(countScript().replace('[ $i -lt 60 ]', '[ $i -lt 1 ]'), {
+      HOST: server.host,
+      PORT: String(server.port),
+      DB_USER: server.user,
+      DB_PASSWORD: 'not-the-password',
+      WORK: work,
+      TERMINATION_LOG: termination,
+    });
+    assert.equal(run.code, 1, run.output);
+    const said = readFileSync(termination, 'utf8');
+    assert.match(said, /did not let the count in within 5 minutes: .*FATAL: +password authentication failed/);
+    assert.doesNotMatch(said, /not-the-password/);
+  });
+});

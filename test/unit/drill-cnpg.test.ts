@@ -2,7 +2,7 @@
 // asked for a drill composes a scratch Cluster bootstrapped by recovery from
 // the Database's ObjectStore to that backup's end (one instance, archiving
 // nothing, labelled as scratch); once the operator says it is healthy, a Job
-// counts its tables and rows as the Database's app user; the counts, or the
+// counts its tables and rows as its own superuser; the counts, or the
 // recovery's failure, are recorded in status.verification, and the scratch
 // Cluster and the Job go (the nothing-lost guard lets a scratch instance go,
 // and nothing else). The operator's side (the Cluster's phase, its recovery
@@ -170,7 +170,7 @@ describe('a restore drill of a CloudNativePG backup', () => {
     assert.deepEqual((desiredOf(rsp, 'drill-cluster')!['spec'] as Obj)['storage'], { size: '80Gi' });
   });
 
-  test('healthy: a Job counts it at its -rw Service as its own superuser, in the Database’s database; the Cluster kept', () => {
+  test('healthy: a Job counts every database it holds at its -rw Service as its own superuser; the Cluster kept', () => {
     const first = started();
     const observed = scratchObserved(first, HEALTHY);
     const rsp = call(running(first), observed, db);
@@ -185,10 +185,10 @@ describe('a restore drill of a CloudNativePG backup', () => {
     assert.equal(env['HOST'], `${SCRATCH}-rw.${NAMESPACE}.svc.cluster.local`);
     assert.deepEqual(env['DB_USER'], { secretKeyRef: { name: `${SCRATCH}-superuser`, key: 'username' } });
     assert.deepEqual(env['DB_PASSWORD'], { secretKeyRef: { name: `${SCRATCH}-superuser`, key: 'password' } });
-    // The database the Database serves, as its connection Secret names it (a restored one keeps its source's).
-    assert.deepEqual(env['DB_NAME'], { secretKeyRef: { name: 'orders-db-connection', key: 'dbname' } });
+    // Every database it holds is counted: no name is assumed (a restored Database keeps its source's).
+    assert.equal(env['DB_NAME'], undefined);
     const script = String((count!['command'] as string[])[2]);
-    assert.match(script, /pg_isready \$conn/);
+    assert.match(script, /SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate/);
     assert.match(script, /SELECT count\(\*\), coalesce\(sum/);
     assert.doesNotMatch(script, /INSERT|UPDATE|DELETE|DROP|CREATE/, 'the count writes nothing');
     assert.equal((statusOf(rsp)['verification'] as Obj)['result'], 'Running');
@@ -223,17 +223,15 @@ describe('a restore drill of a CloudNativePG backup', () => {
     assert.equal(later.meta?.ttl?.seconds, 60, 'recorded: the settled interval again');
   });
 
-  test('the operator’s recovery Job failed: Failed with its words, a warning, and the scratch Cluster goes', () => {
+  /** The drill's call once the operator's recovery Job failed, its pod's container ended as `terminated` says. */
+  function recoveryFailed(terminated: Obj) {
     const first = started();
     const observed = scratchObserved(first, { phase: 'Setting up primary' });
+    const labels = { 'cnpg.io/cluster': SCRATCH, 'cnpg.io/jobRole': 'full-recovery' };
     const recovery = {
       apiVersion: 'batch/v1',
       kind: 'Job',
-      metadata: {
-        name: `${SCRATCH}-1-full-recovery`,
-        namespace: NAMESPACE,
-        labels: { 'cnpg.io/cluster': SCRATCH, 'cnpg.io/jobRole': 'full-recovery' },
-      },
+      metadata: { name: `${SCRATCH}-1-full-recovery`, namespace: NAMESPACE, labels },
       status: {
         conditions: [
           {
@@ -245,43 +243,64 @@ describe('a restore drill of a CloudNativePG backup', () => {
         ],
       },
     };
-    const restore = setClock(() => new Date('2026-12-07T05:20:00Z'));
+    // The operator's pods leave no termination message: an exit code and the kubelet's reason.
     const pod = {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: `${SCRATCH}-1-full-recovery-x7k2p`, namespace: NAMESPACE, labels: recovery.metadata.labels },
-      status: {
-        phase: 'Failed',
-        containerStatuses: [
-          {
-            name: 'full-recovery',
-            state: {
-              terminated: { exitCode: 1, reason: 'Error', message: 'barman-cloud-restore: base backup corrupt' },
-            },
-          },
-        ],
-      },
+      metadata: { name: `${SCRATCH}-1-full-recovery-x7k2p`, namespace: NAMESPACE, labels },
+      status: { phase: 'Failed', containerStatuses: [{ name: 'full-recovery', state: { terminated } }] },
     };
-    let rsp: ReturnType<typeof call>;
+    const restore = setClock(() => new Date('2026-12-07T05:20:00Z'));
     try {
-      rsp = call(running(first), observed, {
+      return call(running(first), observed, {
         ...db,
         ...answered({ 'drill-recovery': [recovery], 'drill-recovery-pods': [pod] }),
       });
     } finally {
       restore();
     }
+  }
+
+  test('the operator’s recovery Job failed: Failed with its exit code, a warning, and the scratch Cluster goes', () => {
+    const rsp = recoveryFailed({ exitCode: 1, reason: 'Error' });
     assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
     const v = statusOf(rsp)['verification'] as Obj;
     assert.equal(v['result'], 'Failed');
     assert.equal(v['durationSeconds'], 1200);
     assert.match(
       String(v['reason']),
-      /^CloudNativePG could not recover backup 20261206T030012 into scratch Cluster .*: its recovery Job .*-1-full-recovery failed \(exit code 1: barman-cloud-restore: base backup corrupt\)$/,
+      /^CloudNativePG could not recover backup 20261206T030012 into scratch Cluster .*: its recovery Job .*-1-full-recovery failed \(exit code 1, Error\)$/,
     );
     assert.ok(rsp.results.some((r) => r.reason === 'VerificationFailed' && r.severity === Severity.SEVERITY_WARNING));
     assert.equal(desiredOf(rsp, 'drill-cluster'), undefined);
     assert.equal(statusOf(rsp)['phase'], 'Completed', 'the record of the backup is not rewritten');
+  });
+
+  test('its recovery pod killed for memory: Incomplete, it says nothing of the backup', () => {
+    const rsp = recoveryFailed({ exitCode: 137, reason: 'OOMKilled' });
+    const v = statusOf(rsp)['verification'] as Obj;
+    assert.equal(v['result'], 'Incomplete');
+    assert.match(String(v['reason']), /failed \(exit code 137, OOMKilled\)$/);
+    assert.ok(rsp.results.some((r) => r.reason === 'VerificationIncomplete'));
+    assert.equal(desiredOf(rsp, 'drill-cluster'), undefined);
+  });
+
+  test('the recovery Job and its pods are asked for by the operator’s labels, on every call of the drill', () => {
+    const rsp = started();
+    const labels = { labels: { 'cnpg.io/cluster': SCRATCH, 'cnpg.io/jobRole': 'full-recovery' } };
+    assert.deepEqual(rsp.requirements?.resources?.['drill-recovery-pods'], {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      namespace: NAMESPACE,
+      matchLabels: labels,
+    });
+    const healthy = call(running(rsp), scratchObserved(rsp, HEALTHY), db);
+    assert.deepEqual(
+      Object.keys(healthy.requirements?.resources ?? {})
+        .filter((k) => k.startsWith('drill'))
+        .sort(),
+      ['drill-recovery', 'drill-recovery-pods'],
+    );
   });
 
   test('the operator gave the scratch Cluster up (no pod alive): Incomplete, it says nothing of the backup', () => {
@@ -408,6 +427,16 @@ describe('a restore drill of a CloudNativePG backup', () => {
     assert.equal(v['result'], 'Incomplete');
     assert.match(String(v['reason']), /^Database orders is gone: the drill stopped/);
     assert.equal(statusOf(rsp)['phase'], 'Completed');
+  });
+
+  test('the Database refused for now (its spec invalid): the drill waits, its scratch Cluster kept', () => {
+    const first = started();
+    const observed = scratchObserved(first, { phase: 'Setting up primary' });
+    const broken = databaseXr({ ...SPEC, storageGB: -1 }, { bare: true });
+    const rsp = call(running(first), observed, answered({ database: [broken] }));
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    assert.ok(desiredOf(rsp, 'drill-cluster'), 'kept: the Database is there, and the drill goes on once it is valid');
+    assert.equal((statusOf(rsp)['verification'] as Obj)['result'], 'Running');
   });
 
   test('the guard lets go of a scratch Cluster only: an instance without the label left out is Fatal', () => {

@@ -72,7 +72,9 @@ function compose(r: ResolvedBackup): Plan {
     // A Database that is gone, or that cannot be backed up, is read by nothing: held by nothing. Nor is a drill
     // of it finished: what the drill made goes (its record says it stopped).
     for (const [key, obj] of input.observed) {
-      const ended = lookup.state !== 'unknown' && (key === HOLD_KEY || key === VERIFY_KEY || isScratch(obj));
+      // A Database that cannot be backed up now (refused) is there still: its drill waits.
+      const gone = lookup.state === 'missing' && (key === VERIFY_KEY || isScratch(obj));
+      const ended = (lookup.state !== 'unknown' && key === HOLD_KEY) || gone;
       if (!ended) resources.push({ key, object: asDesired(obj) });
     }
     return withDiscarding(input, { resources, requirements });
@@ -142,7 +144,7 @@ function recorded(r: ResolvedBackup): Summary | undefined {
   const gone = `; Database ${r.input.spec.databaseRef.name} is gone, this record and what it stored stay`;
   // A drill under way stops with its Database: what it made goes (compose), and its record says so.
   const drill = record(r.previous, 'verification');
-  if (str(drill, 'result') === 'Running') {
+  if (r.lookup.state === 'missing' && str(drill, 'result') === 'Running') {
     const now = r.input.now.toISOString();
     const seconds = Math.max(0, Math.round((Date.parse(now) - Date.parse(str(drill, 'startedAt') ?? now)) / 1000));
     kept['verification'] = {

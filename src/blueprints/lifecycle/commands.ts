@@ -179,9 +179,11 @@ const COUNT_TABLES_AND_ROWS =
 /**
  * The count of a scratch server a drill recovered (CloudNativePG: a Cluster
  * bootstrapped by recovery from the backup), in the engine's own image, at
- * HOST as DB_USER: its tables and rows to the termination message as
- * {"tables","rows","seconds"}. It writes nothing. Not reaching the server, or
- * the count failing, exits 1: no verdict on the backup, which recovered.
+ * HOST as DB_USER (its superuser): the tables and rows of every database it
+ * holds (whatever the live one is called now, whoever owns them), to the
+ * termination message as {"tables","rows","seconds"}. It writes nothing. Not
+ * let in within five minutes, or the count failing, exits 1: no verdict on
+ * the backup, which recovered.
  */
 export function countScript(): string {
   return [
@@ -190,13 +192,20 @@ export function countScript(): string {
     'out="${TERMINATION_LOG:-/dev/termination-log}"',
     'started=$(date +%s)',
     'fail() { printf %s "$1" > "$out"; echo "$1" >&2; exit "$2"; }',
+    // Only the first line of psql's error, quoted values masked: never a statement, a row or a password.
+    `said() { grep -m 1 -E 'ERROR|FATAL|error:' "$WORK/count.log" | sed -e "s/'[^']*'/'…'/g" | cut -c 1-300; }`,
     'export PGPASSWORD="$DB_PASSWORD"',
-    'conn="-h $HOST -p $PORT -U $DB_USER -d $DB_NAME"',
-    'i=0; until pg_isready $conn -q; do i=$((i + 1)); [ $i -lt 60 ] || fail "the scratch server at $HOST did not answer in 5 minutes" 1; sleep 5; done',
-    // Only the first line of psql's error: never the statement, a row or a password.
-    `counts=$(psql $conn -v ON_ERROR_STOP=1 -tA -F " " -c "${COUNT_TABLES_AND_ROWS}" 2> "$WORK/count.log") || fail "the count on the scratch server failed: $(grep -m 1 -E 'ERROR|FATAL|error:' "$WORK/count.log" | sed -e "s/'[^']*'/'…'/g" | cut -c 1-300)" 1`,
+    'conn="-h $HOST -p $PORT -U $DB_USER"',
+    // Serving, and the superuser's password set (the instance manager sets it apart from the healthy phase).
+    'i=0; until psql $conn -d postgres -tAc "SELECT 1" > /dev/null 2> "$WORK/count.log"; do i=$((i + 1)); [ $i -lt 60 ] || fail "the scratch server at $HOST did not let the count in within 5 minutes: $(said)" 1; sleep 5; done',
+    `psql $conn -d postgres -v ON_ERROR_STOP=1 -tA -c "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname" > "$WORK/databases" 2> "$WORK/count.log" || fail "the databases of the scratch server could not be listed: $(said)" 1`,
+    'tables=0; rows=0',
+    'while IFS= read -r db; do',
+    '  [ -n "$db" ] || continue',
+    `  counts=$(psql $conn -d "$db" -v ON_ERROR_STOP=1 -tA -F " " -c "${COUNT_TABLES_AND_ROWS}" 2> "$WORK/count.log") || fail "the count of database $db on the scratch server failed: $(said)" 1`,
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
-    'tables=${counts%% *}; rows=${counts##* }',
+    '  tables=$((tables + ${counts%% *})); rows=$((rows + ${counts##* }))',
+    'done < "$WORK/databases"',
     'printf \'{"tables":%s,"rows":%s,"seconds":%s}\' "$tables" "$rows" "$(( $(date +%s) - started ))" > "$out"',
     'echo "counted on the scratch server: $tables tables, $rows rows"',
   ].join('\n');

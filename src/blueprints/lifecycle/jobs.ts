@@ -219,10 +219,9 @@ export function verifyJob(backup: Owner, target: Target, url: string, request: s
 /**
  * The count of a drill's scratch server at `host` (a Cluster recovered from
  * the backup) with the scratch server's own superuser (`superuser`: its
- * Secret, username and password), so that every table is readable whoever
- * owns it; the database is the one the Database's connection Secret names.
- * Its tables and rows (countScript); it writes nothing, and the scratch
- * server goes with the drill.
+ * Secret, username and password), so that every database and table is
+ * readable whoever owns it: their tables and rows (countScript). It writes
+ * nothing, and the scratch server goes with the drill.
  */
 export function countJob(backup: Owner, target: Target, host: string, superuser: string, request: string): Obj {
   const labels = { ...podLabels(backup), 'app.kubernetes.io/managed-by': 'function-platform' };
@@ -236,7 +235,6 @@ export function countJob(backup: Owner, target: Target, host: string, superuser:
     { name: 'PORT', value: String(ENGINES[target.spec.engine].port) },
     from('DB_USER', superuser, 'username'),
     from('DB_PASSWORD', superuser, 'password'),
-    from('DB_NAME', names.connection(target.owner), 'dbname'),
     { name: 'WORK', value: WORK },
   ];
   return jobOf(

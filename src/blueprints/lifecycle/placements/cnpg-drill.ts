@@ -78,14 +78,23 @@ function scratchCluster(call: BackupCall, name: string, backupId: string, server
   };
 }
 
-/** What the recovery pod's container said when it ended: its exit code and last words. */
-function lastWords(pods: Obj[] | undefined): string | undefined {
+/**
+ * How the recovery pod's container ended: its exit code and the kubelet's
+ * reason (the operator's pods leave no termination message: their logs go
+ * with them), and whether it was killed for memory, which says nothing of
+ * the backup.
+ */
+function recoveryEnd(pods: Obj[] | undefined): { said: string; oom: boolean } | undefined {
   for (const pod of pods ?? [])
     for (const s of list(pod, 'status', 'containerStatuses')) {
       const t = record(s, 'state', 'terminated') ?? record(s, 'lastState', 'terminated');
       if (!t || Number(t['exitCode'] ?? 0) === 0) continue;
-      const said = (str(t, 'message') ?? '').trim().split('\n').filter(Boolean).slice(-2).join(' ').slice(0, 300);
-      return `exit code ${t['exitCode']}${said ? `: ${said}` : ''}`;
+      const reason = str(t, 'reason');
+      const message = (str(t, 'message') ?? '').trim().split('\n').filter(Boolean).slice(-2).join(' ').slice(0, 300);
+      return {
+        said: `exit code ${t['exitCode']}${reason ? `, ${reason}` : ''}${message ? `: ${message}` : ''}`,
+        oom: reason === 'OOMKilled',
+      };
     }
   return undefined;
 }
@@ -93,9 +102,10 @@ function lastWords(pods: Obj[] | undefined): string | undefined {
 /**
  * A CloudNativePG backup's drill. The operator's recovery Job failing is a
  * Failed drill: the backup could not be restored from the store as it is
- * (its pod's last words say whether the store itself was out of reach). The
- * operator giving the scratch Cluster up, a count that cannot reach it, and
- * six hours without a healthy scratch Cluster judge nothing: Incomplete.
+ * (a damaged backup and a store out of reach are not told apart: the
+ * operator's pods say no more than an exit code). Its pod killed for memory,
+ * the operator giving the scratch Cluster up, a count that cannot get in,
+ * and six hours without a count are Incomplete: they judge nothing.
  */
 export function cnpgDrill(call: BackupCall, request: string, startedAt: string | undefined): Drill {
   const { input, target } = call;
@@ -142,10 +152,10 @@ export function cnpgDrill(call: BackupCall, request: string, startedAt: string |
   out.requirements[DRILL_RECOVERY_PODS] = { apiVersion: 'v1', kind: 'Pod', namespace, matchLabels: recoveryLabels };
   const failed = (input.required.get(DRILL_RECOVERY) ?? []).find((j) => jobOf(j)?.failed);
   if (failed) {
-    const why =
-      lastWords(input.required.get(DRILL_RECOVERY_PODS)) ?? jobOf(failed)?.failed?.message ?? 'no reason given';
+    const ended = recoveryEnd(input.required.get(DRILL_RECOVERY_PODS));
+    const why = ended?.said ?? jobOf(failed)?.failed?.message ?? 'no reason given';
     return end(
-      'Failed',
+      ended?.oom ? 'Incomplete' : 'Failed',
       `CloudNativePG could not recover backup ${backup.backupId} into scratch Cluster ${name}: its recovery Job ${nameOf(failed)} failed (${why})`,
     );
   }
@@ -167,6 +177,10 @@ export function cnpgDrill(call: BackupCall, request: string, startedAt: string |
     out.status = running;
     return out;
   }
+  // Healthy for six hours, or a count under way as long, and nothing counted: the count's Job cannot be made or run.
+  const count = jobOf(input.observed.get(VERIFY_KEY));
+  if (overdue && !count?.complete && !count?.failed)
+    return end('Incomplete', `scratch Cluster ${name} was not counted within 6 hours: nothing was judged`);
   const host = `${name}-rw.${namespace}.svc.cluster.local`;
   const job = { key: VERIFY_KEY, object: countJob(input.owner, target, host, `${name}-superuser`, request) };
   const judged = judgeDrillJob(
