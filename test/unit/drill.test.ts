@@ -178,6 +178,24 @@ describe('a restore drill of a DatabaseBackup', () => {
   });
 });
 
+describe('a restore drill whose Database is deleted meanwhile', () => {
+  test('its Job goes, and the drill is recorded Incomplete (it says nothing of the backup)', () => {
+    const first = call(backupXr('202612070500'), [], db);
+    const observed = asObserved(first, () => jobStatus());
+    const rsp = call(
+      backupXr('202612070500', { ...COMPLETED, verification: statusOf(first)['verification'] }),
+      observed,
+      answered({ database: [] }),
+    );
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    assert.equal(desiredOf(rsp, 'verify'), undefined);
+    const v = statusOf(rsp)['verification'] as Obj;
+    assert.equal(v['result'], 'Incomplete');
+    assert.match(String(v['reason']), /^Database orders is gone: the drill stopped/);
+    assert.equal(statusOf(rsp)['phase'], 'Completed');
+  });
+});
+
 /** A serving Database in a StatefulSet with one Completed scheduled backup, drilled as `verification` says. */
 function databaseWithBackup(verification?: Obj, requested?: string, extra: Obj = {}) {
   const spec = { engine: 'postgres', storageGB: 20, backup: { objectStore: STORE }, ...extra };
