@@ -160,6 +160,10 @@ describe('restore drills of CloudNativePG backups under real Crossplane', { skip
     });
     assert.equal(cluster['spec']['externalClusters'][0]['plugin']['parameters']['serverName'], 'orders-db');
     assert.equal(cluster['spec']['plugins'], undefined, 'no WAL archiver: nothing is written into the store');
+    const policy = await eventually(`NetworkPolicy ${scratch}`, () =>
+      cp.client.getObj(ref('networking.k8s.io/v1', 'NetworkPolicy', scratch)),
+    );
+    assert.deepEqual(policy['spec']['podSelector'], { matchLabels: { 'cnpg.io/cluster': scratch } });
     await verification(request, 'Running');
     assert.equal(await cp.client.getObj(ref('batch/v1', 'Job', job)), undefined, 'not counted before it is healthy');
 
@@ -180,6 +184,7 @@ describe('restore drills of CloudNativePG backups under real Crossplane', { skip
     assert.equal(v['rows'], 10000);
     await gone('postgresql.cnpg.io/v1', 'Cluster', scratch);
     await gone('batch/v1', 'Job', job);
+    await gone('networking.k8s.io/v1', 'NetworkPolicy', scratch);
     const b = (await getBackup())!;
     assert.equal(b['status']['phase'], 'Completed', 'the backup stays Completed');
     const synced = (b['status']['conditions'] as Json[]).find((c) => c['type'] === 'Synced');

@@ -147,6 +147,26 @@ describe('a restore drill of a CloudNativePG backup', () => {
     // No WAL archiver: the scratch writes nothing into the live cluster's store.
     assert.equal(spec['plugins'], undefined);
     assert.equal(desiredOf(rsp, 'verify'), undefined, 'nothing counts it before it is healthy');
+    // A full copy of the Database: its PostgreSQL port to this backup's count alone, the status port to the operator.
+    const policy = desiredOf(rsp, 'drill-network-policy')!;
+    assert.deepEqual(validateObject(policy), []);
+    assert.deepEqual(policy['spec'], {
+      podSelector: { matchLabels: { 'cnpg.io/cluster': SCRATCH } },
+      policyTypes: ['Ingress'],
+      ingress: [
+        {
+          from: [
+            {
+              podSelector: {
+                matchLabels: { 'app.kubernetes.io/name': 'database-backup', 'app.kubernetes.io/instance': NAME },
+              },
+            },
+          ],
+          ports: [{ protocol: 'TCP', port: 5432 }],
+        },
+        { from: [{ namespaceSelector: {} }], ports: [{ protocol: 'TCP', port: 8000 }] },
+      ],
+    });
     assert.deepEqual(rsp.requirements?.resources?.['drill-recovery'], {
       apiVersion: 'batch/v1',
       kind: 'Job',
@@ -214,6 +234,7 @@ describe('a restore drill of a CloudNativePG backup', () => {
       durationSeconds: 552,
     });
     assert.equal(desiredOf(rsp, 'drill-cluster'), undefined, 'the scratch Cluster goes');
+    assert.equal(desiredOf(rsp, 'drill-network-policy'), undefined, 'and its NetworkPolicy');
     assert.equal(desiredOf(rsp, 'verify'), undefined, 'the Job goes');
     // Recorded: later calls keep the record, and compose nothing of the drill while its Cluster is still deleted.
     const later = call(backupXr(REQUEST, { ...COMPLETED, verification: v }), observed, db);

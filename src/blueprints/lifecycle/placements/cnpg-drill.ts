@@ -10,7 +10,7 @@ import { SCRATCH_LABEL } from '../../../kinds/index.js';
 import { list, nameOf, type Obj, record, str } from '../../../kube.js';
 import { boundedLabel } from '../../../names.js';
 import { majorVersion } from '../database.js';
-import { countJob, verifyJobName } from '../jobs.js';
+import { countJob, podLabels, verifyJobName } from '../jobs.js';
 import { judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
 import { CNPG_KEYS, CNPG_PLUGIN, objectStoreName, RECOVERY_SOURCE } from './cnpg-names.js';
 import { gi, podResources } from './in-cluster.js';
@@ -18,6 +18,10 @@ import type { BackupCall, Drill, DrillResult } from './placement.js';
 
 /** A drill's scratch Cluster's composition-resource key (the DatabaseBackup's). */
 const DRILL_CLUSTER_KEY = 'drill-cluster';
+/** Its NetworkPolicy's key. */
+const DRILL_POLICY_KEY = 'drill-network-policy';
+/** The port of CloudNativePG's instance manager, which the operator calls (status, not data). */
+const INSTANCE_MANAGER_PORT = 8000;
 /** Required resources: the operator's recovery Job of a drill's scratch Cluster, and its pods, read for their end. */
 const DRILL_RECOVERY = 'drill-recovery';
 const DRILL_RECOVERY_PODS = 'drill-recovery-pods';
@@ -73,6 +77,34 @@ function scratchCluster(call: BackupCall, name: string, backupId: string, server
           name: RECOVERY_SOURCE,
           plugin: { name: CNPG_PLUGIN, parameters: { barmanObjectName: objectStoreName(target), serverName: server } },
         },
+      ],
+    },
+  };
+}
+
+/**
+ * Who may reach a scratch Cluster: it holds a full copy of the Database, so
+ * its PostgreSQL port only to this backup's count (its Job's pods), and the
+ * instance manager's port, which serves status and no data, to the operator
+ * wherever it runs. Where NetworkPolicies are not enforced, this changes
+ * nothing.
+ */
+function scratchPolicy(call: BackupCall, name: string): Obj {
+  const { input } = call;
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: {
+      name,
+      namespace: input.owner.namespace,
+      labels: { 'app.kubernetes.io/managed-by': 'function-platform' },
+    },
+    spec: {
+      podSelector: { matchLabels: { 'cnpg.io/cluster': name } },
+      policyTypes: ['Ingress'],
+      ingress: [
+        { from: [{ podSelector: { matchLabels: podLabels(input.owner) } }], ports: [{ protocol: 'TCP', port: 5432 }] },
+        { from: [{ namespaceSelector: {} }], ports: [{ protocol: 'TCP', port: INSTANCE_MANAGER_PORT }] },
       ],
     },
   };
@@ -146,6 +178,7 @@ export function cnpgDrill(call: BackupCall, request: string, startedAt: string |
     key: DRILL_CLUSTER_KEY,
     object: scratchCluster(call, name, backup.backupId, backup.cluster, backup.majorVersion),
   };
+  const policy = { key: DRILL_POLICY_KEY, object: scratchPolicy(call, name) };
   const recoveryLabels = { 'cnpg.io/cluster': name, 'cnpg.io/jobRole': 'full-recovery' };
   const namespace = input.owner.namespace;
   out.requirements[DRILL_RECOVERY] = { apiVersion: 'batch/v1', kind: 'Job', namespace, matchLabels: recoveryLabels };
@@ -173,7 +206,7 @@ export function cnpgDrill(call: BackupCall, request: string, startedAt: string |
         'Incomplete',
         `scratch Cluster ${name} was not healthy after 6 hours (phase ${JSON.stringify(observed?.phase ?? 'none')}): nothing was judged`,
       );
-    out.resources = [cluster];
+    out.resources = [cluster, policy];
     out.status = running;
     return out;
   }
@@ -188,7 +221,7 @@ export function cnpgDrill(call: BackupCall, request: string, startedAt: string |
     request,
     since,
     jobName,
-    [cluster, job],
+    [cluster, policy, job],
     {},
     { verify: 'the count on the scratch Cluster' },
     'drill',
