@@ -7,9 +7,10 @@
 import { record, str } from '../../kube.js';
 import type { BackupCall, Drill } from '../lifecycle/placements/placement.js';
 
-/** The drill of this call, from the request, what was recorded and the backup's phase. */
-export function planDrill(call: BackupCall, phase: string | undefined): Drill {
+/** The drill of this call, from the request, what was recorded and the backup's recorded phase. */
+export function planDrill(call: BackupCall): Drill {
   const { input, target, previous } = call;
+  const phase = str(previous, 'phase');
   const out: Drill = { resources: [], requirements: {}, warnings: [] };
   const recorded = record(previous, 'verification');
   const request = input.spec.verification?.requested;

@@ -42,13 +42,8 @@ function resolve(raw: unknown, ctx: Context): ResolvedBackup {
   const lookup = lookUp(ctx.required.get(DATABASE), spec.databaseRef.name, ctx.owner.namespace);
   const previous = record(ctx.xr, 'status') ?? {};
   const resolved: ResolvedBackup = { input, lookup, previous, attempt: currentAttempt(input, previous) };
-  if (lookup.state === 'found') resolved.drill = drillOf(callOf({ ...resolved, lookup }));
+  if (lookup.state === 'found') resolved.drill = planDrill(callOf({ ...resolved, lookup }));
   return resolved;
-}
-
-/** The drill of this call: its placement's, once the backup is recorded Completed. */
-function drillOf(call: BackupCall): Drill {
-  return planDrill(call, str(call.previous, 'phase'));
 }
 
 /** The call as the Database's placement's backup method reads it. */

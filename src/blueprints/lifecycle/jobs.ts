@@ -367,35 +367,55 @@ export function parseS3Url(url: string): { bucket: string; key: string } | undef
   return m ? { bucket: m[1]!, key: m[2]! } : undefined;
 }
 
-/** How one container of the attempt's pod ended, if it has. */
+/** How one container of a pod ended. */
 export interface Ended {
-  container: 'dump' | 'upload';
+  container: string;
   reason: string;
   exitCode: number;
   message: string;
+  /** Killed for memory: says nothing of what it was working on. */
+  oom: boolean;
+  /** A non-zero exit, or killed for memory. */
+  bad: boolean;
 }
 
-/** The first container of the pod that ended badly, or the upload's report when all went well. */
-export function podOutcome(pod: Obj | undefined): { failed?: Ended; report?: { key: string; sizeBytes: number } } {
-  if (!pod) return {};
+/** The pod's containers that have ended, init containers first, each as it last ended. */
+export function endedContainers(pod: Obj | undefined): Ended[] {
   const statuses = [...list(pod, 'status', 'initContainerStatuses'), ...list(pod, 'status', 'containerStatuses')];
+  const ended: Ended[] = [];
   for (const s of statuses) {
-    const terminated = record(s, 'state', 'terminated') ?? record(s, 'lastState', 'terminated');
-    if (!terminated) continue;
-    const name = str(s, 'name') === 'dump' ? 'dump' : 'upload';
-    const exitCode = Number(terminated['exitCode'] ?? 0);
-    const message = (str(terminated, 'message') ?? '').trim();
-    if (exitCode !== 0 || str(terminated, 'reason') === 'OOMKilled') {
-      return { failed: { container: name, reason: str(terminated, 'reason') ?? 'Error', exitCode, message } };
-    }
-    if (name === 'upload') {
-      try {
-        const report = JSON.parse(message) as { key?: unknown; sizeBytes?: unknown };
-        if (typeof report.key === 'string' && typeof report.sizeBytes === 'number')
-          return { report: { key: report.key, sizeBytes: report.sizeBytes } };
-      } catch {
-        // Not the report: the upload said something else.
-      }
+    const t = record(s, 'state', 'terminated') ?? record(s, 'lastState', 'terminated');
+    if (!t) continue;
+    const exitCode = Number(t['exitCode'] ?? 0);
+    const oom = str(t, 'reason') === 'OOMKilled';
+    ended.push({
+      container: str(s, 'name') ?? '',
+      reason: str(t, 'reason') ?? 'Error',
+      exitCode,
+      message: (str(t, 'message') ?? '').trim(),
+      oom,
+      bad: exitCode !== 0 || oom,
+    });
+  }
+  return ended;
+}
+
+/** A tool's last words: the last two lines it left, cut short. */
+export function lastWords(message: string, max = 300): string {
+  return message.split('\n').filter(Boolean).slice(-2).join(' ').slice(0, max);
+}
+
+/** The first container of a backup attempt's pod that ended badly, or the upload's report when all went well. */
+export function podOutcome(pod: Obj | undefined): { failed?: Ended; report?: { key: string; sizeBytes: number } } {
+  for (const e of endedContainers(pod)) {
+    if (e.bad) return { failed: e };
+    if (e.container !== 'upload') continue;
+    try {
+      const report = JSON.parse(e.message) as { key?: unknown; sizeBytes?: unknown };
+      if (typeof report.key === 'string' && typeof report.sizeBytes === 'number')
+        return { report: { key: report.key, sizeBytes: report.sizeBytes } };
+    } catch {
+      // Not the report: the upload said something else.
     }
   }
   return {};
@@ -403,7 +423,7 @@ export function podOutcome(pod: Obj | undefined): { failed?: Ended; report?: { k
 
 /** The user's sentence for a failed attempt: which step, why, and the tool's last words. */
 export function describeFailure(e: Ended, memory: string): string {
-  if (e.reason === 'OOMKilled') return `${e.container} was killed for memory (OOMKilled with ${memory})`;
-  const said = e.message.split('\n').filter(Boolean).slice(-2).join(' ').slice(0, 300);
+  if (e.oom) return `${e.container} was killed for memory (OOMKilled with ${memory})`;
+  const said = lastWords(e.message);
   return `${e.container} failed (exit code ${e.exitCode}${e.reason && e.reason !== 'Error' ? `, ${e.reason}` : ''})${said ? `: ${said}` : ''}`;
 }

@@ -5,7 +5,7 @@
 // for it, three times at most. A finished dump's outcome is kept in the
 // DatabaseBackup's status: the Job goes once it is recorded.
 import { jobOf } from '../../../kinds/batch.js';
-import { list, num, record, str, type Obj } from '../../../kube.js';
+import { num, str, type Obj } from '../../../kube.js';
 import type { BlueprintInput, Requirement, Summary } from '../../blueprint.js';
 import type { DatabaseBackupSpec } from '../../../generated/schemas.js';
 import {
@@ -13,8 +13,10 @@ import {
   describeFailure,
   dumpJob,
   dumpLocation,
+  endedContainers,
   JOB_NAME_LABEL,
   jobName,
+  lastWords,
   MAX_ATTEMPTS,
   memoryFor,
   podLabels,
@@ -198,27 +200,19 @@ function drillOutcome(
   verdicts: Record<string, number[]>,
   steps: Record<string, string>,
 ): { counts?: Obj; failed?: string; verdict?: boolean } {
-  const statuses = [...list(pod, 'status', 'initContainerStatuses'), ...list(pod, 'status', 'containerStatuses')];
-  for (const s of statuses) {
-    const terminated = record(s, 'state', 'terminated') ?? record(s, 'lastState', 'terminated');
-    if (!terminated) continue;
-    const message = (str(terminated, 'message') ?? '').trim();
-    const exitCode = Number(terminated['exitCode'] ?? 0);
-    if (exitCode !== 0 || str(terminated, 'reason') === 'OOMKilled') {
-      const said = message.split('\n').filter(Boolean).slice(-2).join(' ').slice(0, 400);
-      const container = str(s, 'name') ?? '';
-      const oom = str(terminated, 'reason') === 'OOMKilled';
+  for (const e of endedContainers(pod)) {
+    if (e.bad) {
+      const said = lastWords(e.message, 400);
       return {
-        failed: `${steps[container] ?? container} failed (${oom ? 'killed for memory' : `exit code ${exitCode}`})${said ? `: ${said}` : ''}`,
-        verdict: !oom && (verdicts[container] ?? []).includes(exitCode),
+        failed: `${steps[e.container] ?? e.container} failed (${e.oom ? 'killed for memory' : `exit code ${e.exitCode}`})${said ? `: ${said}` : ''}`,
+        verdict: !e.oom && (verdicts[e.container] ?? []).includes(e.exitCode),
       };
     }
-    if (str(s, 'name') === 'verify') {
-      try {
-        return { counts: JSON.parse(message) as Obj };
-      } catch {
-        // Not the counts: said below as a drill that reported nothing.
-      }
+    if (e.container !== 'verify') continue;
+    try {
+      return { counts: JSON.parse(e.message) as Obj };
+    } catch {
+      // Not the counts: said below as a drill that reported nothing.
     }
   }
   return {};

@@ -7,10 +7,10 @@
 import { jobOf } from '../../../kinds/batch.js';
 import { CNPG_HEALTHY, CNPG_UNRECOVERABLE, cnpgBackupOf, cnpgClusterOf } from '../../../kinds/cnpg.js';
 import { SCRATCH_LABEL } from '../../../kinds/index.js';
-import { list, nameOf, type Obj, record, str } from '../../../kube.js';
+import { nameOf, type Obj, str } from '../../../kube.js';
 import { boundedLabel } from '../../../names.js';
 import { majorVersion } from '../database.js';
-import { countJob, podLabels, verifyJobName } from '../jobs.js';
+import { countJob, endedContainers, lastWords, podLabels, verifyJobName } from '../jobs.js';
 import { judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
 import { CNPG_KEYS, CNPG_PLUGIN, objectStoreName, RECOVERY_SOURCE } from './cnpg-names.js';
 import { gi, podResources } from './in-cluster.js';
@@ -117,17 +117,15 @@ function scratchPolicy(call: BackupCall, name: string): Obj {
  * the backup.
  */
 function recoveryEnd(pods: Obj[] | undefined): { said: string; oom: boolean } | undefined {
-  for (const pod of pods ?? [])
-    for (const s of list(pod, 'status', 'containerStatuses')) {
-      const t = record(s, 'state', 'terminated') ?? record(s, 'lastState', 'terminated');
-      if (!t || Number(t['exitCode'] ?? 0) === 0) continue;
-      const reason = str(t, 'reason');
-      const message = (str(t, 'message') ?? '').trim().split('\n').filter(Boolean).slice(-2).join(' ').slice(0, 300);
-      return {
-        said: `exit code ${t['exitCode']}${reason ? `, ${reason}` : ''}${message ? `: ${message}` : ''}`,
-        oom: reason === 'OOMKilled',
-      };
-    }
+  for (const pod of pods ?? []) {
+    const e = endedContainers(pod).find((c) => c.bad);
+    if (!e) continue;
+    const said = lastWords(e.message);
+    return {
+      said: `exit code ${e.exitCode}, ${e.reason}${said ? `: ${said}` : ''}`,
+      oom: e.oom,
+    };
+  }
   return undefined;
 }
 
