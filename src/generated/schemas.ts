@@ -413,7 +413,7 @@ export const databaseSpecSchema = {
         },
         "verify": {
           "type": "object",
-          "description": "Restore drills: on this schedule the newest Completed backup the Database took is restored into a scratch server, its tables and rows counted, and the scratch server removed (status.backup.lastVerifiedTime, the BackupVerified condition). In the cluster: a dump is restored into a scratch server in a Job's pod, a CloudNativePG backup into a scratch Cluster bootstrapped by recovery. RDS snapshots are not drilled.",
+          "description": "Restore drills: on this schedule the newest Completed backup the Database took is restored into a scratch server, its tables and rows counted, and the scratch server removed (status.backup.lastVerifiedTime, the BackupVerified condition). In the cluster: a dump is restored into a scratch server in a Job's pod, a CloudNativePG backup into a scratch Cluster bootstrapped by recovery. On AWS nothing is drilled on a schedule (RDS keeps its own backups): a DatabaseBackup's snapshot is drilled when asked (its spec.verification.requested), as a scratch instance costs money.",
           "default": {},
           "properties": {
             "enabled": {
@@ -1134,7 +1134,7 @@ export type DatabaseSpec = {
     "retentionDays"?: number;
     /** Under deletionPolicy Delete, keep a last copy anyway: on AWS RDS takes a final snapshot before it deletes the instance; in a StatefulSet a waiting pod takes a last dump as the Database is deleted (a namespaced Database, where Crossplane's Usages are served, backing up to a store that stays), and the backups already in the store stay (status.deletion says exactly what is kept). Without it, the platform's default (the Composition's Input), else true. */
     "finalSnapshot"?: boolean;
-    /** Restore drills: on this schedule the newest Completed backup the Database took is restored into a scratch server, its tables and rows counted, and the scratch server removed (status.backup.lastVerifiedTime, the BackupVerified condition). In the cluster: a dump is restored into a scratch server in a Job's pod, a CloudNativePG backup into a scratch Cluster bootstrapped by recovery. RDS snapshots are not drilled. */
+    /** Restore drills: on this schedule the newest Completed backup the Database took is restored into a scratch server, its tables and rows counted, and the scratch server removed (status.backup.lastVerifiedTime, the BackupVerified condition). In the cluster: a dump is restored into a scratch server in a Job's pod, a CloudNativePG backup into a scratch Cluster bootstrapped by recovery. On AWS nothing is drilled on a schedule (RDS keeps its own backups): a DatabaseBackup's snapshot is drilled when asked (its spec.verification.requested), as a scratch instance costs money. */
     "verify": {
       /** Run restore drills (when backups are on). */
       "enabled": boolean;
@@ -1456,7 +1456,7 @@ export const databasebackupSpecSchema = {
     },
     "verification": {
       "type": "object",
-      "description": "A restore drill of this backup: a new value of `requested` asks for one (the Database sets it on its schedule); the outcome is status.verification.",
+      "description": "A restore drill of this backup: a new value of `requested` asks for one (the Database sets it on its schedule); the outcome is status.verification. An RDS snapshot is drilled only when someone asks: it is restored into a scratch RDS instance of the Database's class, which costs money while the drill runs (typically under an hour).",
       "properties": {
         "requested": {
           "type": "string",
@@ -1597,7 +1597,7 @@ export type DatabaseBackupSpec = {
   };
   /** Retention never removes a pinned backup. */
   "pinned": boolean;
-  /** A restore drill of this backup: a new value of `requested` asks for one (the Database sets it on its schedule); the outcome is status.verification. */
+  /** A restore drill of this backup: a new value of `requested` asks for one (the Database sets it on its schedule); the outcome is status.verification. An RDS snapshot is drilled only when someone asks: it is restored into a scratch RDS instance of the Database's class, which costs money while the drill runs (typically under an hour). */
   "verification"?: {
     /** Any new value asks for a drill; the same value asks nothing more. */
     "requested"?: string;

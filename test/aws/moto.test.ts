@@ -10,7 +10,11 @@ import { after, before, describe, test } from 'node:test';
 import {
   CreateDBInstanceCommand,
   CreateDBSnapshotCommand,
+  DeleteDBInstanceCommand,
+  DescribeDBInstancesCommand,
+  DescribeDBSnapshotsCommand,
   DescribeOrderableDBInstanceOptionsCommand,
+  ModifyDBInstanceCommand,
   RDSClient,
   RestoreDBInstanceFromDBSnapshotCommand,
   RestoreDBInstanceToPointInTimeCommand,
@@ -296,6 +300,60 @@ describe('AWS facts against moto', { skip }, () => {
       }),
     );
     assert.equal(fromSnapshot.DBInstance?.DBInstanceIdentifier, 'team-a-orders-copy-db');
+
+    // The snapshot's restore drill, asked for: the scratch instance the DatabaseBackup composes, made by RDS from
+    // the snapshot with these very values, then deleted as the provider deletes it (no final snapshot); the
+    // snapshot stays.
+    const drillBackup = {
+      ...snapshotBackup,
+      metadata: { ...snapshotBackup.metadata, uid: 'uid-undo-snapshot' },
+      spec: { ...snapshotBackup.spec, verification: { requested: 'check-1' } },
+    };
+    const drill = runFunction(
+      buildRequest(drillBackup, [], [], undefined, {
+        database: { items: [{ resource: xr, connectionDetails: {}, ready: 0 }] },
+      }),
+    );
+    assert.equal(fatal(drill), undefined, fatal(drill));
+    const scratch = drill.desired?.resources['drill-rds-instance']?.resource as Obj;
+    const sp = (scratch['spec'] as Obj)['forProvider'] as Obj;
+    const made = await clients.rds.send(
+      new RestoreDBInstanceFromDBSnapshotCommand({
+        DBSnapshotIdentifier: String(sp['snapshotIdentifier']),
+        DBInstanceIdentifier: String(sp['identifier']),
+        DBInstanceClass: String(sp['instanceClass']),
+        AllocatedStorage: Number(sp['allocatedStorage']),
+        StorageType: String(sp['storageType']),
+        MultiAZ: Boolean(sp['multiAz']),
+        PubliclyAccessible: Boolean(sp['publiclyAccessible']),
+        DeletionProtection: Boolean(sp['deletionProtection']),
+        AutoMinorVersionUpgrade: Boolean(sp['autoMinorVersionUpgrade']),
+      }),
+    );
+    assert.equal(made.DBInstance?.DBInstanceIdentifier, sp['identifier']);
+    assert.equal(made.DBInstance?.Engine, 'postgres', 'the snapshot’s engine');
+    // The provider then sets what a restore cannot: its own master password (generated), no automated backups.
+    await clients.rds.send(
+      new ModifyDBInstanceCommand({
+        DBInstanceIdentifier: String(sp['identifier']),
+        MasterUserPassword: 'generated-by-the-provider-0123',
+        BackupRetentionPeriod: Number(sp['backupRetentionPeriod']),
+        ApplyImmediately: Boolean(sp['applyImmediately']),
+      }),
+    );
+    await clients.rds.send(
+      new DeleteDBInstanceCommand({
+        DBInstanceIdentifier: String(sp['identifier']),
+        SkipFinalSnapshot: Boolean(sp['skipFinalSnapshot']),
+        DeleteAutomatedBackups: Boolean(sp['deleteAutomatedBackups']),
+      }),
+    );
+    const left = await clients.rds.send(new DescribeDBInstancesCommand({}));
+    assert.ok(!left.DBInstances?.some((i) => i.DBInstanceIdentifier === sp['identifier']), 'the scratch is gone');
+    const snapshots = await clients.rds.send(new DescribeDBSnapshotsCommand({ DBSnapshotIdentifier: 'undo-snapshot' }));
+    assert.equal(snapshots.DBSnapshots?.length, 1, 'the snapshot stays');
+    const finals = await clients.rds.send(new DescribeDBSnapshotsCommand({}));
+    assert.ok(!finals.DBSnapshots?.some((x) => x.DBInstanceIdentifier === sp['identifier']), 'no final snapshot');
   });
 
   test('answers are cached per composite, and concurrent calls share one request', async () => {

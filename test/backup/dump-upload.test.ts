@@ -670,3 +670,78 @@ describe('the count of a recovered scratch server against real PostgreSQL 15', {
     assert.doesNotMatch(said, /not-the-password/);
   });
 });
+
+// The same count as an RDS drill's Job runs it. RDS for PostgreSQL keeps a database (rdsadmin) closed to the
+// master user: here a database whose CONNECT is revoked stands for it, and the count passes over it only when
+// told to. RDS for MySQL: the MySQL-client count against a real MariaDB 10.11, with a master password that
+// needs quoting in the client's option file.
+describe('the count of an RDS drill’s scratch instance against real PostgreSQL 15 and MariaDB 10.11', { skip }, () => {
+  let pg: DatabaseServer;
+  let maria: DatabaseServer;
+  let work: string;
+  const MASTER_PASSWORD = 'q"uo\\te$d`p#w;0';
+  before(async () => {
+    [pg, maria] = await Promise.all([startPostgres(), startMariadb()]);
+    work = mkdtempSync(join(tmpdir(), 'fp-rds-count-'));
+    postgres.fill(pg, 'orders', 1_000);
+    pg.sql('postgres', 'CREATE DATABASE rdsadmin');
+    pg.sql('postgres', "CREATE ROLE master LOGIN PASSWORD 'master-password-0123'");
+    pg.sql('orders', 'GRANT SELECT ON ALL TABLES IN SCHEMA public TO master');
+    pg.sql('postgres', 'REVOKE CONNECT ON DATABASE rdsadmin FROM PUBLIC');
+    mysql.fill(maria, 'orders', 2_500);
+    maria.sql(
+      '',
+      `CREATE DATABASE inventory; CREATE TABLE inventory.items (id int) ENGINE=InnoDB; INSERT INTO inventory.items SELECT seq FROM inventory.seq_1_to_7; CREATE USER 'admin'@'127.0.0.1' IDENTIFIED BY '${MASTER_PASSWORD.replace(/\\/g, '\\\\')}'; GRANT SELECT, SHOW VIEW ON *.* TO 'admin'@'127.0.0.1';`,
+    );
+  });
+  after(async () => {
+    await Promise.all([pg?.stop(), maria?.stop()]);
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+  const env = (s: DatabaseServer, user: string, password: string, name: string) => ({
+    HOST: s.host,
+    PORT: String(s.port),
+    DB_USER: user,
+    DB_PASSWORD: password,
+    WORK: work,
+    TERMINATION_LOG: join(work, name),
+  });
+
+  test('PostgreSQL: the closed database is passed over when named, and stops the count when not', async () => {
+    const told = await sh(countScript('postgres', ['rdsadmin']), env(pg, 'master', 'master-password-0123', 'pg.ok'));
+    assert.equal(told.code, 0, told.output);
+    assert.deepEqual(
+      (({ tables, rows }) => ({ tables, rows }))(JSON.parse(readFileSync(join(work, 'pg.ok'), 'utf8'))),
+      { tables: 1, rows: 1_000 },
+    );
+    const untold = await sh(countScript('postgres'), env(pg, 'master', 'master-password-0123', 'pg.closed'));
+    assert.equal(untold.code, 1, untold.output);
+    assert.match(
+      readFileSync(join(work, 'pg.closed'), 'utf8'),
+      /the count of database rdsadmin .* failed: .*permission denied/,
+    );
+  });
+
+  test('MySQL: every database’s tables and rows but the server’s own, as the master user; nothing written', async (t) => {
+    const before = mysql.digest(maria, 'orders');
+    const run = await sh(countScript('mysql'), env(maria, 'admin', MASTER_PASSWORD, 'maria.ok'));
+    assert.equal(run.code, 0, run.output);
+    const counted = JSON.parse(readFileSync(join(work, 'maria.ok'), 'utf8')) as { tables: number; rows: number };
+    assert.equal(counted.tables, 2, 'orders.orders and inventory.items');
+    assert.equal(counted.rows, 2_507);
+    assert.equal(mysql.digest(maria, 'orders'), before, 'the count writes nothing');
+    assert.doesNotMatch(run.output, /uo\\te/, 'no password in what it says');
+    t.diagnostic(`counted ${counted.tables} tables, ${counted.rows} rows in ${run.ms} ms`);
+  });
+
+  test('MySQL: a password the server refuses: it says why, without the password (one try here)', async () => {
+    const run = await sh(
+      countScript('mysql').replace('[ $i -lt 60 ]', '[ $i -lt 1 ]'),
+      env(maria, 'admin', 'not-the-master-password', 'maria.refused'),
+    );
+    assert.equal(run.code, 1, run.output);
+    const said = readFileSync(join(work, 'maria.refused'), 'utf8');
+    assert.match(said, /did not let the count in within 5 minutes: ERROR 1045 .*Access denied for user '…'@'…'/);
+    assert.doesNotMatch(said, /not-the-master-password/);
+  });
+});

@@ -13,6 +13,7 @@ import type { Json } from '../support/apiserver.js';
 import { applyManifest, type ControlPlane, controlPlaneSkipReason, secretData } from '../support/control-plane.js';
 import { controlPlaneForSuite, ensureNamespace, eventually, readyAndSynced } from '../support/e2e.js';
 import { repoRoot } from '../../dev/infra/paths.js';
+import { finishJobPod } from '../support/kwok-kubelet.js';
 import { STAND_IN_PASSWORD, standInAddress, standInProviderUpjetAws } from '../support/stand-in-upjet-aws.js';
 
 const skip = controlPlaneSkipReason('e2e: a Database on AWS under real Crossplane');
@@ -132,6 +133,71 @@ describe('a Database on AWS under real Crossplane', { skip }, () => {
     assert.equal(done['status']['restorable'], true);
     assert.equal(done['status']['sizeBytes'], 20 * 2 ** 30);
     assert.match(String(done['status']['location']), /^rds-snapshot:orders-before-migration$/);
+  });
+
+  test('a drill asked of the snapshot: a scratch RDS instance the real CRD accepts, counted once available, Passed, then deleted', async (t) => {
+    const backupName = 'orders-before-migration';
+    const request = 'check-1';
+    const scratch = `${backupName}-drill-${request}`;
+    const job = `${backupName}-verify-${request}`;
+    const at = (apiVersion: string, kind: string, name: string) => ({
+      apiVersion,
+      kind,
+      metadata: { name, namespace: NS },
+    });
+    const verification = (result: string) =>
+      eventually(`drill ${request} ${result}`, async () => {
+        const b = await cp.client.getObj(at('example.com/v1', 'DatabaseBackup', backupName));
+        const v = b?.['status']?.['verification'];
+        return v?.['request'] === request && v?.['result'] === result ? (v as Json) : undefined;
+      });
+    const gone = (apiVersion: string, kind: string, name: string) =>
+      eventually(`${kind} ${name} deleted`, async () =>
+        (await cp.client.getObj(at(apiVersion, kind, name))) === undefined ? true : undefined,
+      );
+    const started = Date.now();
+    await cp.kubectl([
+      'patch',
+      'databasebackup',
+      backupName,
+      '-n',
+      NS,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { verification: { requested: request } } }),
+    ]);
+    const instance = await eventually(`scratch Instance ${scratch}`, () =>
+      cp.client.getObj(at('rds.aws.m.upbound.io/v1beta1', 'Instance', scratch)),
+    );
+    const fp = instance['spec']['forProvider'];
+    assert.equal(fp['snapshotIdentifier'], 'orders-before-migration');
+    assert.match(String(fp['identifier']), /^team-a-orders-before-migration-drill-[0-9a-f]{8}$/);
+    assert.equal(fp['skipFinalSnapshot'], true);
+    assert.equal(instance['metadata']['labels']['function-platform.dev/scratch'], 'drill');
+    const password = await eventually(`password Secret ${scratch}-password`, () =>
+      cp.client.getObj(at('v1', 'Secret', `${scratch}-password`)),
+    );
+    assert.equal(password['data'], undefined, 'composed empty: the provider writes the password');
+    await verification('Running');
+    assert.equal(await cp.client.getObj(at('batch/v1', 'Job', job)), undefined, 'not counted before it is available');
+
+    // PROVIDER STAND-IN: AWS made the instance from the snapshot; its connection Secret written.
+    await standInProviderUpjetAws(cp.client, [instance]);
+    const count = await eventually(`count Job ${job}`, () => cp.client.getObj(at('batch/v1', 'Job', job)));
+    const env = count['spec']['template']['spec']['containers'][0]['env'] as Json[];
+    assert.deepEqual(env.find((e) => e['name'] === 'HOST')?.['valueFrom'], {
+      secretKeyRef: { name: `${scratch}-rds`, key: 'address' },
+    });
+    // KUBELET STAND-IN: the count's container exits with its counts.
+    await finishJobPod(cp.client, NS, job, { messages: { verify: '{"tables":2,"rows":10000,"seconds":4}' } });
+    const v = await verification('Passed');
+    t.diagnostic(`request to Passed: ${Date.now() - started} ms; status.verification ${JSON.stringify(v)}`);
+    assert.equal(v['tables'], 2);
+    assert.equal(v['rows'], 10000);
+    await gone('rds.aws.m.upbound.io/v1beta1', 'Instance', scratch);
+    await gone('v1', 'Secret', `${scratch}-password`);
+    await gone('batch/v1', 'Job', job);
+    assert.ok(await cp.client.getObj(at('rds.aws.m.upbound.io/v1beta1', 'Snapshot', backupName)), 'the snapshot stays');
   });
   test('in the cluster with spec.backup.provision: the store is accepted by its CRDs, waited for, then used by a backup Job', async () => {
     const NAME = 'ledger';

@@ -508,21 +508,3 @@ describe('the Database drills its CloudNativePG backups', () => {
     }
   });
 });
-
-describe('RDS snapshots are not drilled', () => {
-  test('asked for one: said, not failed', () => {
-    const rds = answered({
-      database: [
-        databaseXr(
-          { engine: 'postgres', storageGB: 20, placement: 'aws', aws: { region: 'eu-west-1' } },
-          { bare: true },
-        ),
-      ],
-    });
-    const rsp = call(backupXr(REQUEST, { ...COMPLETED, method: 'rds-snapshot' }), [], rds);
-    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
-    const v = statusOf(rsp)['verification'] as Obj;
-    assert.equal(v['result'], undefined);
-    assert.match(String(v['reason']), /^not verified: a rds-snapshot backup is not drilled/);
-  });
-});

@@ -26,7 +26,7 @@ export function planDrill(call: BackupCall): Drill {
     // Said, not failed: nothing is known of the backup.
     out.status = {
       request,
-      reason: `not verified: a ${method.name} backup is not drilled (restoring an RDS snapshot into a scratch instance costs money and is not built)`,
+      reason: `not verified: a ${method.name} backup has no restore drill`,
     };
     return out;
   }

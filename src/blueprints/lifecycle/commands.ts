@@ -176,29 +176,60 @@ export function restoreScript(engine: DatabaseSpec['engine']): string {
 const COUNT_TABLES_AND_ROWS =
   "SELECT count(*), coalesce(sum((xpath('/row/c/text()', query_to_xml(format('SELECT count(*) AS c FROM %I.%I', n.nspname, c.relname), false, true, '')))[1]::text::bigint), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'";
 
+/** MySQL: the schemas the server keeps for itself, never counted. */
+const MYSQL_OWN_SCHEMAS = "('mysql', 'information_schema', 'performance_schema', 'sys')";
+
 /**
- * The count of a scratch server a drill recovered (CloudNativePG: a Cluster
- * bootstrapped by recovery from the backup), in the engine's own image, at
- * HOST as DB_USER (its superuser): the tables and rows of every database it
- * holds (whatever the live one is called now, whoever owns them), to the
- * termination message as {"tables","rows","seconds"}. It writes nothing. Not
- * let in within five minutes, or the count failing, exits 1: no verdict on
- * the backup, which recovered.
+ * The count of a scratch server a drill made from a backup (a CloudNativePG
+ * Cluster bootstrapped by recovery, an RDS instance made from a snapshot),
+ * in the engine's own image, at HOST:PORT as DB_USER (its superuser, or
+ * RDS's master user): the tables and rows of every database it holds
+ * (whatever the live one is called now, whoever owns them) but `skip` (a
+ * PostgreSQL database the server keeps closed, as RDS's rdsadmin), to the
+ * termination message as {"tables","rows","seconds"}. It writes nothing.
+ * Not let in within five minutes, or the count failing, exits 1: no verdict
+ * on the backup, which was restored.
  */
-export function countScript(): string {
-  return [
+export function countScript(engine: DatabaseSpec['engine'] = 'postgres', skip: readonly string[] = []): string {
+  const head = [
     'set -eu',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     'out="${TERMINATION_LOG:-/dev/termination-log}"',
     'started=$(date +%s)',
     'fail() { printf %s "$1" > "$out"; echo "$1" >&2; exit "$2"; }',
-    // Only the first line of psql's error, quoted values masked: never a statement, a row or a password.
+    // Only the first line of the client's error, quoted values masked: never a statement, a row or a password.
     `said() { grep -m 1 -E 'ERROR|FATAL|error:' "$WORK/count.log" | sed -e "s/'[^']*'/'…'/g" | cut -c 1-300; }`,
+  ];
+  const tail = [
+    'printf \'{"tables":%s,"rows":%s,"seconds":%s}\' "$tables" "$rows" "$(( $(date +%s) - started ))" > "$out"',
+    'echo "counted on the scratch server: $tables tables, $rows rows"',
+  ];
+  // Serving, and the password set (CloudNativePG's instance manager and RDS both set it apart from readiness).
+  const wait = (probe: string) =>
+    `i=0; until ${probe} > /dev/null 2> "$WORK/count.log"; do i=$((i + 1)); [ $i -lt 60 ] || fail "the scratch server at $HOST did not let the count in within 5 minutes: $(said)" 1; sleep 5; done`;
+  if (engine === 'mysql') {
+    const mine = `table_type = 'BASE TABLE' AND table_schema NOT IN ${MYSQL_OWN_SCHEMAS}`;
+    return [
+      ...head,
+      // The password in a client option file of the pod's own, not on a command line another process can read.
+      'umask 077',
+      'printf \'[client]\\nhost="%s"\\nport=%s\\nuser="%s"\\npassword="%s"\\n\' "$HOST" "$PORT" "$DB_USER" "$(printf %s "$DB_PASSWORD" | sed -e \'s/\\\\/\\\\\\\\/g\' -e \'s/"/\\\\"/g\')" > "$WORK/client.cnf"',
+      'q() { mysql --defaults-file="$WORK/client.cnf" -N -B "$@"; }',
+      wait('q -e "SELECT 1"'),
+      `tables=$(q -e "SELECT COUNT(*) FROM information_schema.tables WHERE ${mine}" 2> "$WORK/count.log") || fail "the tables of the scratch server could not be listed: $(said)" 1`,
+      // Exact counts (information_schema's are estimates for InnoDB), one statement for all tables.
+      `sum=$(q -e "SET SESSION group_concat_max_len = 16777216; SELECT COALESCE(GROUP_CONCAT(CONCAT('SELECT COUNT(*) AS c FROM ', CHAR(96), table_schema, CHAR(96), '.', CHAR(96), table_name, CHAR(96)) SEPARATOR ' UNION ALL '), 'SELECT 0 AS c') FROM information_schema.tables WHERE ${mine}" 2> "$WORK/count.log") || fail "the tables of the scratch server could not be listed: $(said)" 1`,
+      'rows=$(q -e "SELECT COALESCE(SUM(c), 0) FROM ($sum) t" 2> "$WORK/count.log") || fail "the count on the scratch server failed: $(said)" 1',
+      ...tail,
+    ].join('\n');
+  }
+  const skipped = skip.map((d) => ` AND datname <> '${d}'`).join('');
+  return [
+    ...head,
     'export PGPASSWORD="$DB_PASSWORD"',
     'conn="-h $HOST -p $PORT -U $DB_USER"',
-    // Serving, and the superuser's password set (the instance manager sets it apart from the healthy phase).
-    'i=0; until psql $conn -d postgres -tAc "SELECT 1" > /dev/null 2> "$WORK/count.log"; do i=$((i + 1)); [ $i -lt 60 ] || fail "the scratch server at $HOST did not let the count in within 5 minutes: $(said)" 1; sleep 5; done',
-    `psql $conn -d postgres -v ON_ERROR_STOP=1 -tA -c "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname" > "$WORK/databases" 2> "$WORK/count.log" || fail "the databases of the scratch server could not be listed: $(said)" 1`,
+    wait('psql $conn -d postgres -tAc "SELECT 1"'),
+    `psql $conn -d postgres -v ON_ERROR_STOP=1 -tA -c "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate${skipped} ORDER BY datname" > "$WORK/databases" 2> "$WORK/count.log" || fail "the databases of the scratch server could not be listed: $(said)" 1`,
     'tables=0; rows=0',
     'while IFS= read -r db; do',
     '  [ -n "$db" ] || continue',
@@ -206,8 +237,7 @@ export function countScript(): string {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     '  tables=$((tables + ${counts%% *})); rows=$((rows + ${counts##* }))',
     'done < "$WORK/databases"',
-    'printf \'{"tables":%s,"rows":%s,"seconds":%s}\' "$tables" "$rows" "$(( $(date +%s) - started ))" > "$out"',
-    'echo "counted on the scratch server: $tables tables, $rows rows"',
+    ...tail,
   ].join('\n');
 }
 

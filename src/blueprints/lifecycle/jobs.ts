@@ -216,25 +216,40 @@ export function verifyJob(backup: Owner, target: Target, url: string, request: s
   return job;
 }
 
+/** Where a drill's count finds its scratch server, and as whom. */
+export interface ScratchServer {
+  /** Its address; without, the Secret's `address` and `port` say it (the provider writes them for RDS). */
+  host?: string;
+  /** The Secret with its superuser's (or master user's) `username` and `password`. */
+  secret: string;
+  /** PostgreSQL databases the server keeps closed to its users (RDS's rdsadmin): not counted. */
+  skip?: readonly string[];
+}
+
 /**
- * The count of a drill's scratch server at `host` (a Cluster recovered from
- * the backup) with the scratch server's own superuser (`superuser`: its
- * Secret, username and password), so that every database and table is
- * readable whoever owns it: their tables and rows (countScript). It writes
- * nothing, and the scratch server goes with the drill.
+ * The count of a drill's scratch server (a Cluster recovered from the
+ * backup, an RDS instance made from a snapshot) as its own superuser or
+ * master user, so that every database and table is readable whoever owns
+ * it: their tables and rows (countScript). It writes nothing, and the
+ * scratch server goes with the drill.
  */
-export function countJob(backup: Owner, target: Target, host: string, superuser: string, request: string): Obj {
+export function countJob(backup: Owner, target: Target, server: ScratchServer, request: string): Obj {
   const labels = { ...podLabels(backup), 'app.kubernetes.io/managed-by': 'function-platform' };
-  const from = (name: string, secret: string, key: string): V1EnvVar => ({
+  const from = (name: string, key: string): V1EnvVar => ({
     name,
-    valueFrom: { secretKeyRef: { name: secret, key } },
+    valueFrom: { secretKeyRef: { name: server.secret, key } },
   });
-  const container = engineContainer('verify', countScript(), target.owner, target.spec, '256Mi', [], host);
+  const { engine } = target.spec;
+  const container = engineContainer('verify', countScript(engine, server.skip), target.owner, target.spec, '256Mi', []);
   container.env = [
-    { name: 'HOST', value: host },
-    { name: 'PORT', value: String(ENGINES[target.spec.engine].port) },
-    from('DB_USER', superuser, 'username'),
-    from('DB_PASSWORD', superuser, 'password'),
+    ...(server.host
+      ? [
+          { name: 'HOST', value: server.host },
+          { name: 'PORT', value: String(ENGINES[engine].port) },
+        ]
+      : [from('HOST', 'address'), from('PORT', 'port')]),
+    from('DB_USER', 'username'),
+    from('DB_PASSWORD', 'password'),
     { name: 'WORK', value: WORK },
   ];
   return jobOf(

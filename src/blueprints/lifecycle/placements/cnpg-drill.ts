@@ -213,7 +213,10 @@ export function cnpgDrill(call: BackupCall, request: string, startedAt: string |
   if (overdue && !count?.complete && !count?.failed)
     return end('Incomplete', `scratch Cluster ${name} was not counted within 6 hours: nothing was judged`);
   const host = `${name}-rw.${namespace}.svc.cluster.local`;
-  const job = { key: VERIFY_KEY, object: countJob(input.owner, target, host, `${name}-superuser`, request) };
+  const job = {
+    key: VERIFY_KEY,
+    object: countJob(input.owner, target, { host, secret: `${name}-superuser` }, request),
+  };
   const judged = judgeDrillJob(
     call,
     request,

@@ -22,8 +22,10 @@ import { expireBackups } from '../../../kinds/aws.js';
 import { judge, type Verdict } from '../../../kinds/index.js';
 import { str, type Obj } from '../../../kube.js';
 import { dnsLabel, shortHash } from '../../../names.js';
-import type { Desired, Owner, Requirement, Summary } from '../../blueprint.js';
+import type { Desired, Requirement, Summary } from '../../blueprint.js';
 import { backedUp, backupSummary, oneObject } from './backup-methods.js';
+import { rdsDrill } from './rds-drill.js';
+import { AWS_KEYS, providerConfigRef, rdsIdentifierOf } from './rds-names.js';
 import {
   APP_USER,
   baseName,
@@ -61,18 +63,6 @@ import type {
   RestoreTarget,
 } from './placement.js';
 
-export const AWS_KEYS = {
-  instance: 'rds-instance',
-  subnetGroup: 'rds-subnet-group',
-  bucket: 'backup-bucket',
-  versioning: 'backup-bucket-versioning',
-  encryption: 'backup-bucket-encryption',
-  publicAccessBlock: 'backup-bucket-public-access-block',
-  lifecycle: 'backup-bucket-lifecycle',
-  /** A DatabaseBackup's RDS Snapshot. */
-  snapshot: 'rds-snapshot',
-} as const;
-
 /** How an RDS instance is created from the source: its snapshot, or the source instance at a time. */
 export type RdsRestore =
   | { snapshotIdentifier: string }
@@ -99,10 +89,6 @@ function managementPolicies(spec: ResolvedSpec, keep = false): string[] {
   return keep || spec.deletionPolicy === 'Retain' ? ['Observe', 'Create', 'Update', 'LateInitialize'] : ['*'];
 }
 
-function providerConfigRef(spec: ResolvedSpec): { kind: string; name: string } {
-  return { kind: 'ClusterProviderConfig', name: spec.aws?.providerConfigName ?? 'default' };
-}
-
 /** The provider's connection Secret of a generation's instance. */
 const rdsSecretName = (input: DatabaseInput, generation = 0) => dnsLabel(instanceName(input.owner, generation), 'rds');
 const masterPasswordName = (input: DatabaseInput) => dnsLabel(baseName(input.owner), 'master-password');
@@ -116,12 +102,6 @@ const masterPasswordName = (input: DatabaseInput) => dnsLabel(baseName(input.own
 export function rdsIdentifier(input: Pick<DatabaseInput, 'owner'>, generation = 0): string {
   const first = rdsIdentifierOf(input.owner);
   return generation === 0 ? first : dnsLabel(first, `r${generation}`).replace(/-+/g, '-');
-}
-
-/** The same, for a Database known by its owner alone (a DatabaseBackup names it). */
-export function rdsIdentifierOf(owner: Owner): string {
-  const raw = `${owner.namespace}-${baseName(owner)}`.replace(/-+/g, '-');
-  return dnsLabel(raw).replace(/-+/g, '-');
 }
 
 /** Bucket names are global: stable (from the XR's uid), lowercase, at most 63 characters. */
@@ -656,6 +636,8 @@ const snapshots: BackupMethod = {
     );
   },
   restores: 'a Database on AWS restores an RDS snapshot',
+  // On request only (spec.verification.requested): a scratch instance costs money, so no schedule asks for one.
+  drill: rdsDrill,
   needsObjectStore: false,
   accepts: () => true,
   // The snapshot's identifier is the object's name: unique in the namespace. Of the instance that served when it
@@ -671,7 +653,7 @@ const snapshots: BackupMethod = {
           rdsIdentifierOf(call.target.owner),
         ),
       },
-      providerConfigRef: { kind: 'ClusterProviderConfig', name: call.target.spec.aws!.providerConfigName },
+      providerConfigRef: providerConfigRef(call.target.spec),
     }),
   read: ({ input, attempt }, base): Summary => {
     const snapshot = rdsSnapshotOf(input.observed.get(AWS_KEYS.snapshot));

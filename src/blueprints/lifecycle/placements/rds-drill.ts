@@ -1,0 +1,218 @@
+// The restore drill of an RDS snapshot (a DatabaseBackup of a Database on
+// AWS), run only when someone asks for it (spec.verification.requested): a
+// scratch instance costs money by the hour, so the Database's verify
+// schedule never asks one of RDS (RDS keeps its own automated backups, and
+// the Database schedules no DatabaseBackups there). The snapshot is made
+// into a scratch RDS instance, in the Database's subnets and security groups
+// so that a Job in the cluster reaches it; once AWS says it is available, the
+// Job counts its tables and rows as its master user; once that is recorded,
+// the instance goes, with no final snapshot. backup/drill.ts decides when a
+// drill runs; this says what it composes and how it ended.
+import { jobOf } from '../../../kinds/batch.js';
+import { judge, SCRATCH_LABEL } from '../../../kinds/index.js';
+import { rdsInstanceOf, rdsSnapshotOf, type RdsInstance } from '../../../kinds/aws.js';
+import { condition, str, type Obj } from '../../../kube.js';
+import { boundedLabel, dnsLabel, shortHash } from '../../../names.js';
+import { baseName } from '../database.js';
+import { INSTANCE_CLASSES } from '../engine.js';
+import { countJob, verifyJobName } from '../jobs.js';
+import { judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
+import type { BackupCall, Drill, DrillResult } from './placement.js';
+import { AWS_KEYS, providerConfigRef } from './rds-names.js';
+
+/** A drill's scratch RDS Instance's composition-resource key (the DatabaseBackup's), and its password Secret's. */
+const DRILL_INSTANCE_KEY = 'drill-rds-instance';
+const DRILL_PASSWORD_KEY = 'drill-rds-password';
+/** How long a drill may take to have its scratch instance available (or an earlier one gone) before it gives up. */
+const DRILL_DEADLINE_MS = 6 * 3_600_000;
+/** AWS states of an instance being made from a snapshot that say the snapshot could not be restored. */
+const RESTORE_FAILED = new Set(['incompatible-restore', 'restore-error', 'failed']);
+/** What AWS answers a restore from a snapshot it does not have (the provider's Synced message carries it). */
+const SNAPSHOT_MISSING = /DBSnapshotNotFound/;
+/** RDS for PostgreSQL's own database, closed to the master user. */
+const RDS_ADMIN_DATABASE = 'rdsadmin';
+
+/** The scratch Instance of drill `request` of a backup, as Kubernetes knows it (its Secrets are named after it). */
+export const rdsScratchName = (backup: string, request: string) =>
+  boundedLabel(63, backup, 'drill', request.toLowerCase());
+
+/**
+ * Its identifier in AWS: unique per account and region, so the namespace is
+ * part of it, and a hash of the DatabaseBackup's uid and the request, so two
+ * clusters' drills, or two requests of one backup, never share one.
+ */
+export function rdsScratchIdentifier(backup: { namespace: string; name: string; uid: string }, request: string) {
+  const token = shortHash(`${backup.uid || `${backup.namespace}/${backup.name}`}#${request}`, 8);
+  return dnsLabel(`${backup.namespace}-${backup.name}`.replace(/-+/g, '-'), 'drill', token).replace(/-+/g, '-');
+}
+
+/**
+ * A drill's scratch instance: made from snapshot `snapshot`, of the
+ * Database's instance class (a smaller one may not take the snapshot's
+ * storage), in its subnets and security groups (the count reaches it as
+ * applications reach the Database), single-AZ, keeping no automated backups,
+ * deleted with no final snapshot (it is a copy), and with a master password
+ * of its own that the provider generates into a Secret the drill composes
+ * (it goes with the drill; the snapshot's own password is not the drill's to
+ * read). It carries the scratch label, by which the drill alone may throw it
+ * away.
+ */
+function scratchInstance(call: BackupCall, name: string, identifier: string, snapshot: string): RdsInstance {
+  const { input, target } = call;
+  const { spec } = target;
+  const aws = spec.aws!;
+  const snapshotSize = rdsSnapshotOf(input.observed.get(AWS_KEYS.snapshot))?.allocatedStorage ?? 0;
+  return {
+    apiVersion: 'rds.aws.m.upbound.io/v1beta1',
+    kind: 'Instance',
+    metadata: {
+      name,
+      namespace: input.owner.namespace,
+      labels: { 'app.kubernetes.io/managed-by': 'function-platform', [SCRATCH_LABEL]: 'drill' },
+    },
+    spec: {
+      managementPolicies: ['*'],
+      providerConfigRef: providerConfigRef(spec),
+      forProvider: {
+        region: aws.region,
+        identifier,
+        snapshotIdentifier: snapshot,
+        instanceClass: aws.instanceClass ?? INSTANCE_CLASSES[spec.size],
+        // At least the snapshot's: RDS refuses less. As large as the Database grew, what it holds fits.
+        allocatedStorage: Math.max(spec.storageGB, snapshotSize, target.grownGB ?? 0),
+        storageType: 'gp3',
+        storageEncrypted: true,
+        multiAz: false,
+        publiclyAccessible: false,
+        autoGeneratePassword: true,
+        passwordSecretRef: { name: passwordSecretName(name), key: 'password' },
+        backupRetentionPeriod: 0,
+        autoMinorVersionUpgrade: false,
+        applyImmediately: true,
+        deletionProtection: false,
+        skipFinalSnapshot: true,
+        deleteAutomatedBackups: true,
+        ...(aws.subnetIds?.length
+          ? { dbSubnetGroupNameRef: { name: dnsLabel(baseName(target.owner), 'subnets') } }
+          : {}),
+        ...(aws.securityGroupIds?.length ? { vpcSecurityGroupIds: aws.securityGroupIds } : {}),
+        tags: {
+          'managed-by': 'function-platform',
+          'function-platform/drill': `${input.owner.namespace}/${input.owner.name}`,
+        },
+      },
+      writeConnectionSecretToRef: { name: connectionSecretName(name) },
+    },
+  };
+}
+
+const passwordSecretName = (scratch: string) => `${scratch}-password`;
+const connectionSecretName = (scratch: string) => `${scratch}-rds`;
+
+/**
+ * The Secret the provider generates the scratch instance's master password
+ * into: composed empty (the provider writes a password only where there is
+ * none, and server-side apply leaves what the provider wrote alone), so
+ * that it is deleted with the drill.
+ */
+function passwordSecret(call: BackupCall, scratch: string): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: passwordSecretName(scratch),
+      namespace: call.input.owner.namespace,
+      labels: { 'app.kubernetes.io/managed-by': 'function-platform', [SCRATCH_LABEL]: 'drill' },
+    },
+    type: 'Opaque',
+  };
+}
+
+/**
+ * An RDS snapshot's drill. AWS failing to restore the snapshot (the
+ * instance ends incompatible-restore, restore-error or failed), or having no
+ * such snapshot, is a Failed drill. The instance stuck in another state that
+ * needs someone (no capacity, a network that does not fit), a count that
+ * cannot get in, and six hours without a count are Incomplete: they judge
+ * nothing.
+ */
+export function rdsDrill(call: BackupCall, request: string, startedAt: string | undefined): Drill {
+  const { input, target, previous } = call;
+  const out: Drill = { resources: [], requirements: {}, warnings: [] };
+  const since = startedAt ?? input.now.toISOString();
+  const running = { request, result: 'Running', startedAt: since };
+  const overdue = input.now.getTime() - Date.parse(since) > DRILL_DEADLINE_MS;
+  const end = (result: DrillResult, reason: string): Drill => {
+    const verifiedAt = input.now.toISOString();
+    const durationSeconds = Math.max(0, Math.round((Date.parse(verifiedAt) - Date.parse(since)) / 1000));
+    out.status = { request, result, startedAt: since, verifiedAt, durationSeconds, reason };
+    out.warnings.push({
+      reason: result === 'Failed' ? 'VerificationFailed' : 'VerificationIncomplete',
+      message: `restore drill of DatabaseBackup ${input.owner.name}: ${reason}`,
+    });
+    out.resources = [];
+    return out;
+  };
+  const snapshot = str(previous, 'location')?.replace(/^rds-snapshot:/, '');
+  if (!snapshot)
+    return end('Incomplete', `DatabaseBackup ${input.owner.name} names no RDS snapshot: nothing to restore`);
+  const name = rdsScratchName(input.owner.name, request);
+  const identifier = rdsScratchIdentifier(input.owner, request);
+  const jobName = verifyJobName(input.owner, request);
+  // What an earlier request made is still there: it goes first (the guard lets a scratch go), then this one starts.
+  const earlier = [
+    str(input.observed.get(DRILL_INSTANCE_KEY), 'metadata', 'name'),
+    str(input.observed.get(VERIFY_KEY), 'metadata', 'name'),
+  ].find((n) => n !== undefined && n !== name && n !== jobName);
+  if (earlier) {
+    if (overdue) return end('Incomplete', `${earlier} of an earlier drill was still not deleted after 6 hours`);
+    out.status = running;
+    return out;
+  }
+  const instance = { key: DRILL_INSTANCE_KEY, object: scratchInstance(call, name, identifier, snapshot) };
+  const password = { key: DRILL_PASSWORD_KEY, object: passwordSecret(call, name) };
+  const observedObj = input.observed.get(DRILL_INSTANCE_KEY);
+  const observed = rdsInstanceOf(observedObj);
+  const said = condition(observedObj, 'Synced')?.message ?? '';
+  if (observed?.status && RESTORE_FAILED.has(observed.status))
+    return end(
+      'Failed',
+      `AWS could not restore RDS snapshot ${snapshot} into scratch instance ${identifier} (AWS status: ${observed.status})`,
+    );
+  if (SNAPSHOT_MISSING.test(said))
+    return end('Failed', `AWS has no RDS snapshot ${snapshot}: it cannot be restored (${said.slice(0, 300)})`);
+  const verdict = observedObj ? judge(observedObj) : undefined;
+  if (verdict?.state === 'failed')
+    return end('Incomplete', `scratch instance ${identifier} needs someone: ${verdict.detail}; nothing was judged`);
+  // Counted once available; a count under way goes on whatever AWS says meanwhile.
+  const counting = str(input.observed.get(VERIFY_KEY), 'metadata', 'name') === jobName;
+  if (!(verdict?.ready && observed?.status === 'available') && !counting) {
+    if (overdue)
+      return end(
+        'Incomplete',
+        `scratch instance ${identifier} was not available after 6 hours (${observed?.status ? `AWS status: ${observed.status}` : said || 'not created'}): nothing was judged`,
+      );
+    out.resources = [instance, password];
+    out.status = running;
+    return out;
+  }
+  // Available for six hours, or a count under way as long, and nothing counted: the count's Job cannot be made or run.
+  const count = jobOf(input.observed.get(VERIFY_KEY));
+  if (overdue && !count?.complete && !count?.failed)
+    return end('Incomplete', `scratch instance ${identifier} was not counted within 6 hours: nothing was judged`);
+  const skip = target.spec.engine === 'postgres' ? [RDS_ADMIN_DATABASE] : [];
+  const job = {
+    key: VERIFY_KEY,
+    object: countJob(input.owner, target, { secret: connectionSecretName(name), skip }, request),
+  };
+  return judgeDrillJob(
+    call,
+    request,
+    since,
+    jobName,
+    [instance, password, job],
+    {},
+    { verify: 'the count on the scratch RDS instance' },
+    'drill',
+  );
+}
