@@ -680,6 +680,7 @@ describe('the count of an RDS drill’s scratch instance against real PostgreSQL
   let maria: DatabaseServer;
   let work: string;
   const MASTER_PASSWORD = 'q"uo\\te$d`p#w;0';
+  const MANY_TABLES = 2_100;
   before(async () => {
     [pg, maria] = await Promise.all([startPostgres(), startMariadb()]);
     work = mkdtempSync(join(tmpdir(), 'fp-rds-count-'));
@@ -689,6 +690,26 @@ describe('the count of an RDS drill’s scratch instance against real PostgreSQL
     pg.sql('orders', 'GRANT SELECT ON ALL TABLES IN SCHEMA public TO master');
     pg.sql('postgres', 'REVOKE CONNECT ON DATABASE rdsadmin FROM PUBLIC');
     mysql.fill(maria, 'orders', 2_500);
+    // Thousands of tables with long names (their count's statement is longer than one command-line argument may
+    // be), and a name with a backtick in it.
+    const many = [
+      'CREATE DATABASE warehouse;',
+      ...Array.from(
+        { length: MANY_TABLES },
+        (_, i) =>
+          `CREATE TABLE warehouse.shelf_with_a_long_name_for_the_count_${String(i).padStart(4, '0')} (id int) ENGINE=MEMORY;`,
+      ),
+      'CREATE TABLE warehouse.`odd``name` (id int) ENGINE=MEMORY; INSERT INTO warehouse.`odd``name` VALUES (1), (2), (3);',
+    ].join('\n');
+    writeFileSync(join(work, 'many.sql'), many);
+    execFileSync(
+      'sh',
+      ['-c', `mariadb --no-defaults -h ${maria.host} -P ${maria.port} -u${maria.user} < "${join(work, 'many.sql')}"`],
+      {
+        env: { ...process.env, MYSQL_PWD: maria.password },
+        stdio: 'pipe',
+      },
+    );
     maria.sql(
       '',
       `CREATE DATABASE inventory; CREATE TABLE inventory.items (id int) ENGINE=InnoDB; INSERT INTO inventory.items SELECT seq FROM inventory.seq_1_to_7; CREATE USER 'admin'@'127.0.0.1' IDENTIFIED BY '${MASTER_PASSWORD.replace(/\\/g, '\\\\')}'; GRANT SELECT, SHOW VIEW ON *.* TO 'admin'@'127.0.0.1';`,
@@ -727,8 +748,8 @@ describe('the count of an RDS drill’s scratch instance against real PostgreSQL
     const run = await sh(countScript('mysql'), env(maria, 'admin', MASTER_PASSWORD, 'maria.ok'));
     assert.equal(run.code, 0, run.output);
     const counted = JSON.parse(readFileSync(join(work, 'maria.ok'), 'utf8')) as { tables: number; rows: number };
-    assert.equal(counted.tables, 2, 'orders.orders and inventory.items');
-    assert.equal(counted.rows, 2_507);
+    assert.equal(counted.tables, 2 + MANY_TABLES + 1, 'orders.orders, inventory.items and the warehouse');
+    assert.equal(counted.rows, 2_507 + 3);
     assert.equal(mysql.digest(maria, 'orders'), before, 'the count writes nothing');
     assert.doesNotMatch(run.output, /uo\\te/, 'no password in what it says');
     t.diagnostic(`counted ${counted.tables} tables, ${counted.rows} rows in ${run.ms} ms`);

@@ -141,11 +141,14 @@ describe('a restore drill of an RDS snapshot, asked for', () => {
     assert.match(IDENTIFIER, /^team-a-orders-before-migration-drill-[0-9a-f]{8}$/);
     assert.equal(p['snapshotIdentifier'], SNAPSHOT);
     assert.equal(p['instanceClass'], 'db.t4g.medium');
-    assert.equal(p['allocatedStorage'], 50);
+    // The snapshot's size and backup retention: a larger size or a retention of 0 would each be a change after
+    // the restore (hours of storage optimization; an outage mid-count).
+    assert.equal(p['allocatedStorage'], undefined);
+    assert.equal(p['backupRetentionPeriod'], undefined);
+    assert.equal(p['deleteAutomatedBackups'], true);
     assert.equal(p['skipFinalSnapshot'], true);
     assert.equal(p['finalSnapshotIdentifier'], undefined);
     assert.equal(p['deletionProtection'], false);
-    assert.equal(p['backupRetentionPeriod'], 0, 'it keeps no automated backups');
     assert.equal(p['multiAz'], false);
     assert.equal(p['publiclyAccessible'], false);
     assert.deepEqual(p['dbSubnetGroupNameRef'], { name: 'orders-db-subnets' });
@@ -261,20 +264,115 @@ describe('a restore drill of an RDS snapshot, asked for', () => {
     assert.equal(desiredOf(rsp, 'drill-rds-password'), undefined);
   });
 
-  test('AWS has no such snapshot: Failed with what the provider said', () => {
+  test('AWS has no such snapshot: Failed with what the provider said first (its LastAsyncOperation condition)', () => {
     const first = started();
-    const missing = instanceStatus(undefined, false, {
+    const missing = instanceStatus(undefined, false);
+    (missing['conditions'] as Obj[]).push({
+      type: 'LastAsyncOperation',
       status: 'False',
-      reason: 'ReconcileError',
-      message: `create failed: api error DBSnapshotNotFound: DBSnapshot ${SNAPSHOT} not found.`,
+      reason: 'AsyncCreateFailure',
+      message: `async create failed: failed to create the resource: operation error RDS: RestoreDBInstanceFromDBSnapshot, api error DBSnapshotNotFound: DBSnapshot not found: ${SNAPSHOT}`,
     });
     const rsp = call(running(first), observedWith(first, missing), db);
     const v = statusOf(rsp)['verification'] as Obj;
     assert.equal(v['result'], 'Failed');
     assert.match(
       String(v['reason']),
-      /^AWS has no RDS snapshot orders-before-migration: it cannot be restored \(create failed/,
+      /^AWS refused to restore RDS snapshot orders-before-migration: async create failed/,
     );
+    assert.equal(desiredOf(rsp, 'drill-rds-instance'), undefined);
+  });
+
+  test('AWS refuses the request itself (a class, a quota): Incomplete at once, nothing judged', () => {
+    const first = started();
+    const refused = instanceStatus(undefined, false, {
+      status: 'False',
+      reason: 'ReconcileError',
+      message:
+        'create failed: api error InvalidParameterCombination: RDS does not support creating a DB instance with the following combination',
+    });
+    const rsp = call(running(first), observedWith(first, refused), db);
+    const v = statusOf(rsp)['verification'] as Obj;
+    assert.equal(v['result'], 'Incomplete');
+    assert.match(
+      String(v['reason']),
+      /^AWS refused to make scratch instance .*InvalidParameterCombination.*; nothing was judged$/,
+    );
+    assert.equal(desiredOf(rsp, 'drill-rds-instance'), undefined);
+  });
+
+  test('serving while AWS optimizes its storage: counted, not waited on', () => {
+    const first = started();
+    const rsp = call(running(first), observedWith(first, instanceStatus('storage-optimization', true)), db);
+    assert.ok(desiredOf(rsp, 'verify'), 'the count starts');
+  });
+
+  test('a backup whose location is no RDS snapshot: Incomplete, nothing made', () => {
+    const rsp = at('2026-12-07T05:00:00Z', () =>
+      call(
+        backupXr(REQUEST, { ...COMPLETED, location: 's3://team-a-backups/orders/x.dump' }),
+        [snapshotObserved()],
+        db,
+      ),
+    );
+    assert.equal(desiredOf(rsp, 'drill-rds-instance'), undefined);
+    const v = statusOf(rsp)['verification'] as Obj;
+    assert.equal(v['result'], 'Incomplete');
+    assert.match(String(v['reason']), /names no RDS snapshot \(its location is "s3:/);
+  });
+
+  test('a newer request while an earlier scratch instance is still there: that one goes first', () => {
+    const first = started();
+    const observed = observedWith(first, AVAILABLE);
+    const rsp = call(
+      backupXr('after-friday', { ...COMPLETED, verification: statusOf(first)['verification'] }),
+      observed,
+      db,
+    );
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    assert.equal(desiredOf(rsp, 'drill-rds-instance'), undefined, 'the earlier one goes');
+    assert.equal(desiredOf(rsp, 'drill-rds-password'), undefined);
+    assert.deepEqual((({ request, result }) => ({ request, result }))(statusOf(rsp)['verification'] as Obj), {
+      request: 'after-friday',
+      result: 'Running',
+    });
+    // Once it is gone, the new request's instance is made.
+    const next = call(
+      backupXr('after-friday', { ...COMPLETED, verification: statusOf(rsp)['verification'] }),
+      [snapshotObserved()],
+      db,
+    );
+    assert.equal((desiredOf(next, 'drill-rds-instance')!['metadata'] as Obj)['name'], `${NAME}-drill-after-friday`);
+  });
+
+  test('counting for six hours and nothing counted: Incomplete, everything goes', () => {
+    const first = started();
+    const withJob = call(running(first), observedWith(first, AVAILABLE), db);
+    const observed = observedWith(withJob, AVAILABLE, jobStatus());
+    const rsp = at('2026-12-07T11:00:01Z', () => call(running(first), observed, db));
+    const v = statusOf(rsp)['verification'] as Obj;
+    assert.equal(v['result'], 'Incomplete');
+    assert.match(String(v['reason']), /was not counted within 6 hours/);
+    assert.equal(desiredOf(rsp, 'verify'), undefined);
+    assert.equal(desiredOf(rsp, 'drill-rds-instance'), undefined);
+  });
+
+  test('the Database refused (its spec invalid): the drill waits, then stops after six hours, the instance gone', () => {
+    const first = started();
+    const observed = observedWith(first, AVAILABLE);
+    const broken = answered({ database: [databaseXr({ ...SPEC, storageGB: -1 }, { bare: true })] });
+    const waiting = at('2026-12-07T06:00:00Z', () => call(running(first), observed, broken));
+    assert.equal(fatalOf(waiting), undefined, fatalOf(waiting)?.message);
+    assert.ok(desiredOf(waiting, 'drill-rds-instance'), 'kept while the spec may be fixed');
+    const late = at('2026-12-07T11:00:01Z', () => call(running(first), observed, broken));
+    assert.equal(fatalOf(late), undefined, fatalOf(late)?.message);
+    assert.equal(desiredOf(late, 'drill-rds-instance'), undefined, 'it bills by the hour: it goes');
+    assert.equal(desiredOf(late, 'drill-rds-password'), undefined);
+    assert.ok(desiredOf(late, 'rds-snapshot'), 'the snapshot stays');
+    const v = statusOf(late)['verification'] as Obj;
+    assert.equal(v['result'], 'Incomplete');
+    assert.match(String(v['reason']), /^Database orders has been refused for 6 hours \(its spec is invalid/);
+    assert.match(String(statusOf(late)['message']), /Database orders is refused now \(its spec is invalid/);
   });
 
   test('stuck in a state that needs someone (no capacity): Incomplete, nothing judged', () => {

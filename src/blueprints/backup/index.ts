@@ -17,6 +17,7 @@ import {
   VERIFY_KEY,
 } from '../lifecycle/placements/backup-methods.js';
 import { JOB_NAME_LABEL } from '../lifecycle/jobs.js';
+import { DRILL_DEADLINE_MS } from '../lifecycle/placements/backup-methods.js';
 import { planDrill } from './drill.js';
 import type { BackupCall, Drill } from '../lifecycle/placements/placement.js';
 import { HOLD_KEY, holdDatabase, USAGES, usagesRequirement } from '../lifecycle/deletion-order.js';
@@ -66,9 +67,10 @@ function compose(r: ResolvedBackup): Plan {
   if (lookup.state !== 'found') {
     // A Database that is gone, or that cannot be backed up, is read by nothing: held by nothing. Nor is a drill
     // of it finished: what the drill made goes (its record says it stopped).
+    const stopped = drillStopped(r) !== undefined;
     for (const [key, obj] of input.observed) {
-      // A Database that cannot be backed up now (refused) is there still: its drill waits.
-      const gone = lookup.state === 'missing' && (key === VERIFY_KEY || isScratch(obj));
+      // A Database that cannot be backed up now (refused) is there still: its drill waits, six hours at most.
+      const gone = (lookup.state === 'missing' || stopped) && (key === VERIFY_KEY || isScratch(obj));
       const ended = (lookup.state !== 'unknown' && key === HOLD_KEY) || gone;
       if (!ended) resources.push({ key, object: asDesired(obj) });
     }
@@ -126,6 +128,23 @@ function asDesired(obj: Obj): Obj {
 }
 
 /**
+ * Why a drill under way stops while its Database cannot be read, if it does:
+ * the Database is gone, or has been refused (its spec invalid) past the
+ * drill's deadline; a scratch instance that bills by the hour (RDS) must not
+ * wait on a spec nobody fixes. What the drill made then goes.
+ */
+function drillStopped(r: ResolvedBackup): string | undefined {
+  const drill = record(r.previous, 'verification');
+  if (str(drill, 'result') !== 'Running') return undefined;
+  const ref = r.input.spec.databaseRef.name;
+  if (r.lookup.state === 'missing') return `Database ${ref} is gone: the drill stopped, and what it made was removed`;
+  const since = Date.parse(str(drill, 'startedAt') ?? '');
+  if (r.lookup.state === 'refused' && r.input.now.getTime() - since > DRILL_DEADLINE_MS)
+    return `Database ${ref} has been refused for 6 hours (${r.lookup.why}): the drill stopped, and what it made was removed`;
+  return undefined;
+}
+
+/**
  * A finished backup's record when its Database cannot be read (deleted, or
  * not answered yet): its outcome does not depend on the Database any more, so
  * it stays Completed or Failed, with the Database's absence said.
@@ -136,19 +155,17 @@ function recorded(r: ResolvedBackup): Summary | undefined {
   const { ready: _ready, message, conditions: _conditions, ...kept } = r.previous;
   const said = typeof message === 'string' ? message : phase;
   if (r.lookup.state === 'unknown') return backupSummary(phase as BackupPhase, said, kept);
-  const gone = `; Database ${r.input.spec.databaseRef.name} is gone, this record and what it stored stay`;
+  const gone =
+    r.lookup.state === 'refused'
+      ? `; Database ${r.input.spec.databaseRef.name} is refused now (${r.lookup.why}), this record stays`
+      : `; Database ${r.input.spec.databaseRef.name} is gone, this record and what it stored stay`;
   // A drill under way stops with its Database: what it made goes (compose), and its record says so.
   const drill = record(r.previous, 'verification');
-  if (r.lookup.state === 'missing' && str(drill, 'result') === 'Running') {
+  const why = drillStopped(r);
+  if (why) {
     const now = r.input.now.toISOString();
     const seconds = Math.max(0, Math.round((Date.parse(now) - Date.parse(str(drill, 'startedAt') ?? now)) / 1000));
-    kept['verification'] = {
-      ...drill,
-      result: 'Incomplete',
-      verifiedAt: now,
-      durationSeconds: seconds,
-      reason: `Database ${r.input.spec.databaseRef.name} is gone: the drill stopped, and what it made was removed`,
-    };
+    kept['verification'] = { ...drill, result: 'Incomplete', verifiedAt: now, durationSeconds: seconds, reason: why };
   }
   return backupSummary(phase as BackupPhase, said.endsWith(gone) ? said : `${said}${gone}`, kept);
 }

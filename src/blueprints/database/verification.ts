@@ -36,7 +36,8 @@ const ENDED = new Set(['Passed', 'Failed', 'Incomplete']);
 /**
  * The drills of this call. `busy`: what runs that a drill must not run beside
  * (a restore, an upgrade), if anything; `drills`: whether the placement's
- * backup method has a drill (an RDS snapshot has none).
+ * backup method has a drill scheduled (an RDS snapshot is drilled only on request:
+ * the Database schedules no backups there).
  */
 export function planDrills(
   input: DatabaseInput,

@@ -214,12 +214,14 @@ export function countScript(engine: DatabaseSpec['engine'] = 'postgres', skip: r
       // The password in a client option file of the pod's own, not on a command line another process can read.
       'umask 077',
       'printf \'[client]\\nhost="%s"\\nport=%s\\nuser="%s"\\npassword="%s"\\n\' "$HOST" "$PORT" "$DB_USER" "$(printf %s "$DB_PASSWORD" | sed -e \'s/\\\\/\\\\\\\\/g\' -e \'s/"/\\\\"/g\')" > "$WORK/client.cnf"',
-      'q() { mysql --defaults-file="$WORK/client.cnf" -N -B "$@"; }',
+      // Raw: names come back as they are, not escaped as batch mode escapes them.
+      'q() { mysql --defaults-file="$WORK/client.cnf" -N -B -r "$@"; }',
       wait('q -e "SELECT 1"'),
       `tables=$(q -e "SELECT COUNT(*) FROM information_schema.tables WHERE ${mine}" 2> "$WORK/count.log") || fail "the tables of the scratch server could not be listed: $(said)" 1`,
-      // Exact counts (information_schema's are estimates for InnoDB), one statement for all tables.
-      `sum=$(q -e "SET SESSION group_concat_max_len = 16777216; SELECT COALESCE(GROUP_CONCAT(CONCAT('SELECT COUNT(*) AS c FROM ', CHAR(96), table_schema, CHAR(96), '.', CHAR(96), table_name, CHAR(96)) SEPARATOR ' UNION ALL '), 'SELECT 0 AS c') FROM information_schema.tables WHERE ${mine}" 2> "$WORK/count.log") || fail "the tables of the scratch server could not be listed: $(said)" 1`,
-      'rows=$(q -e "SELECT COALESCE(SUM(c), 0) FROM ($sum) t" 2> "$WORK/count.log") || fail "the count on the scratch server failed: $(said)" 1',
+      // Exact counts (information_schema's are estimates for InnoDB), one statement for all tables, read from a
+      // file: thousands of tables make it longer than one command-line argument may be. Backticks in a name doubled.
+      `q -e "SET SESSION group_concat_max_len = 1073741824; SELECT CONCAT('SELECT COALESCE(SUM(c), 0) FROM (', COALESCE(GROUP_CONCAT(CONCAT('SELECT COUNT(*) AS c FROM ', CHAR(96), REPLACE(table_schema, CHAR(96), REPEAT(CHAR(96), 2)), CHAR(96), '.', CHAR(96), REPLACE(table_name, CHAR(96), REPEAT(CHAR(96), 2)), CHAR(96)) SEPARATOR ' UNION ALL '), 'SELECT 0 AS c'), ') t') FROM information_schema.tables WHERE ${mine}" > "$WORK/count.sql" 2> "$WORK/count.log" || fail "the tables of the scratch server could not be listed: $(said)" 1`,
+      'rows=$(q < "$WORK/count.sql" 2> "$WORK/count.log") || fail "the count on the scratch server failed: $(said)" 1',
       ...tail,
     ].join('\n');
   }

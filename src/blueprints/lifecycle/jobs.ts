@@ -224,6 +224,8 @@ export interface ScratchServer {
   secret: string;
   /** PostgreSQL databases the server keeps closed to its users (RDS's rdsadmin): not counted. */
   skip?: readonly string[];
+  /** How long the count may run (an hour unless said). */
+  deadlineSeconds?: number;
 }
 
 /**
@@ -256,7 +258,7 @@ export function countJob(backup: Owner, target: Target, server: ScratchServer, r
     verifyJobName(backup, request),
     backup.namespace,
     labels,
-    { backoffLimit: 0, activeDeadlineSeconds: 3600 },
+    { backoffLimit: 0, activeDeadlineSeconds: server.deadlineSeconds ?? 3600 },
     { containers: [container] },
   );
 }

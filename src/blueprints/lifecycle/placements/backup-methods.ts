@@ -182,6 +182,9 @@ function read({ input, target, previous, attempt }: BackupCall, base: Obj): Summ
 /** A drill's Job's composition-resource key: the dump's drill, or the count of a scratch instance. */
 export const VERIFY_KEY = 'verify';
 
+/** How long a drill may run (its scratch instance made, or an earlier one gone, and counted) before it gives up. */
+export const DRILL_DEADLINE_MS = 6 * 3_600_000;
+
 /** The backup's pods, read whenever a drill Job exists: the same requirement on every call of a reconcile. */
 const drillPods = (input: BlueprintInput<DatabaseBackupSpec>): Requirement => ({
   apiVersion: 'v1',

@@ -11,7 +11,7 @@ import { nameOf, type Obj, str } from '../../../kube.js';
 import { boundedLabel } from '../../../names.js';
 import { majorVersion } from '../database.js';
 import { countJob, endedContainers, lastWords, podLabels, verifyJobName } from '../jobs.js';
-import { judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
+import { DRILL_DEADLINE_MS, judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
 import { CNPG_KEYS, CNPG_PLUGIN, objectStoreName, RECOVERY_SOURCE } from './cnpg-names.js';
 import { gi, podResources } from './in-cluster.js';
 import type { BackupCall, Drill, DrillResult } from './placement.js';
@@ -25,8 +25,6 @@ const INSTANCE_MANAGER_PORT = 8000;
 /** Required resources: the operator's recovery Job of a drill's scratch Cluster, and its pods, read for their end. */
 const DRILL_RECOVERY = 'drill-recovery';
 const DRILL_RECOVERY_PODS = 'drill-recovery-pods';
-/** How long a drill may take to have its scratch Cluster healthy (or an earlier one gone) before it gives up. */
-const DRILL_DEADLINE_MS = 6 * 3_600_000;
 /**
  * A scratch Cluster's name at most: the operator names its recovery Job
  * `<cluster>-1-full-recovery`, and a Job's name is 63 characters at most.

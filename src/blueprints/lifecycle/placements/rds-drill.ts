@@ -10,25 +10,38 @@
 // drill runs; this says what it composes and how it ended.
 import { jobOf } from '../../../kinds/batch.js';
 import { judge, SCRATCH_LABEL } from '../../../kinds/index.js';
-import { rdsInstanceOf, rdsSnapshotOf, type RdsInstance } from '../../../kinds/aws.js';
+import { rdsInstanceOf, type RdsInstance } from '../../../kinds/aws.js';
 import { condition, str, type Obj } from '../../../kube.js';
 import { boundedLabel, dnsLabel, shortHash } from '../../../names.js';
 import { baseName } from '../database.js';
 import { INSTANCE_CLASSES } from '../engine.js';
 import { countJob, verifyJobName } from '../jobs.js';
-import { judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
+import { DRILL_DEADLINE_MS, judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
 import type { BackupCall, Drill, DrillResult } from './placement.js';
-import { AWS_KEYS, providerConfigRef } from './rds-names.js';
+import { providerConfigRef } from './rds-names.js';
 
 /** A drill's scratch RDS Instance's composition-resource key (the DatabaseBackup's), and its password Secret's. */
 const DRILL_INSTANCE_KEY = 'drill-rds-instance';
 const DRILL_PASSWORD_KEY = 'drill-rds-password';
-/** How long a drill may take to have its scratch instance available (or an earlier one gone) before it gives up. */
-const DRILL_DEADLINE_MS = 6 * 3_600_000;
 /** AWS states of an instance being made from a snapshot that say the snapshot could not be restored. */
 const RESTORE_FAILED = new Set(['incompatible-restore', 'restore-error', 'failed']);
-/** What AWS answers a restore from a snapshot it does not have (the provider's Synced message carries it). */
-const SNAPSHOT_MISSING = /DBSnapshotNotFound/;
+/** AWS states in which a made instance serves connections: counted then (storage optimization can take hours). */
+const SERVING = new Set(['available', 'backing-up', 'storage-optimization']);
+/**
+ * What AWS answers a restore it refuses, as the provider says it (first in
+ * its LastAsyncOperation condition: upjet creates in the background, then in
+ * Synced): no such snapshot, or a snapshot it cannot restore, judge the
+ * backup; the others are the account's or the request's (a quota, a class,
+ * a key, a subnet group) and judge nothing, so waiting on them would only
+ * wait out the deadline.
+ */
+const SNAPSHOT_REFUSED = /DBSnapshotNotFound|InvalidRestoreFault/;
+const REQUEST_REFUSED =
+  /InvalidParameterCombination|InvalidParameterValue|StorageQuotaExceeded|InstanceQuotaExceeded|InsufficientDBInstanceCapacity|DBSubnetGroupNotFoundFault|KMSKeyNotAccessibleFault|StorageTypeNotSupported|AccessDenied|UnauthorizedOperation/;
+/** How long the count may take: a restored volume loads from S3 as it is first read, so a full scan is slow. */
+const COUNT_DEADLINE_SECONDS = 3 * 3600;
+/** The location of a DatabaseBackup's RDS snapshot: this, then its identifier. */
+const RDS_SNAPSHOT = 'rds-snapshot:';
 /** RDS for PostgreSQL's own database, closed to the master user. */
 const RDS_ADMIN_DATABASE = 'rdsadmin';
 
@@ -49,9 +62,9 @@ export function rdsScratchIdentifier(backup: { namespace: string; name: string; 
 /**
  * A drill's scratch instance: made from snapshot `snapshot`, of the
  * Database's instance class (a smaller one may not take the snapshot's
- * storage), in its subnets and security groups (the count reaches it as
- * applications reach the Database), single-AZ, keeping no automated backups,
- * deleted with no final snapshot (it is a copy), and with a master password
+ * storage), of the snapshot's size, in its subnets and security groups (the
+ * count reaches it as applications reach the Database), single-AZ, its
+ * automated backups deleted with it, and no final snapshot (it is a copy), and with a master password
  * of its own that the provider generates into a Secret the drill composes
  * (it goes with the drill; the snapshot's own password is not the drill's to
  * read). It carries the scratch label, by which the drill alone may throw it
@@ -61,7 +74,6 @@ function scratchInstance(call: BackupCall, name: string, identifier: string, sna
   const { input, target } = call;
   const { spec } = target;
   const aws = spec.aws!;
-  const snapshotSize = rdsSnapshotOf(input.observed.get(AWS_KEYS.snapshot))?.allocatedStorage ?? 0;
   return {
     apiVersion: 'rds.aws.m.upbound.io/v1beta1',
     kind: 'Instance',
@@ -78,15 +90,14 @@ function scratchInstance(call: BackupCall, name: string, identifier: string, sna
         identifier,
         snapshotIdentifier: snapshot,
         instanceClass: aws.instanceClass ?? INSTANCE_CLASSES[spec.size],
-        // At least the snapshot's: RDS refuses less. As large as the Database grew, what it holds fits.
-        allocatedStorage: Math.max(spec.storageGB, snapshotSize, target.grownGB ?? 0),
+        // No size and no backup retention: the snapshot's own. A larger size would be a storage change after the
+        // restore (storage optimization, hours), and a retention of 0 set after it an outage mid-count.
         storageType: 'gp3',
         storageEncrypted: true,
         multiAz: false,
         publiclyAccessible: false,
         autoGeneratePassword: true,
         passwordSecretRef: { name: passwordSecretName(name), key: 'password' },
-        backupRetentionPeriod: 0,
         autoMinorVersionUpgrade: false,
         applyImmediately: true,
         deletionProtection: false,
@@ -153,9 +164,13 @@ export function rdsDrill(call: BackupCall, request: string, startedAt: string | 
     out.resources = [];
     return out;
   };
-  const snapshot = str(previous, 'location')?.replace(/^rds-snapshot:/, '');
+  const location = str(previous, 'location') ?? '';
+  const snapshot = location.startsWith(RDS_SNAPSHOT) ? location.slice(RDS_SNAPSHOT.length) : '';
   if (!snapshot)
-    return end('Incomplete', `DatabaseBackup ${input.owner.name} names no RDS snapshot: nothing to restore`);
+    return end(
+      'Incomplete',
+      `DatabaseBackup ${input.owner.name} names no RDS snapshot (its location is ${JSON.stringify(location)}): nothing to restore`,
+    );
   const name = rdsScratchName(input.owner.name, request);
   const identifier = rdsScratchIdentifier(input.owner, request);
   const jobName = verifyJobName(input.owner, request);
@@ -173,20 +188,30 @@ export function rdsDrill(call: BackupCall, request: string, startedAt: string | 
   const password = { key: DRILL_PASSWORD_KEY, object: passwordSecret(call, name) };
   const observedObj = input.observed.get(DRILL_INSTANCE_KEY);
   const observed = rdsInstanceOf(observedObj);
-  const said = condition(observedObj, 'Synced')?.message ?? '';
+  // Upjet creates in the background: a refused restore is said first by LastAsyncOperation, then by Synced.
+  const said = [condition(observedObj, 'LastAsyncOperation'), condition(observedObj, 'Synced')]
+    .filter((c) => c?.status === 'False')
+    .map((c) => c?.message ?? '')
+    .join(' ');
   if (observed?.status && RESTORE_FAILED.has(observed.status))
     return end(
       'Failed',
       `AWS could not restore RDS snapshot ${snapshot} into scratch instance ${identifier} (AWS status: ${observed.status})`,
     );
-  if (SNAPSHOT_MISSING.test(said))
-    return end('Failed', `AWS has no RDS snapshot ${snapshot}: it cannot be restored (${said.slice(0, 300)})`);
+  if (SNAPSHOT_REFUSED.test(said))
+    return end('Failed', `AWS refused to restore RDS snapshot ${snapshot}: ${said.slice(0, 300)}`);
+  if (REQUEST_REFUSED.test(said))
+    return end(
+      'Incomplete',
+      `AWS refused to make scratch instance ${identifier}: ${said.slice(0, 300)}; nothing was judged`,
+    );
   const verdict = observedObj ? judge(observedObj) : undefined;
   if (verdict?.state === 'failed')
     return end('Incomplete', `scratch instance ${identifier} needs someone: ${verdict.detail}; nothing was judged`);
   // Counted once available; a count under way goes on whatever AWS says meanwhile.
   const counting = str(input.observed.get(VERIFY_KEY), 'metadata', 'name') === jobName;
-  if (!(verdict?.ready && observed?.status === 'available') && !counting) {
+  const serving = observed?.address !== undefined && SERVING.has(observed.status ?? '');
+  if (!serving && !counting) {
     if (overdue)
       return end(
         'Incomplete',
@@ -203,7 +228,12 @@ export function rdsDrill(call: BackupCall, request: string, startedAt: string | 
   const skip = target.spec.engine === 'postgres' ? [RDS_ADMIN_DATABASE] : [];
   const job = {
     key: VERIFY_KEY,
-    object: countJob(input.owner, target, { secret: connectionSecretName(name), skip }, request),
+    object: countJob(
+      input.owner,
+      target,
+      { secret: connectionSecretName(name), skip, deadlineSeconds: COUNT_DEADLINE_SECONDS },
+      request,
+    ),
   };
   return judgeDrillJob(
     call,
