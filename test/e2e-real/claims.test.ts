@@ -13,8 +13,14 @@ import { after, before, describe, test } from 'node:test';
 import type { Json } from '../support/apiserver.js';
 import { type ControlPlane, objectStoreSecret, realNodeSuiteSkipReason } from '../support/control-plane.js';
 import { compositionWithDatabaseDefaults, controlPlaneForSuite, ensureNamespace, eventually } from '../support/e2e.js';
+import { samples } from '../support/prometheus.js';
+import { evaluate, GIB, ruleFile, ruleOf, withLabels } from '../support/promtool.js';
+import { toolsSkipReason } from '../support/tools.js';
 
 const skip = realNodeSuiteSkipReason('e2e-real: a Database claim on a real node');
+const promtoolSkip = skip
+  ? undefined
+  : toolsSkipReason('the storage alert over a real kubelet’s figures', ['promtool'], 'scripts/install-prometheus.sh');
 const NS = 'team-b';
 const DB = 'ledger';
 
@@ -264,6 +270,85 @@ spec:
     assert.equal(claimSize, '2Gi', 'the claim asks no more than the ceiling');
     assert.equal(still?.['status']?.['storage']?.['capacityGB'], 2);
     assert.equal(still?.['status']?.['ready'], true, 'a full disk is said; the database still serves');
+
+    // The StorageNearlyFull alert over this very volume as the real kubelet measures it (its /metrics, through
+    // the API server's node proxy, once its volume stats caught up with the filler), evaluated by promtool.
+    if (promtoolSkip === undefined) {
+      const claimName = `data-${GROWING}-db-0`;
+      const node = String(
+        (await cp.client.getObj({ apiVersion: 'v1', kind: 'Pod', metadata: { name: pod, namespace: NS } }))?.['spec']?.[
+          'nodeName'
+        ],
+      );
+      const own = { namespace: NS, persistentvolumeclaim: claimName };
+      const kubelet = await eventually(
+        'the kubelet’s volume stats past 50 %',
+        async () => {
+          const text = (await cp.kubectl(['get', '--raw', `/api/v1/nodes/${node}/proxy/metrics`])).stdout;
+          const s = samples(text);
+          const pick = (name: string) =>
+            [...s].find(([k]) => k.startsWith(`${name}{`) && k.includes(`persistentvolumeclaim="${claimName}"`));
+          const used = pick('kubelet_volume_stats_used_bytes');
+          const capacity = pick('kubelet_volume_stats_capacity_bytes');
+          return used && capacity && (used[1] * 100) / capacity[1] > 50 ? { used, capacity } : undefined;
+        },
+        180_000,
+      );
+      const percent = (kubelet.used[1] * 100) / kubelet.capacity[1];
+      const scrape = { job: 'kubelet', metrics_path: '/metrics', node, instance: `${node}:10250` };
+      const rule = ruleOf(
+        {
+          engine: 'postgres',
+          storageGB: 1,
+          maxStorageGB: 2,
+          storage: { growAtPercent: 50 },
+          backup: { enabled: false },
+        },
+        GROWING,
+        NS,
+      );
+      const rules = ruleFile(rule);
+      const annotations = (((rule['spec'] as Json)['groups'] as Json[])[0]!['rules'] as Json[]).find(
+        (r) => r['alert'] === 'DatabaseStorageNearlyFull',
+      )!['annotations'] as Record<string, string>;
+      const result = evaluate(
+        rules,
+        new Date(),
+        [
+          // The real kubelet's samples, as scraped, with the labels a scrape of it adds.
+          { series: withLabels(kubelet.used[0], scrape), values: `${kubelet.used[1]}x20` },
+          { series: withLabels(kubelet.capacity[0], scrape), values: `${kubelet.capacity[1]}x20` },
+          // STAND-IN for kube-state-metrics (not run here): the claim's request, as the API server has it.
+          {
+            series: withLabels(
+              `kube_persistentvolumeclaim_resource_requests_storage_bytes{namespace="${NS}",persistentvolumeclaim="${claimName}"}`,
+              { job: 'kube-state-metrics' },
+            ),
+            values: `${Number.parseInt(String(claimSize), 10) * GIB}x20`,
+          },
+        ],
+        [
+          { eval_time: '9m', alertname: 'DatabaseStorageNearlyFull', exp_alerts: [] },
+          {
+            eval_time: '10m',
+            alertname: 'DatabaseStorageNearlyFull',
+            exp_alerts: [
+              {
+                exp_labels: { severity: 'warning', database: GROWING, ...own },
+                exp_annotations: {
+                  ...annotations,
+                  description: `Volume ${claimName} of Database ${GROWING} is ${percent.toFixed(0)}% used (spec.storage.growAtPercent is 50) and it already asks for spec.maxStorageGB (2Gi), so it grows no further: raise spec.maxStorageGB, or free space.`,
+                },
+              },
+            ],
+          },
+        ],
+      );
+      t.diagnostic(
+        `the real kubelet: ${percent.toFixed(1)}% used of ${kubelet.capacity[1]} bytes; promtool: ${result.out.trim()}`,
+      );
+      assert.equal(result.status, 0, result.out);
+    }
     await cp.kubectl(['exec', '-n', NS, pod, '--', 'rm', '-f', `${dataDir}/filler`]);
     await cp.kubectl(['delete', 'database', GROWING, '-n', NS, '--wait=false']);
   });

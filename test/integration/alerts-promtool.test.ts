@@ -11,111 +11,30 @@
 // CloudNativePG's exporter's are STAND-INS for their scrapes, written by
 // hand under the names and labels those exporters publish.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
-import { stringify } from 'yaml';
 import { setClock } from '../../src/clock.js';
 import { runFunction } from '../../src/function.js';
 import type { Obj } from '../../src/kube.js';
 import { DatabaseGauges } from '../../src/metrics.js';
 import { buildRequest, RESOURCE_NAME_ANNOTATION } from '../../src/render.js';
-import {
-  answered,
-  asObserved,
-  CNPG_CRD_OBJECT,
-  call,
-  completedBackup,
-  databaseXr,
-  desiredOf,
-  fatalOf,
-  storeCredentials,
-} from '../support/database.js';
-import { healthyStatus } from '../support/observed-state.js';
+import { completedBackup, databaseXr } from '../support/database.js';
 import { samples } from '../support/prometheus.js';
-import { toolPath, toolsSkipReason } from '../support/tools.js';
+import {
+  alertsRequired,
+  evaluate,
+  GIB,
+  PROMETHEUS_RULE_CRD,
+  ruleFile,
+  ruleOf,
+  type Series,
+  withLabels,
+} from '../support/promtool.js';
+import { toolsSkipReason } from '../support/tools.js';
 
 const skip = toolsSkipReason('the alerts evaluated by promtool', ['promtool'], 'scripts/install-prometheus.sh');
 
-const CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'prometheusrules.monitoring.coreos.com' },
-};
-const requiredWith = (crd: Obj[]) =>
-  answered({
-    'backup-store-credentials': [storeCredentials()],
-    'cnpg-crd': [CNPG_CRD_OBJECT],
-    'prometheusrule-crd': crd,
-  });
-const required = requiredWith([CRD]);
-const GIB = 1024 ** 3;
-
-/** The PrometheusRule a running Database of `spec` composes. */
-function ruleOf(spec: Obj, name: string): Obj {
-  const first = call(databaseXr(spec, { name }), [], requiredWith([]));
-  const running = asObserved(first, (_k, obj) => healthyStatus(obj));
-  const rsp = call(databaseXr(spec, { name }), running, required);
-  assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
-  const rule = desiredOf(rsp, 'alerts');
-  assert.equal(rule?.['kind'], 'PrometheusRule');
-  return rule!;
-}
-
-const dir = mkdtempSync(join(tmpdir(), 'fp-promtool-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
-
-/** promtool SUBCOMMAND on FILE: its exit code and what it printed. */
-function promtool(args: string[]): { status: number | null; out: string } {
-  const r = spawnSync(toolPath('promtool'), args, { cwd: dir, encoding: 'utf8', timeout: 60_000 });
-  return { status: r.status, out: `${r.stdout}${r.stderr}` };
-}
-
-let files = 0;
-/** Writes the rule file of `rule` (spec.groups, as the Prometheus Operator writes it), checked by promtool. */
-function ruleFile(rule: Obj): string {
-  const name = `rules-${++files}.yaml`;
-  writeFileSync(join(dir, name), stringify({ groups: (rule['spec'] as Obj)['groups'] }));
-  const checked = promtool(['check', 'rules', name]);
-  assert.equal(checked.status, 0, checked.out);
-  return name;
-}
-
-interface Series {
-  series: string;
-  values: string;
-}
-interface AlertTest {
-  eval_time: string;
-  alertname: string;
-  exp_alerts: Array<{ exp_labels: Record<string, string>; exp_annotations?: Record<string, string> }>;
-}
-
-/** Runs one promtool test group over `rules`, from `start`, a sample a minute. */
-function evaluate(rules: string, start: Date, input_series: Series[], alert_rule_test: AlertTest[]) {
-  const name = `test-${++files}.yaml`;
-  writeFileSync(
-    join(dir, name),
-    stringify({
-      rule_files: [rules],
-      evaluation_interval: '1m',
-      tests: [{ interval: '1m', start_timestamp: start.toISOString(), input_series, alert_rule_test }],
-    }),
-  );
-  return promtool(['test', 'rules', name]);
-}
-
-/** `metric{labels}` with `extra` labels added, as a scrape adds its target's. */
-function withLabels(key: string, extra: Record<string, string>): string {
-  const add = Object.entries(extra)
-    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
-    .join(',');
-  const brace = key.indexOf('{');
-  return brace < 0 ? `${key}{${add}}` : `${key.slice(0, -1)},${add}}`;
-}
+const required = alertsRequired([PROMETHEUS_RULE_CRD]);
 
 /** The labels a Prometheus scraping the function's pod (a PodMonitor) puts on its samples. */
 const functionPod = (pod: string, ip: string) => ({
