@@ -29,6 +29,7 @@ import {
   statusOf,
 } from '../support/database.js';
 import { healthyStatus } from '../support/observed-state.js';
+import { countJobStatus, countPod as podOfCount } from '../support/drills.js';
 import { validateObject } from '../support/schemas.js';
 
 const STORE = { ...OBJECT_STORE, endpoint: 'http://minio.storage:9000' };
@@ -81,28 +82,9 @@ const scratchObserved = (rsp: ReturnType<typeof call>, status: Obj) =>
   );
 const HEALTHY = { phase: 'Cluster in healthy state', readyInstances: 1, instances: 1 };
 
-/** The count Job's pod: its verify container ended as `verify` says. */
-function countPod(verify: Obj): Obj {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `${JOB}-x1`,
-      namespace: NAMESPACE,
-      labels: {
-        'batch.kubernetes.io/job-name': JOB,
-        'app.kubernetes.io/name': 'database-backup',
-        'app.kubernetes.io/instance': NAME,
-      },
-    },
-    status: { phase: 'Succeeded', containerStatuses: [{ name: 'verify', state: { terminated: verify } }] },
-  };
-}
-const jobStatus = (done?: 'Complete' | 'Failed') => ({
-  startTime: '2026-12-07T05:09:05Z',
-  ...(done === 'Complete' ? { completionTime: '2026-12-07T05:09:12Z' } : {}),
-  ...(done ? { conditions: [{ type: done, status: 'True', lastTransitionTime: '2026-12-07T05:09:12Z' }] } : {}),
-});
+const countPod = (verify: Obj) => podOfCount(JOB, NAME, verify);
+const jobStatus = (done?: 'Complete' | 'Failed') =>
+  countJobStatus('2026-12-07T05:09:05Z', '2026-12-07T05:09:12Z', done);
 
 /** The drill's first call: the backup Completed, the operator's Backup observed. */
 const started = (at = '2026-12-07T05:00:00Z') => {

@@ -26,6 +26,7 @@ import {
   NAMESPACE,
   statusOf,
 } from '../support/database.js';
+import { countJobStatus, countPod as podOfCount } from '../support/drills.js';
 import { validateObject } from '../support/schemas.js';
 
 const SPEC = {
@@ -90,27 +91,9 @@ const observedWith = (rsp: ReturnType<typeof call>, scratch: Obj, job?: Obj) =>
     key === 'drill-rds-instance' ? scratch : key === 'verify' ? job : key === 'rds-snapshot' ? undefined : undefined,
   ).map((o) => (o['kind'] === 'Snapshot' ? snapshotObserved() : o));
 
-function countPod(verify: Obj): Obj {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `${JOB}-x1`,
-      namespace: NAMESPACE,
-      labels: {
-        'batch.kubernetes.io/job-name': JOB,
-        'app.kubernetes.io/name': 'database-backup',
-        'app.kubernetes.io/instance': NAME,
-      },
-    },
-    status: { phase: 'Succeeded', containerStatuses: [{ name: 'verify', state: { terminated: verify } }] },
-  };
-}
-const jobStatus = (done?: 'Complete' | 'Failed') => ({
-  startTime: '2026-12-07T05:31:05Z',
-  ...(done === 'Complete' ? { completionTime: '2026-12-07T05:31:40Z' } : {}),
-  ...(done ? { conditions: [{ type: done, status: 'True', lastTransitionTime: '2026-12-07T05:31:40Z' }] } : {}),
-});
+const countPod = (verify: Obj) => podOfCount(JOB, NAME, verify);
+const jobStatus = (done?: 'Complete' | 'Failed') =>
+  countJobStatus('2026-12-07T05:31:05Z', '2026-12-07T05:31:40Z', done);
 
 const at = <T>(time: string, f: () => T): T => {
   const restore = setClock(() => new Date(time));

@@ -185,6 +185,46 @@ export const VERIFY_KEY = 'verify';
 /** How long a drill may run (its scratch instance made, or an earlier one gone, and counted) before it gives up. */
 export const DRILL_DEADLINE_MS = 6 * 3_600_000;
 
+/** A drill's end before its count (a refusal, a deadline): its record, a warning, and nothing composed. */
+export function drillEnded(
+  input: BlueprintInput<DatabaseBackupSpec>,
+  request: string,
+  since: string,
+  result: DrillResult,
+  reason: string,
+): Drill {
+  const verifiedAt = input.now.toISOString();
+  const durationSeconds = Math.max(0, Math.round((Date.parse(verifiedAt) - Date.parse(since)) / 1000));
+  return {
+    resources: [],
+    requirements: {},
+    status: { request, result, startedAt: since, verifiedAt, durationSeconds, reason },
+    warnings: [
+      {
+        reason: result === 'Failed' ? 'VerificationFailed' : 'VerificationIncomplete',
+        message: `restore drill of DatabaseBackup ${input.owner.name}: ${reason}`,
+      },
+    ],
+  };
+}
+
+/**
+ * What an earlier request's drill made that is still there (its scratch
+ * instance under `key`, or its count Job), named otherwise than this
+ * request's `scratch` and `job`: it goes first (the guard lets a scratch go).
+ */
+export function earlierDrill(
+  input: BlueprintInput<DatabaseBackupSpec>,
+  key: string,
+  scratch: string,
+  job: string,
+): string | undefined {
+  return [
+    str(input.observed.get(key), 'metadata', 'name'),
+    str(input.observed.get(VERIFY_KEY), 'metadata', 'name'),
+  ].find((n) => n !== undefined && n !== scratch && n !== job);
+}
+
 /** The backup's pods, read whenever a drill Job exists: the same requirement on every call of a reconcile. */
 const drillPods = (input: BlueprintInput<DatabaseBackupSpec>): Requirement => ({
   apiVersion: 'v1',

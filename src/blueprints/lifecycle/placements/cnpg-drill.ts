@@ -11,7 +11,7 @@ import { nameOf, type Obj, str } from '../../../kube.js';
 import { boundedLabel } from '../../../names.js';
 import { majorVersion } from '../database.js';
 import { countJob, endedContainers, lastWords, podLabels, verifyJobName } from '../jobs.js';
-import { DRILL_DEADLINE_MS, judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
+import { DRILL_DEADLINE_MS, drillEnded, earlierDrill, judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
 import { CNPG_KEYS, CNPG_PLUGIN, objectStoreName, RECOVERY_SOURCE } from './cnpg-names.js';
 import { gi, podResources } from './in-cluster.js';
 import type { BackupCall, Drill, DrillResult } from './placement.js';
@@ -141,17 +141,7 @@ export function cnpgDrill(call: BackupCall, request: string, startedAt: string |
   const since = startedAt ?? input.now.toISOString();
   const running = { request, result: 'Running', startedAt: since };
   const overdue = input.now.getTime() - Date.parse(since) > DRILL_DEADLINE_MS;
-  const end = (result: DrillResult, reason: string): Drill => {
-    const verifiedAt = input.now.toISOString();
-    const durationSeconds = Math.max(0, Math.round((Date.parse(verifiedAt) - Date.parse(since)) / 1000));
-    out.status = { request, result, startedAt: since, verifiedAt, durationSeconds, reason };
-    out.warnings.push({
-      reason: result === 'Failed' ? 'VerificationFailed' : 'VerificationIncomplete',
-      message: `restore drill of DatabaseBackup ${input.owner.name}: ${reason}`,
-    });
-    out.resources = [];
-    return out;
-  };
+  const end = (result: DrillResult, reason: string) => drillEnded(input, request, since, result, reason);
   const backup = cnpgBackupOf(input.observed.get(CNPG_KEYS.backup));
   if (!backup?.backupId || !backup.cluster)
     return end(
@@ -160,11 +150,8 @@ export function cnpgDrill(call: BackupCall, request: string, startedAt: string |
     );
   const name = scratchName(input.owner.name, request);
   const jobName = verifyJobName(input.owner, request);
-  // What an earlier request made is still there: it goes first (the guard lets a scratch go), then this one starts.
-  const earlier = [
-    str(input.observed.get(DRILL_CLUSTER_KEY), 'metadata', 'name'),
-    str(input.observed.get(VERIFY_KEY), 'metadata', 'name'),
-  ].find((n) => n !== undefined && n !== name && n !== jobName);
+  // What an earlier request made is still there: it goes first, then this one starts.
+  const earlier = earlierDrill(input, DRILL_CLUSTER_KEY, name, jobName);
   if (earlier) {
     if (overdue) return end('Incomplete', `${earlier} of an earlier drill was still not deleted after 6 hours`);
     out.status = running;

@@ -16,7 +16,7 @@ import { boundedLabel, dnsLabel, shortHash } from '../../../names.js';
 import { baseName } from '../database.js';
 import { INSTANCE_CLASSES } from '../engine.js';
 import { countJob, verifyJobName } from '../jobs.js';
-import { DRILL_DEADLINE_MS, judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
+import { DRILL_DEADLINE_MS, drillEnded, earlierDrill, judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
 import type { BackupCall, Drill, DrillResult } from './placement.js';
 import { providerConfigRef } from './rds-names.js';
 
@@ -153,17 +153,7 @@ export function rdsDrill(call: BackupCall, request: string, startedAt: string | 
   const since = startedAt ?? input.now.toISOString();
   const running = { request, result: 'Running', startedAt: since };
   const overdue = input.now.getTime() - Date.parse(since) > DRILL_DEADLINE_MS;
-  const end = (result: DrillResult, reason: string): Drill => {
-    const verifiedAt = input.now.toISOString();
-    const durationSeconds = Math.max(0, Math.round((Date.parse(verifiedAt) - Date.parse(since)) / 1000));
-    out.status = { request, result, startedAt: since, verifiedAt, durationSeconds, reason };
-    out.warnings.push({
-      reason: result === 'Failed' ? 'VerificationFailed' : 'VerificationIncomplete',
-      message: `restore drill of DatabaseBackup ${input.owner.name}: ${reason}`,
-    });
-    out.resources = [];
-    return out;
-  };
+  const end = (result: DrillResult, reason: string) => drillEnded(input, request, since, result, reason);
   const location = str(previous, 'location') ?? '';
   const snapshot = location.startsWith(RDS_SNAPSHOT) ? location.slice(RDS_SNAPSHOT.length) : '';
   if (!snapshot)
@@ -174,11 +164,8 @@ export function rdsDrill(call: BackupCall, request: string, startedAt: string | 
   const name = rdsScratchName(input.owner.name, request);
   const identifier = rdsScratchIdentifier(input.owner, request);
   const jobName = verifyJobName(input.owner, request);
-  // What an earlier request made is still there: it goes first (the guard lets a scratch go), then this one starts.
-  const earlier = [
-    str(input.observed.get(DRILL_INSTANCE_KEY), 'metadata', 'name'),
-    str(input.observed.get(VERIFY_KEY), 'metadata', 'name'),
-  ].find((n) => n !== undefined && n !== name && n !== jobName);
+  // What an earlier request made is still there: it goes first, then this one starts.
+  const earlier = earlierDrill(input, DRILL_INSTANCE_KEY, name, jobName);
   if (earlier) {
     if (overdue) return end('Incomplete', `${earlier} of an earlier drill was still not deleted after 6 hours`);
     out.status = running;
