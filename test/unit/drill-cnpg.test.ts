@@ -276,6 +276,9 @@ describe('a restore drill of a CloudNativePG backup', () => {
     );
     assert.ok(rsp.results.some((r) => r.reason === 'VerificationFailed' && r.severity === Severity.SEVERITY_WARNING));
     assert.equal(desiredOf(rsp, 'drill-cluster'), undefined);
+    // Still asked on the call that ends it: Crossplane calls again until two answers ask the same, and a call
+    // without the recovery Job's answer would find the drill running again.
+    assert.ok(rsp.requirements?.resources?.['drill-recovery'], 'the recovery Job is still asked for');
     assert.equal(statusOf(rsp)['phase'], 'Completed', 'the record of the backup is not rewritten');
   });
 

@@ -141,7 +141,12 @@ export function cnpgDrill(call: BackupCall, request: string, startedAt: string |
   const since = startedAt ?? input.now.toISOString();
   const running = { request, result: 'Running', startedAt: since };
   const overdue = input.now.getTime() - Date.parse(since) > DRILL_DEADLINE_MS;
-  const end = (result: DrillResult, reason: string) => drillEnded(input, request, since, result, reason);
+  // Ended, it still asks what it asked on this call: Crossplane calls again until two answers ask the same, and an
+  // answer that dropped the recovery Job's question would be called without its answer, and find it running.
+  const end = (result: DrillResult, reason: string): Drill => ({
+    ...drillEnded(input, request, since, result, reason),
+    requirements: out.requirements,
+  });
   const backup = cnpgBackupOf(input.observed.get(CNPG_KEYS.backup));
   if (!backup?.backupId || !backup.cluster)
     return end(
