@@ -196,6 +196,29 @@ describe('a restore drill whose Database is deleted meanwhile', () => {
   });
 });
 
+describe('a restore drill whose request is withdrawn meanwhile', () => {
+  test('its Job goes, the drill is recorded Incomplete saying so, with no warning; asked again, it starts anew', () => {
+    const first = call(backupXr('202612070500'), [], db);
+    const observed = asObserved(first, () => jobStatus());
+    const running = statusOf(first)['verification'] as Obj;
+    assert.equal(running['result'], 'Running');
+    const rsp = call(backupXr(undefined, { ...COMPLETED, verification: running }), observed, db);
+    assert.equal(fatalOf(rsp), undefined, fatalOf(rsp)?.message);
+    assert.equal(desiredOf(rsp, 'verify'), undefined, 'nothing composes the Job now');
+    const v = statusOf(rsp)['verification'] as Obj;
+    assert.equal(v['result'], 'Incomplete');
+    assert.equal(v['request'], '202612070500');
+    assert.equal(v['startedAt'], running['startedAt']);
+    assert.match(String(v['reason']), /^spec\.verification\.requested was removed: the drill stopped/);
+    assert.equal(typeof v['durationSeconds'], 'number');
+    assert.ok(!rsp.results.some((r) => r.severity === Severity.SEVERITY_WARNING));
+    const later = call(backupXr(undefined, { ...COMPLETED, verification: v }), [], db);
+    assert.deepEqual(statusOf(later)['verification'], v, 'recorded once, kept as recorded');
+    const again = call(backupXr('202612080500', { ...COMPLETED, verification: v }), [], db);
+    assert.ok(desiredOf(again, 'verify'), 'a new request drills again');
+  });
+});
+
 /** A serving Database in a StatefulSet with one Completed scheduled backup, drilled as `verification` says. */
 function databaseWithBackup(verification?: Obj, requested?: string, extra: Obj = {}) {
   const spec = { engine: 'postgres', storageGB: 20, backup: { objectStore: STORE }, ...extra };

@@ -5,6 +5,7 @@
 // a scratch Cluster and counted), and recorded in status.verification. What a
 // drill composes goes once its outcome is recorded: nothing of it outlives it.
 import { record, str } from '../../kube.js';
+import { drillEnded } from '../lifecycle/placements/backup-methods.js';
 import type { BackupCall, Drill } from '../lifecycle/placements/placement.js';
 
 /** The drill of this call, from the request, what was recorded and the backup's recorded phase. */
@@ -14,6 +15,13 @@ export function planDrill(call: BackupCall): Drill {
   const out: Drill = { resources: [], requirements: {}, warnings: [] };
   const recorded = record(previous, 'verification');
   const request = input.spec.verification?.requested;
+  if (!request && str(recorded, 'result') === 'Running') {
+    // The request withdrawn mid-drill: nothing composes what the drill made now, so it goes; the record says so
+    // (Incomplete: nothing was judged), without a warning, as someone meant it.
+    const why = 'spec.verification.requested was removed: the drill stopped, and what it made was removed';
+    const since = str(recorded, 'startedAt') ?? input.now.toISOString();
+    return { ...drillEnded(input, str(recorded, 'request') ?? '', since, 'Incomplete', why), warnings: [] };
+  }
   if (!request || str(recorded, 'request') === request) {
     // Asked nothing new. A drill recorded as running goes on; one that ended stays as recorded.
     if (!request || str(recorded, 'result') !== 'Running') {

@@ -10,6 +10,7 @@ import type { BlueprintInput, Requirement, Summary } from '../../blueprint.js';
 import type { DatabaseBackupSpec } from '../../../generated/schemas.js';
 import {
   attemptKey,
+  countJob,
   describeFailure,
   dumpJob,
   dumpLocation,
@@ -21,6 +22,7 @@ import {
   memoryFor,
   podLabels,
   podOutcome,
+  type ScratchServer,
   verifyJob,
   verifyJobName,
 } from '../jobs.js';
@@ -319,6 +321,78 @@ export function judgeDrillJob(
     message: `restore drill of DatabaseBackup ${input.owner.name}: ${reason}`,
   });
   return out;
+}
+
+/** A scratch instance (a CloudNativePG Cluster, an RDS instance) made for a drill, as its placement reads it. */
+export interface Scratch {
+  /** How the record names it: "scratch Cluster orders-x-drill-1". */
+  what: string;
+  /** Whether it serves, so that it can be counted. */
+  serving: boolean;
+  /** What serving is called ("healthy", "available"), and what it is instead, said when six hours pass waiting. */
+  servingWord: string;
+  instead: string;
+  /** What the drill composes while the scratch instance stands (the instance, and what goes with it). */
+  composed: Drill['resources'];
+  /** Where the count reaches it. */
+  server: ScratchServer;
+  /** Its count's step, as a failure names it. */
+  countStep: string;
+}
+
+/**
+ * A scratch instance's drill once it is asked for: composed and waited for
+ * until it serves, then counted by a Job (judgeDrillJob); six hours waiting,
+ * or serving six hours and nothing counted, end it Incomplete.
+ */
+export function countScratch(
+  call: BackupCall,
+  request: string,
+  since: string,
+  jobName: string,
+  scratch: Scratch,
+): Drill {
+  const { input, target } = call;
+  const overdue = input.now.getTime() - Date.parse(since) > DRILL_DEADLINE_MS;
+  // Counted once it serves; a count under way goes on whatever the scratch instance says meanwhile.
+  const counting = str(input.observed.get(VERIFY_KEY), 'metadata', 'name') === jobName;
+  if (!scratch.serving && !counting) {
+    if (overdue)
+      return drillEnded(
+        input,
+        request,
+        since,
+        'Incomplete',
+        `${scratch.what} was not ${scratch.servingWord} after 6 hours (${scratch.instead}): nothing was judged`,
+      );
+    return {
+      resources: scratch.composed,
+      requirements: {},
+      warnings: [],
+      status: { request, result: 'Running', startedAt: since },
+    };
+  }
+  // Serving for six hours, or a count under way as long, and nothing counted: the count's Job cannot be made or run.
+  const count = jobOf(input.observed.get(VERIFY_KEY));
+  if (overdue && !count?.complete && !count?.failed)
+    return drillEnded(
+      input,
+      request,
+      since,
+      'Incomplete',
+      `${scratch.what} was not counted within 6 hours: nothing was judged`,
+    );
+  const job = { key: VERIFY_KEY, object: countJob(input.owner, target, scratch.server, request) };
+  return judgeDrillJob(
+    call,
+    request,
+    since,
+    jobName,
+    [...scratch.composed, job],
+    {},
+    { verify: scratch.countStep },
+    'drill',
+  );
 }
 
 /**

@@ -7,11 +7,11 @@
 import { jobOf } from '../../../kinds/batch.js';
 import { CNPG_HEALTHY, CNPG_UNRECOVERABLE, cnpgBackupOf, cnpgClusterOf } from '../../../kinds/cnpg.js';
 import { SCRATCH_LABEL } from '../../../kinds/index.js';
-import { nameOf, type Obj, str } from '../../../kube.js';
+import { nameOf, type Obj } from '../../../kube.js';
 import { boundedLabel } from '../../../names.js';
 import { majorVersion } from '../database.js';
-import { countJob, endedContainers, lastWords, podLabels, verifyJobName } from '../jobs.js';
-import { DRILL_DEADLINE_MS, drillEnded, earlierDrill, judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
+import { endedContainers, lastWords, podLabels, verifyJobName } from '../jobs.js';
+import { countScratch, DRILL_DEADLINE_MS, drillEnded, earlierDrill } from './backup-methods.js';
 import { CNPG_KEYS, CNPG_PLUGIN, objectStoreName, RECOVERY_SOURCE } from './cnpg-names.js';
 import { gi, podResources } from './in-cluster.js';
 import type { BackupCall, Drill, DrillResult } from './placement.js';
@@ -136,7 +136,7 @@ function recoveryEnd(pods: Obj[] | undefined): { said: string; oom: boolean } | 
  * and six hours without a count are Incomplete: they judge nothing.
  */
 export function cnpgDrill(call: BackupCall, request: string, startedAt: string | undefined): Drill {
-  const { input, target } = call;
+  const { input } = call;
   const out: Drill = { resources: [], requirements: {}, warnings: [] };
   const since = startedAt ?? input.now.toISOString();
   const running = { request, result: 'Running', startedAt: since };
@@ -186,36 +186,14 @@ export function cnpgDrill(call: BackupCall, request: string, startedAt: string |
       'Incomplete',
       `CloudNativePG gave scratch Cluster ${name} up: ${observed.phaseReason?.trim() || 'no reason given'}`,
     );
-  // Counted once healthy; a count under way goes on whatever the phase says meanwhile.
-  const counting = str(input.observed.get(VERIFY_KEY), 'metadata', 'name') === jobName;
-  if (observed?.phase !== CNPG_HEALTHY && !counting) {
-    if (overdue)
-      return end(
-        'Incomplete',
-        `scratch Cluster ${name} was not healthy after 6 hours (phase ${JSON.stringify(observed?.phase ?? 'none')}): nothing was judged`,
-      );
-    out.resources = [cluster, policy];
-    out.status = running;
-    return out;
-  }
-  // Healthy for six hours, or a count under way as long, and nothing counted: the count's Job cannot be made or run.
-  const count = jobOf(input.observed.get(VERIFY_KEY));
-  if (overdue && !count?.complete && !count?.failed)
-    return end('Incomplete', `scratch Cluster ${name} was not counted within 6 hours: nothing was judged`);
-  const host = `${name}-rw.${namespace}.svc.cluster.local`;
-  const job = {
-    key: VERIFY_KEY,
-    object: countJob(input.owner, target, { host, secret: `${name}-superuser` }, request),
-  };
-  const judged = judgeDrillJob(
-    call,
-    request,
-    since,
-    jobName,
-    [cluster, policy, job],
-    {},
-    { verify: 'the count on the scratch Cluster' },
-    'drill',
-  );
-  return { ...judged, requirements: { ...judged.requirements, ...out.requirements } };
+  const counted = countScratch(call, request, since, jobName, {
+    what: `scratch Cluster ${name}`,
+    serving: observed?.phase === CNPG_HEALTHY,
+    servingWord: 'healthy',
+    instead: `phase ${JSON.stringify(observed?.phase ?? 'none')}`,
+    composed: [cluster, policy],
+    server: { host: `${name}-rw.${namespace}.svc.cluster.local`, secret: `${name}-superuser` },
+    countStep: 'the count on the scratch Cluster',
+  });
+  return { ...counted, requirements: { ...counted.requirements, ...out.requirements } };
 }

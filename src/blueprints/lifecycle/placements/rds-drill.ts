@@ -8,15 +8,14 @@
 // Job counts its tables and rows as its master user; once that is recorded,
 // the instance goes, with no final snapshot. backup/drill.ts decides when a
 // drill runs; this says what it composes and how it ended.
-import { jobOf } from '../../../kinds/batch.js';
 import { judge, SCRATCH_LABEL } from '../../../kinds/index.js';
 import { rdsInstanceOf, type RdsInstance } from '../../../kinds/aws.js';
 import { condition, str, type Obj } from '../../../kube.js';
 import { boundedLabel, dnsLabel, shortHash } from '../../../names.js';
 import { baseName } from '../database.js';
 import { INSTANCE_CLASSES } from '../engine.js';
-import { countJob, verifyJobName } from '../jobs.js';
-import { DRILL_DEADLINE_MS, drillEnded, earlierDrill, judgeDrillJob, VERIFY_KEY } from './backup-methods.js';
+import { verifyJobName } from '../jobs.js';
+import { countScratch, DRILL_DEADLINE_MS, drillEnded, earlierDrill } from './backup-methods.js';
 import type { BackupCall, Drill, DrillResult } from './placement.js';
 import { providerConfigRef } from './rds-names.js';
 
@@ -194,41 +193,14 @@ export function rdsDrill(call: BackupCall, request: string, startedAt: string | 
   const verdict = observedObj ? judge(observedObj) : undefined;
   if (verdict?.state === 'failed')
     return end('Incomplete', `scratch instance ${identifier} needs someone: ${verdict.detail}; nothing was judged`);
-  // Counted once available; a count under way goes on whatever AWS says meanwhile.
-  const counting = str(input.observed.get(VERIFY_KEY), 'metadata', 'name') === jobName;
-  const serving = observed?.address !== undefined && SERVING.has(observed.status ?? '');
-  if (!serving && !counting) {
-    if (overdue)
-      return end(
-        'Incomplete',
-        `scratch instance ${identifier} was not available after 6 hours (${observed?.status ? `AWS status: ${observed.status}` : said || 'not created'}): nothing was judged`,
-      );
-    out.resources = [instance, password];
-    out.status = running;
-    return out;
-  }
-  // Available for six hours, or a count under way as long, and nothing counted: the count's Job cannot be made or run.
-  const count = jobOf(input.observed.get(VERIFY_KEY));
-  if (overdue && !count?.complete && !count?.failed)
-    return end('Incomplete', `scratch instance ${identifier} was not counted within 6 hours: nothing was judged`);
   const skip = target.spec.engine === 'postgres' ? [RDS_ADMIN_DATABASE] : [];
-  const job = {
-    key: VERIFY_KEY,
-    object: countJob(
-      input.owner,
-      target,
-      { secret: connectionSecretName(name), skip, deadlineSeconds: COUNT_DEADLINE_SECONDS },
-      request,
-    ),
-  };
-  return judgeDrillJob(
-    call,
-    request,
-    since,
-    jobName,
-    [instance, password, job],
-    {},
-    { verify: 'the count on the scratch RDS instance' },
-    'drill',
-  );
+  return countScratch(call, request, since, jobName, {
+    what: `scratch instance ${identifier}`,
+    serving: observed?.address !== undefined && SERVING.has(observed.status ?? ''),
+    servingWord: 'available',
+    instead: observed?.status ? `AWS status: ${observed.status}` : said || 'not created',
+    composed: [instance, password],
+    server: { secret: connectionSecretName(name), skip, deadlineSeconds: COUNT_DEADLINE_SECONDS },
+    countStep: 'the count on the scratch RDS instance',
+  });
 }
