@@ -116,6 +116,12 @@ interface StepResult {
   /** CPU seconds the whole machine was busy during the step, and its CPUs. */
   machineCpu: number;
   cpus: number;
+  /**
+   * What the API server was asked during the step (its apiserver_request_total, by verb and resource; the bench's
+   * own listing included, the same for each function) and the watch events it sent (apiserver_watch_events_total,
+   * by kind): where its CPU went.
+   */
+  api: { requests: Record<string, number>; watchEvents: Record<string, number> };
 }
 
 interface RunResult {
@@ -201,6 +207,43 @@ class Scale {
     };
   }
 
+  /** The API server's request and watch-event counters now, by what they were for. */
+  apiCounters(): { requests: Map<string, number>; watchEvents: Map<string, number> } {
+    const text = execFileSync('kubectl', ['--kubeconfig', this.cp.kubeconfig, 'get', '--raw', '/metrics'], {
+      maxBuffer: 256 << 20,
+      encoding: 'utf8',
+    });
+    const requests = new Map<string, number>();
+    const watchEvents = new Map<string, number>();
+    const label = (key: string, name: string) => /"([^"]*)"/.exec(key.slice(key.indexOf(`${name}=`)))?.[1] ?? '';
+    const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
+    for (const [key, v] of samples(text)) {
+      if (key.startsWith('apiserver_request_total{')) {
+        const sub = label(key, 'subresource');
+        const group = label(key, 'group');
+        add(
+          requests,
+          `${label(key, 'verb')} ${group ? `${group}/` : ''}${label(key, 'resource')}${sub ? `/${sub}` : ''}`,
+          v,
+        );
+      } else if (key.startsWith('apiserver_watch_events_total{')) {
+        const group = label(key, 'group');
+        add(watchEvents, `${group ? `${group}/` : ''}${label(key, 'kind') || label(key, 'resource')}`, v);
+      }
+    }
+    return { requests, watchEvents };
+  }
+
+  /** What grew between two readings of apiCounters, the largest first. */
+  private static grown(from: Map<string, number>, to: Map<string, number>): Record<string, number> {
+    return Object.fromEntries(
+      [...to]
+        .map(([k, v]) => [k, v - (from.get(k) ?? 0)] as const)
+        .filter(([, d]) => d > 0)
+        .sort((a, b) => b[1] - a[1]),
+    );
+  }
+
   private get(resource: string): Json[] {
     const out = execFileSync('kubectl', ['--kubeconfig', this.cp.kubeconfig, 'get', resource, '-A', '-o', 'json'], {
       maxBuffer: 512 << 20,
@@ -270,6 +313,7 @@ class Scale {
   ): Promise<StepResult> {
     const cpu0 = this.cpuNow();
     const busy0 = machineBusyMs();
+    const api0 = this.apiCounters();
     const pid0 = this.pid;
     resetPeakRss(pid0);
     let base = await this.counters();
@@ -312,6 +356,7 @@ class Scale {
     // The CPU and the machine read at the moment the step was seen done.
     const cpu = Scale.cpuBetween(cpu0, this.cpuNow());
     const machineCpu = (machineBusyMs() - busy0) / 1000;
+    const api1 = this.apiCounters();
     // The kernel's high-water mark when the process is the one the step began with; else what was sampled.
     const hwm = this.pid === pid0 ? peakRssMb(this.pid) : Number.NaN;
     return {
@@ -329,6 +374,10 @@ class Scale {
       cpu,
       machineCpu,
       cpus: onlineCpus(),
+      api: {
+        requests: Scale.grown(api0.requests, api1.requests),
+        watchEvents: Scale.grown(api0.watchEvents, api1.watchEvents),
+      },
     };
   }
 
@@ -479,6 +528,24 @@ function reportCpu(results: RunResult[]): void {
   say(table(['run', 'step', 'machine busy', 'function-platform', 'P&T', ...COMPONENTS, 'rest (bench, kubectl)'], rows));
 }
 
+/** What the API server was asked per composite during each step, the most asked first (the rest summed). */
+function reportApi(results: RunResult[], top = 8): void {
+  const rows: string[][] = [];
+  for (const r of results)
+    for (const s of r.steps) {
+      const per = (m: Record<string, number>) => {
+        const all = Object.entries(m);
+        const total = all.reduce((a, [, v]) => a + v, 0);
+        const shown = all.slice(0, top).map(([k, v]) => `${k} ${f(v / r.size, 2)}`);
+        return `${f(total / r.size, 1)}: ${shown.join(', ')}`;
+      };
+      rows.push([who(r), s.step, per(s.api.requests), per(s.api.watchEvents)]);
+    }
+  say(
+    table(['run', 'step', 'API requests per composite: all, the most asked', 'watch events sent per composite'], rows),
+  );
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'fp-scale-'));
   say(
@@ -513,6 +580,7 @@ async function main(): Promise<void> {
       results.push(r);
       report([r]);
       reportCpu([r]);
+      reportApi([r]);
     }
   } finally {
     await cp.stop();
@@ -525,6 +593,9 @@ async function main(): Promise<void> {
   say('');
   say('Where the time went (CPU seconds during each step):');
   reportCpu(results);
+  say('');
+  say('What the API server was asked (per composite, during each step):');
+  reportApi(results);
   mkdirSync(outDir, { recursive: true });
   writeFileSync(
     join(outDir, 'scale.json'),

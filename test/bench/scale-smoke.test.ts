@@ -32,6 +32,7 @@ interface Step {
   peakRssMiB: number;
   cpu: Record<string, number>;
   machineCpu: number;
+  api: { requests: Record<string, number>; watchEvents: Record<string, number> };
 }
 
 describe('npm run bench:scale, quick', { skip }, () => {
@@ -93,11 +94,26 @@ describe('npm run bench:scale, quick', { skip }, () => {
           assert.ok(s.calls >= (s.restart ? r.size : 1), `${what} ${s.step}: Crossplane's calls counted (${s.calls})`);
         assert.ok(s.doneS > 0 && s.functionCpu >= 0 && s.crossplaneCpu > 0 && s.peakRssMiB > 0, `${what} ${s.step}`);
         assert.ok((s.cpu['kube-apiserver'] ?? 0) > 0 && s.machineCpu > 0, `${what} ${s.step}: where the time went`);
+        // What the API server was asked: a converging step has the XR's status written (Crossplane's own update).
+        const asked = s.api.requests;
+        if (!s.idle && !s.restart)
+          assert.ok(
+            (asked[`PUT example.com/${widgets ? 'widgets' : 'databases'}/status`] ?? 0) >= r.size,
+            `${what} ${s.step}: the API server's requests counted (${JSON.stringify(asked).slice(0, 400)})`,
+          );
+        assert.ok(
+          Object.values(asked).every((n) => n > 0),
+          `${what} ${s.step}: only what grew`,
+        );
       }
+      // Every composite's watch events were sent while it was applied.
+      const applied = r.steps[0]!.api.watchEvents;
+      assert.ok((applied[`example.com/${r.kind === 'Widget' ? 'widgets' : 'databases'}`] ?? 0) >= r.size, what);
     }
     assert.match(run.output, /function-platform, 6 Widgets +apply → Ready/);
     assert.match(run.output, /function-patch-and-transform, 6 Widgets +apply → Ready/);
     assert.match(run.output, /function-platform, 3 Databases +apply → Ready/);
     assert.match(run.output, /Where the time went/);
+    assert.match(run.output, /What the API server was asked/);
   });
 });
