@@ -38,6 +38,9 @@ RUN ["/nodejs/bin/node", "-e", "const fs=require('node:fs'),d='dist/bundle/compi
 # Everything is read-only at run time: the image works with readOnlyRootFilesystem.
 EXPOSE 9443
 ENV NODE_ENV=production
+# One malloc arena: Node's threads (the GC's, libuv's) otherwise each grow an arena of their own, and what is freed
+# in one is not reused by another; peak memory at 64 calls in flight was 10-25 MB lower for no measurable CPU (npm run bench).
+ENV MALLOC_ARENA_MAX=1
 # A small young generation: peak memory under load halves at no measurable CPU cost (npm run bench).
 # The bundle: one module instead of 190 to load (npm run bench: cold start).
 ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=1", "dist/bundle/main.mjs"]

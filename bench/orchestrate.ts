@@ -46,6 +46,8 @@ export interface Setup {
   loadgen: 'ghz' | 'node';
   ourNodeFlags: string[];
   ourNodeOptions?: string;
+  /** The image's malloc settings, as function-platform runs with them. */
+  ourEnv: Record<string, string>;
   /** undefined: the candidate runs with ourNodeFlags. */
   candidateNodeFlags?: string[];
   /** BENCH_CANDIDATE_BUILD: the checkout whose dist/main.js is the candidate. */
@@ -91,6 +93,7 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
   const image = imageNodeFlags(root);
   const ourNodeFlags = config.ourNodeFlags ?? image.flags;
   const ourNodeOptions = config.ourNodeFlags ? undefined : image.nodeOptions;
+  const ourEnv = image.env;
   const { candidateNodeFlags, candidateBuild } = config;
   if (candidateBuild !== undefined && !existsSync(join(candidateBuild, 'dist', 'main.js')))
     throw new Error(`BENCH_CANDIDATE_BUILD: ${candidateBuild}/dist/main.js is missing: build that checkout first`);
@@ -100,6 +103,7 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
     anchors,
     ourNodeFlags,
     ...(ourNodeOptions === undefined ? {} : { ourNodeOptions }),
+    ourEnv,
     ...(candidateNodeFlags === undefined ? {} : { candidateNodeFlags }),
     ...(candidateBuild === undefined ? {} : { candidateBuild }),
     // A CA, the server's certificates and a client's, made with openssl.
@@ -126,6 +130,7 @@ export async function prepare(config: Config, paths: Paths): Promise<Setup> {
     loadgen,
     ourNodeFlags,
     ...(ourNodeOptions === undefined ? {} : { ourNodeOptions }),
+    ourEnv,
     ...(candidateNodeFlags === undefined ? {} : { candidateNodeFlags }),
     ...(candidateBuild === undefined ? {} : { candidateBuild }),
     cases,

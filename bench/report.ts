@@ -69,7 +69,7 @@ function provenance(root: string): { commit?: string; srcChanged?: boolean } {
 }
 
 export function printHeader(started: number, m: Machine, setup: Setup, config: Config, paths: Paths): void {
-  const { impls, order, peer, ourNodeFlags, ourNodeOptions, candidateNodeFlags, candidateBuild } = setup;
+  const { impls, order, peer, ourNodeFlags, ourNodeOptions, ourEnv, candidateNodeFlags, candidateBuild } = setup;
   say(`function-platform benchmark, ${new Date(started).toISOString()}`);
   say(
     `machine: ${m.nproc} CPUs (${m.cpuModel}), ${m.memoryGB} GB memory, Linux ${m.kernel}, Node ${m.node}; load average ${m.loadAverageAtStart.join(' ')}`,
@@ -79,7 +79,11 @@ export function printHeader(started: number, m: Machine, setup: Setup, config: C
       `${config.calls} measured calls per level after ${config.warmup} warm-up calls; concurrency ${config.levels.join(', ')}`,
   );
   say(
-    `function-platform runs as its image starts it: node ${[...ourNodeFlags, 'dist/main.js'].join(' ')}${ourNodeOptions ? ` with NODE_OPTIONS=${ourNodeOptions}` : ''}` +
+    `function-platform runs as its image starts it: node ${[...ourNodeFlags, 'dist/main.js'].join(' ')}${ourNodeOptions ? ` with NODE_OPTIONS=${ourNodeOptions}` : ''}${Object.entries(
+      ourEnv,
+    )
+      .map(([k, v]) => `, ${k}=${v}`)
+      .join('')}` +
       (config.ourNodeFlags ? ' (flags from BENCH_OURS_NODE_FLAGS)' : ' (flags from the Dockerfile ENTRYPOINT)'),
   );
   if (order.includes('candidate')) {
@@ -336,7 +340,7 @@ export function writeFiles(
   sizes: SizePoint[],
 ): void {
   const { started, machine: m, setup, config, paths } = run;
-  const { impls, order, peer, cases, ourNodeFlags, ourNodeOptions, candidateNodeFlags } = setup;
+  const { impls, order, peer, cases, ourNodeFlags, ourNodeOptions, ourEnv, candidateNodeFlags } = setup;
   const finished = Date.now();
   const json = {
     date: new Date(started).toISOString(),
@@ -355,6 +359,7 @@ export function writeFiles(
       profile: config.profile,
       ourNodeFlags,
       ourNodeOptions,
+      ourEnv,
       candidateNodeFlags: candidateNodeFlags ?? ourNodeFlags,
       ...(setup.candidateBuild ? { candidateBuild: setup.candidateBuild } : {}),
     },

@@ -561,6 +561,7 @@ async function main(): Promise<void> {
     crossplaneArgs,
     // The function runs with the Node flags its image's ENTRYPOINT gives it, as npm run bench runs it.
     functionNodeFlags: imageNodeFlags(repoRoot).flags,
+    functionEnv: imageNodeFlags(repoRoot).env,
     say: (l) => say(`  ${l}`),
   });
   const results: RunResult[] = [];

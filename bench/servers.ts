@@ -47,19 +47,21 @@ export interface BenchTls {
 
 /**
  * How the function's image starts Node: the flags its Dockerfile ENTRYPOINT
- * puts between node and the script (dist/bundle/main.mjs), and any
- * `ENV NODE_OPTIONS`. The benchmark starts dist/main.js the same way, so a
- * flag added there is measured here.
+ * puts between node and the script (dist/bundle/main.mjs), any
+ * `ENV NODE_OPTIONS`, and the C library's malloc settings (`ENV MALLOC_*`).
+ * The benchmark starts dist/main.js the same way, so a flag or setting added
+ * there is measured here.
  */
-export function imageNodeFlags(root: string): { flags: string[]; nodeOptions?: string } {
+export function imageNodeFlags(root: string): { flags: string[]; nodeOptions?: string; env: Record<string, string> } {
   let text: string;
   try {
     text = readFileSync(join(root, 'Dockerfile'), 'utf8');
   } catch {
-    return { flags: [] };
+    return { flags: [], env: {} };
   }
   let flags: string[] = [];
   let nodeOptions: string | undefined;
+  const env: Record<string, string> = {};
   for (const line of text.split('\n')) {
     const entry = /^\s*ENTRYPOINT\s+(\[.*\])\s*$/.exec(line);
     if (entry) {
@@ -74,10 +76,12 @@ export function imageNodeFlags(root: string): { flags: string[]; nodeOptions?: s
         // Not the exec form: nothing to learn.
       }
     }
-    const env = /^\s*ENV\s+NODE_OPTIONS[= ]\s*(?:"([^"]*)"|(\S+))/.exec(line);
-    if (env) nodeOptions = env[1] ?? env[2];
+    const options = /^\s*ENV\s+NODE_OPTIONS[= ]\s*(?:"([^"]*)"|(\S+))/.exec(line);
+    if (options) nodeOptions = options[1] ?? options[2];
+    const malloc = /^\s*ENV\s+(MALLOC_[A-Z_]+)[= ]\s*(\S+)\s*$/.exec(line);
+    if (malloc) env[malloc[1]!] = malloc[2]!;
   }
-  return nodeOptions === undefined ? { flags } : { flags, nodeOptions };
+  return nodeOptions === undefined ? { flags, env } : { flags, nodeOptions, env };
 }
 
 const V1 = '/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction';
@@ -93,6 +97,8 @@ export function impls(
     anchors: Anchors;
     ourNodeFlags: string[];
     ourNodeOptions?: string;
+    /** The image's malloc settings (MALLOC_ARENA_MAX), given to function-platform and the candidate. */
+    ourEnv?: Record<string, string>;
     candidateNodeFlags?: string[];
     /** A checkout whose dist/main.js is the candidate, in place of the preload. */
     candidateBuild?: string;
@@ -108,6 +114,7 @@ export function impls(
     args: [...prof, ...flags, ...entry, ...serving],
     env: {
       ...process.env,
+      ...opts.ourEnv,
       ...(opts.ourNodeOptions === undefined ? {} : { NODE_OPTIONS: opts.ourNodeOptions }),
       ...env,
     },

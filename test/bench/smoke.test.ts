@@ -89,10 +89,25 @@ describe('npm run bench, quick', () => {
       run.output.includes(`runs as its image starts it: node ${flags.join(' ')} dist/main.js`),
       `the bench says it starts function-platform with ${flags.join(' ')}`,
     );
+    for (const [k, v] of Object.entries(imageNodeFlags(repoRoot).env))
+      assert.ok(
+        run.output.includes(`, ${k}=${v} (flags from`),
+        `the bench says it runs function-platform with ${k}=${v}`,
+      );
   });
 
   test("the bench finds the Node flags in the image's ENTRYPOINT, whatever script it names", () => {
     assert.deepEqual(imageNodeFlags(repoRoot).flags, entrypointFlags());
+  });
+
+  test("the bench finds the image's malloc settings", () => {
+    const malloc: Record<string, string> = {};
+    for (const line of readFileSync(join(repoRoot, 'Dockerfile'), 'utf8').split('\n')) {
+      const m = /^ENV (MALLOC_[A-Z_]+)=(\S+)$/.exec(line);
+      if (m) malloc[m[1]!] = m[2]!;
+    }
+    assert.ok(Object.keys(malloc).length > 0, 'the image sets MALLOC_ARENA_MAX');
+    assert.deepEqual(imageNodeFlags(repoRoot).env, malloc);
   });
 });
 
