@@ -84,7 +84,9 @@ export function printHeader(started: number, m: Machine, setup: Setup, config: C
     )
       .map(([k, v]) => `, ${k}=${v}`)
       .join('')}` +
-      (config.ourNodeFlags ? ' (flags from BENCH_OURS_NODE_FLAGS)' : ' (flags from the Dockerfile ENTRYPOINT)'),
+      (config.ourNodeFlags
+        ? ' (flags from BENCH_OURS_NODE_FLAGS; malloc settings from the Dockerfile)'
+        : ' (flags from the Dockerfile ENTRYPOINT)'),
   );
   if (order.includes('candidate')) {
     say(

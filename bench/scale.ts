@@ -215,7 +215,8 @@ class Scale {
     });
     const requests = new Map<string, number>();
     const watchEvents = new Map<string, number>();
-    const label = (key: string, name: string) => /"([^"]*)"/.exec(key.slice(key.indexOf(`${name}=`)))?.[1] ?? '';
+    // Anchored at a label's start: `resource=` is also the end of `subresource=`.
+    const label = (key: string, name: string) => new RegExp(`[{,]${name}="([^"]*)"`).exec(key)?.[1] ?? '';
     const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
     for (const [key, v] of samples(text)) {
       if (key.startsWith('apiserver_request_total{')) {
@@ -311,9 +312,10 @@ class Scale {
     done: (w: Seen) => boolean,
     opts: { calls?: number; idleMs?: number } = {},
   ): Promise<StepResult> {
+    // Read before the CPU is: the API server's work of answering it is not the step's.
+    const api0 = this.apiCounters();
     const cpu0 = this.cpuNow();
     const busy0 = machineBusyMs();
-    const api0 = this.apiCounters();
     const pid0 = this.pid;
     resetPeakRss(pid0);
     let base = await this.counters();

@@ -61,15 +61,24 @@ export function imageNodeFlags(root: string): { flags: string[]; nodeOptions?: s
   }
   let flags: string[] = [];
   let nodeOptions: string | undefined;
-  const env: Record<string, string> = {};
+  let env: Record<string, string> = {};
   for (const line of text.split('\n')) {
+    // Only the final stage is the image: what an earlier stage set is not in it.
+    if (/^\s*FROM\s/i.test(line)) {
+      flags = [];
+      nodeOptions = undefined;
+      env = {};
+    }
     const entry = /^\s*ENTRYPOINT\s+(\[.*\])\s*$/.exec(line);
     if (entry) {
       try {
         const argv = JSON.parse(entry[1]!) as unknown;
-        // [node, ...flags, script]: the flags are what comes before the first word that is not one.
+        // [node, ...flags, script]: the flags are what comes before the script, the first JavaScript file named
+        // (a flag's value may be a word of its own: --max-old-space-size 48); else before the first word that is
+        // not a flag.
         if (Array.isArray(argv) && argv.every((a) => typeof a === 'string')) {
-          const script = argv.findIndex((a, i) => i > 0 && !a.startsWith('-'));
+          const named = argv.findIndex((a, i) => i > 0 && !a.startsWith('-') && /\.[cm]?js$/.test(a));
+          const script = named > 0 ? named : argv.findIndex((a, i) => i > 0 && !a.startsWith('-'));
           if (script > 0) flags = argv.slice(1, script);
         }
       } catch {

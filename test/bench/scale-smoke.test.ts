@@ -101,10 +101,6 @@ describe('npm run bench:scale, quick', { skip }, () => {
             (asked[`PUT example.com/${widgets ? 'widgets' : 'databases'}/status`] ?? 0) >= r.size,
             `${what} ${s.step}: the API server's requests counted (${JSON.stringify(asked).slice(0, 400)})`,
           );
-        assert.ok(
-          Object.values(asked).every((n) => n > 0),
-          `${what} ${s.step}: only what grew`,
-        );
       }
       // Every composite's watch events were sent while it was applied.
       const applied = r.steps[0]!.api.watchEvents;

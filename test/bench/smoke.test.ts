@@ -5,7 +5,8 @@
 // process; it judges no figure (speed is the bench's to print, not a test's).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { repoRoot } from '../../dev/infra/paths.js';
@@ -91,7 +92,7 @@ describe('npm run bench, quick', () => {
     );
     for (const [k, v] of Object.entries(imageNodeFlags(repoRoot).env))
       assert.ok(
-        run.output.includes(`, ${k}=${v} (flags from`),
+        new RegExp(`, ${k}=${v}[ ,]`).test(run.output),
         `the bench says it runs function-platform with ${k}=${v}`,
       );
   });
@@ -102,12 +103,39 @@ describe('npm run bench, quick', () => {
 
   test("the bench finds the image's malloc settings", () => {
     const malloc: Record<string, string> = {};
-    for (const line of readFileSync(join(repoRoot, 'Dockerfile'), 'utf8').split('\n')) {
+    const text = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
+    // The final stage's: the image's environment.
+    for (const line of text.slice(text.lastIndexOf('\nFROM ')).split('\n')) {
       const m = /^ENV (MALLOC_[A-Z_]+)=(\S+)$/.exec(line);
       if (m) malloc[m[1]!] = m[2]!;
     }
     assert.ok(Object.keys(malloc).length > 0, 'the image sets MALLOC_ARENA_MAX');
     assert.deepEqual(imageNodeFlags(repoRoot).env, malloc);
+  });
+
+  test("the bench reads the final stage only, and a flag's value given as a word of its own", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fp-dockerfile-'));
+    try {
+      writeFileSync(
+        join(dir, 'Dockerfile'),
+        [
+          'FROM node:24 AS build',
+          'ENV MALLOC_ARENA_MAX=4',
+          'ENV NODE_OPTIONS=--max-old-space-size=512',
+          'ENTRYPOINT ["node", "--stack-size=900", "build.js"]',
+          'FROM distroless',
+          'ENV MALLOC_TRIM_THRESHOLD_=131072',
+          'ENTRYPOINT ["/nodejs/bin/node", "--max-old-space-size", "48", "--max-semi-space-size=1", "dist/bundle/main.mjs"]',
+          '',
+        ].join('\n'),
+      );
+      assert.deepEqual(imageNodeFlags(dir), {
+        flags: ['--max-old-space-size', '48', '--max-semi-space-size=1'],
+        env: { MALLOC_TRIM_THRESHOLD_: '131072' },
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

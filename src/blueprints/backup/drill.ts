@@ -18,7 +18,8 @@ export function planDrill(call: BackupCall): Drill {
   if (!request && str(recorded, 'result') === 'Running') {
     // The request withdrawn mid-drill: nothing composes what the drill made now, so it goes; the record says so
     // (Incomplete: nothing was judged), without a warning, as someone meant it.
-    const why = 'spec.verification.requested was removed: the drill stopped, and what it made was removed';
+    const why =
+      'spec.verification.requested was removed: the drill stopped, and what it made was removed (set a new value to drill again)';
     const since = str(recorded, 'startedAt') ?? input.now.toISOString();
     return { ...drillEnded(input, str(recorded, 'request') ?? '', since, 'Incomplete', why), warnings: [] };
   }
