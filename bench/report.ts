@@ -70,6 +70,9 @@ function provenance(root: string): { commit?: string; srcChanged?: boolean } {
 
 export function printHeader(started: number, m: Machine, setup: Setup, config: Config, paths: Paths): void {
   const { impls, order, peer, ourNodeFlags, ourNodeOptions, ourEnv, candidateNodeFlags, candidateBuild } = setup;
+  const malloc = Object.entries(ourEnv)
+    .map(([k, v]) => `, ${k}=${v}`)
+    .join('');
   say(`function-platform benchmark, ${new Date(started).toISOString()}`);
   say(
     `machine: ${m.nproc} CPUs (${m.cpuModel}), ${m.memoryGB} GB memory, Linux ${m.kernel}, Node ${m.node}; load average ${m.loadAverageAtStart.join(' ')}`,
@@ -79,11 +82,7 @@ export function printHeader(started: number, m: Machine, setup: Setup, config: C
       `${config.calls} measured calls per level after ${config.warmup} warm-up calls; concurrency ${config.levels.join(', ')}`,
   );
   say(
-    `function-platform runs as its image starts it: node ${[...ourNodeFlags, 'dist/main.js'].join(' ')}${ourNodeOptions ? ` with NODE_OPTIONS=${ourNodeOptions}` : ''}${Object.entries(
-      ourEnv,
-    )
-      .map(([k, v]) => `, ${k}=${v}`)
-      .join('')}` +
+    `function-platform runs as its image starts it: node ${[...ourNodeFlags, 'dist/main.js'].join(' ')}${ourNodeOptions ? ` with NODE_OPTIONS=${ourNodeOptions}` : ''}${malloc}` +
       (config.ourNodeFlags
         ? ' (flags from BENCH_OURS_NODE_FLAGS; malloc settings from the Dockerfile)'
         : ' (flags from the Dockerfile ENTRYPOINT)'),

@@ -556,14 +556,15 @@ async function main(): Promise<void> {
   // kwok's fake nodes take 250 pods each (control-plane.ts), filled to 200 at most: room for every Widget on
   // both colors at size 2 (a color change runs both until it cuts over), and every Database's pod.
   const pods = 4 * Math.max(0, ...widgetSizes) * functions.length + Math.max(0, ...databaseSizes);
+  const image = imageNodeFlags(repoRoot);
   const cp = await startControlPlane({
     dir,
     nodes: Math.max(3, Math.ceil(pods / 200)),
     peer: functions.includes('peer') && widgetSizes.length > 0,
     crossplaneArgs,
     // The function runs with the Node flags its image's ENTRYPOINT gives it, as npm run bench runs it.
-    functionNodeFlags: imageNodeFlags(repoRoot).flags,
-    functionEnv: imageNodeFlags(repoRoot).env,
+    functionNodeFlags: image.flags,
+    functionEnv: image.env,
     say: (l) => say(`  ${l}`),
   });
   const results: RunResult[] = [];

@@ -17,7 +17,7 @@ import {
   VERIFY_KEY,
 } from '../lifecycle/placements/backup-methods.js';
 import { JOB_NAME_LABEL } from '../lifecycle/jobs.js';
-import { DRILL_DEADLINE_MS } from '../lifecycle/placements/backup-methods.js';
+import { drillOverdue } from '../lifecycle/placements/backup-methods.js';
 import { planDrill } from './drill.js';
 import type { BackupCall, Drill } from '../lifecycle/placements/placement.js';
 import { HOLD_KEY, holdDatabase, USAGES, usagesRequirement } from '../lifecycle/deletion-order.js';
@@ -138,8 +138,7 @@ function drillStopped(r: ResolvedBackup): string | undefined {
   if (str(drill, 'result') !== 'Running') return undefined;
   const ref = r.input.spec.databaseRef.name;
   if (r.lookup.state === 'missing') return `Database ${ref} is gone: the drill stopped, and what it made was removed`;
-  const since = Date.parse(str(drill, 'startedAt') ?? '');
-  if (r.lookup.state === 'refused' && r.input.now.getTime() - since > DRILL_DEADLINE_MS)
+  if (r.lookup.state === 'refused' && drillOverdue(r.input.now, str(drill, 'startedAt') ?? ''))
     return `Database ${ref} has been refused for 6 hours (${r.lookup.why}): the drill stopped, and what it made was removed`;
   return undefined;
 }

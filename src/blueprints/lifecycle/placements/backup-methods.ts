@@ -185,7 +185,12 @@ function read({ input, target, previous, attempt }: BackupCall, base: Obj): Summ
 export const VERIFY_KEY = 'verify';
 
 /** How long a drill may run (its scratch instance made, or an earlier one gone, and counted) before it gives up. */
-export const DRILL_DEADLINE_MS = 6 * 3_600_000;
+const DRILL_DEADLINE_MS = 6 * 3_600_000;
+
+/** Whether a drill started at `since` has run past its deadline at `now` (an unreadable start: never). */
+export function drillOverdue(now: Date, since: string): boolean {
+  return now.getTime() - Date.parse(since) > DRILL_DEADLINE_MS;
+}
 
 /** A drill's end before its count (a refusal, a deadline): its record, a warning, and nothing composed. */
 export function drillEnded(
@@ -353,7 +358,7 @@ export function countScratch(
   scratch: Scratch,
 ): Drill {
   const { input, target } = call;
-  const overdue = input.now.getTime() - Date.parse(since) > DRILL_DEADLINE_MS;
+  const overdue = drillOverdue(input.now, since);
   // Counted once it serves; a count under way goes on whatever the scratch instance says meanwhile.
   const counting = str(input.observed.get(VERIFY_KEY), 'metadata', 'name') === jobName;
   if (!scratch.serving && !counting) {

@@ -11,7 +11,7 @@ import { nameOf, type Obj } from '../../../kube.js';
 import { boundedLabel } from '../../../names.js';
 import { majorVersion } from '../database.js';
 import { endedContainers, lastWords, podLabels, verifyJobName } from '../jobs.js';
-import { countScratch, DRILL_DEADLINE_MS, drillEnded, earlierDrill } from './backup-methods.js';
+import { countScratch, drillEnded, drillOverdue, earlierDrill } from './backup-methods.js';
 import { CNPG_KEYS, CNPG_PLUGIN, objectStoreName, RECOVERY_SOURCE } from './cnpg-names.js';
 import { gi, podResources } from './in-cluster.js';
 import type { BackupCall, Drill, DrillResult } from './placement.js';
@@ -140,7 +140,7 @@ export function cnpgDrill(call: BackupCall, request: string, startedAt: string |
   const out: Drill = { resources: [], requirements: {}, warnings: [] };
   const since = startedAt ?? input.now.toISOString();
   const running = { request, result: 'Running', startedAt: since };
-  const overdue = input.now.getTime() - Date.parse(since) > DRILL_DEADLINE_MS;
+  const overdue = drillOverdue(input.now, since);
   // Ended, it still asks what it asked on this call: Crossplane calls again until two answers ask the same, and an
   // answer that dropped the recovery Job's question would be called without its answer, and find it running.
   const end = (result: DrillResult, reason: string): Drill => ({

@@ -15,7 +15,7 @@ import { boundedLabel, dnsLabel, shortHash } from '../../../names.js';
 import { baseName } from '../database.js';
 import { INSTANCE_CLASSES } from '../engine.js';
 import { verifyJobName } from '../jobs.js';
-import { countScratch, DRILL_DEADLINE_MS, drillEnded, earlierDrill } from './backup-methods.js';
+import { countScratch, drillEnded, drillOverdue, earlierDrill } from './backup-methods.js';
 import type { BackupCall, Drill, DrillResult } from './placement.js';
 import { providerConfigRef } from './rds-names.js';
 
@@ -150,7 +150,7 @@ export function rdsDrill(call: BackupCall, request: string, startedAt: string | 
   const out: Drill = { resources: [], requirements: {}, warnings: [] };
   const since = startedAt ?? input.now.toISOString();
   const running = { request, result: 'Running', startedAt: since };
-  const overdue = input.now.getTime() - Date.parse(since) > DRILL_DEADLINE_MS;
+  const overdue = drillOverdue(input.now, since);
   const end = (result: DrillResult, reason: string) => drillEnded(input, request, since, result, reason);
   const location = str(previous, 'location') ?? '';
   const snapshot = location.startsWith(RDS_SNAPSHOT) ? location.slice(RDS_SNAPSHOT.length) : '';
