@@ -32,9 +32,9 @@ COPY package.json ./
 # part; the RUN fails unless the server stopped cleanly and left that uid's folder with files in it.
 # (Here the folders are owned by those uids; scripts/build-image.sh, the tested build, packs them as root's.)
 USER 2000:2000
-RUN ["/nodejs/bin/node", "-e", "const fs=require('node:fs'),d='dist/bundle/compile-cache',c=require('node:child_process').spawn(process.execPath,['--max-semi-space-size=1','dist/bundle/main.mjs','--insecure','--address','127.0.0.1:0']);c.stdout.on('data',b=>/listening/.test(b)&&c.kill('SIGTERM'));c.on('exit',x=>{const m=fs.readdirSync(d).filter(f=>f.endsWith('-'+process.getuid()));process.exit(x===0&&m.length===1&&fs.readdirSync(d+'/'+m[0]).length>0?0:1)})"]
+RUN ["/nodejs/bin/node", "-e", "const fs=require('node:fs'),d='dist/bundle/compile-cache',c=require('node:child_process').spawn(process.execPath,['--max-semi-space-size=1','--no-concurrent-recompilation','dist/bundle/main.mjs','--insecure','--address','127.0.0.1:0']);c.stdout.on('data',b=>/listening/.test(b)&&c.kill('SIGTERM'));c.on('exit',x=>{const m=fs.readdirSync(d).filter(f=>f.endsWith('-'+process.getuid()));process.exit(x===0&&m.length===1&&fs.readdirSync(d+'/'+m[0]).length>0?0:1)})"]
 USER 65532:65532
-RUN ["/nodejs/bin/node", "-e", "const fs=require('node:fs'),d='dist/bundle/compile-cache',c=require('node:child_process').spawn(process.execPath,['--max-semi-space-size=1','dist/bundle/main.mjs','--insecure','--address','127.0.0.1:0']);c.stdout.on('data',b=>/listening/.test(b)&&c.kill('SIGTERM'));c.on('exit',x=>{const m=fs.readdirSync(d).filter(f=>f.endsWith('-'+process.getuid()));process.exit(x===0&&m.length===1&&fs.readdirSync(d+'/'+m[0]).length>0?0:1)})"]
+RUN ["/nodejs/bin/node", "-e", "const fs=require('node:fs'),d='dist/bundle/compile-cache',c=require('node:child_process').spawn(process.execPath,['--max-semi-space-size=1','--no-concurrent-recompilation','dist/bundle/main.mjs','--insecure','--address','127.0.0.1:0']);c.stdout.on('data',b=>/listening/.test(b)&&c.kill('SIGTERM'));c.on('exit',x=>{const m=fs.readdirSync(d).filter(f=>f.endsWith('-'+process.getuid()));process.exit(x===0&&m.length===1&&fs.readdirSync(d+'/'+m[0]).length>0?0:1)})"]
 # Everything is read-only at run time: the image works with readOnlyRootFilesystem.
 EXPOSE 9443
 ENV NODE_ENV=production
@@ -42,5 +42,8 @@ ENV NODE_ENV=production
 # in one is not reused by another; peak memory at 64 calls in flight was 10-25 MB lower for no measurable CPU (npm run bench).
 ENV MALLOC_ARENA_MAX=1
 # A small young generation: peak memory under load halves at no measurable CPU cost (npm run bench).
+# Optimizing compiles on the main thread: with them on V8's background threads, malloc's heap held
+# 20-25 MB more at 64 calls in flight, for the same CPU per call; the price is a compile's pause
+# landing on a call while the code warms up (npm run bench; README, "Memory").
 # The bundle: one module instead of 190 to load (npm run bench: cold start).
-ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=1", "dist/bundle/main.mjs"]
+ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=1", "--no-concurrent-recompilation", "dist/bundle/main.mjs"]

@@ -130,7 +130,8 @@ done
 mkdir -p "$(dirname "$out")"
 digest="$(.cache/bin/xp-image --out "$out" --tag "function-platform-runtime:v$version" --created "$created" \
   "${layers[@]}" \
-  --entrypoint /nodejs/bin/node --entrypoint --max-semi-space-size=1 --entrypoint dist/bundle/main.mjs \
+  --entrypoint /nodejs/bin/node --entrypoint --max-semi-space-size=1 --entrypoint --no-concurrent-recompilation \
+  --entrypoint dist/bundle/main.mjs \
   --env PATH=/nodejs/bin --env NODE_ENV=production --env MALLOC_ARENA_MAX=1 \
   --user 65532:65532 --workdir /function --port 9443/tcp \
   --label "org.opencontainers.image.source=$source_label" \

@@ -23,7 +23,12 @@ if (!root || uids.length === 0) {
   process.stderr.write('usage: fill-compile-cache.mjs ROOT UID [UID ...]\n');
   process.exit(2);
 }
-const ENTRYPOINT = ['/nodejs/bin/node', '--max-semi-space-size=1', 'dist/bundle/main.mjs'];
+const ENTRYPOINT = [
+  '/nodejs/bin/node',
+  '--max-semi-space-size=1',
+  '--no-concurrent-recompilation',
+  'dist/bundle/main.mjs',
+];
 const CACHE = 'function/dist/bundle/compile-cache';
 
 const UNSHARE = execFileSync('sh', ['-c', 'command -v unshare'], { encoding: 'utf8' }).trim();

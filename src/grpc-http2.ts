@@ -22,6 +22,7 @@
 // It knows nothing of RunFunction: the methods are bytes in, bytes out.
 import * as http2 from 'node:http2';
 import type { Duplex } from 'node:stream';
+import { BytePool } from './byte-pool.js';
 
 /** The gRPC status codes this server answers with. */
 export const GrpcStatus = {
@@ -36,7 +37,19 @@ export const GrpcStatus = {
 } as const;
 
 /** A unary method: the request message in, the answer message out. */
-export type UnaryHandler = (request: Buffer) => Promise<Buffer>;
+export type UnaryHandler = (request: Buffer, bytes: CallBytes) => Promise<Buffer>;
+
+/**
+ * The memory of a call, which the server reuses for later calls (src/byte-pool.ts). The request's bytes
+ * are reused once the handler is done, unless it keeps them; an answer written into `answer(n)` is framed
+ * and sent without a copy, and its memory reused once sent.
+ */
+export interface CallBytes {
+  /** n bytes for the answer message; the handler returns them (or any other Buffer, copied as usual). */
+  answer(length: number): Buffer;
+  /** What the handler decoded still points into the request's bytes after its answer: they are not reused. */
+  keepRequest(): void;
+}
 
 /** Thrown by a handler to end its call with this status and message. */
 export class GrpcError extends Error {
@@ -63,6 +76,12 @@ export interface GrpcHttp2Options {
 
 const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = http2.constants;
 const PREFIX = 5;
+/**
+ * Requests and answers up to this size take reused memory: Crossplane's are a few KiB to tens of KiB.
+ * A request's block is taken when its length prefix arrives, so a peer that announces a message and sends
+ * nothing holds at most this much per call; a larger request is kept as the chunks that carried it.
+ */
+const REUSED_MAX = 64 * 1024;
 /** The longest grpc-timeout value gRPC allows is 8 digits. */
 const TIMEOUT = /^(\d{1,8})([HMSmun])$/;
 const UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 };
@@ -105,6 +124,8 @@ export function frameMessage(message: Uint8Array): Buffer {
  */
 class RequestReader {
   private readonly head = Buffer.allocUnsafe(PREFIX);
+  /** The reused block the message is copied into, when it is small enough for one. */
+  block: ArrayBuffer | undefined;
   private headLen = 0;
   /** The length the prefix announced, while the message's bytes come in. */
   private expected: number | undefined;
@@ -117,6 +138,7 @@ class RequestReader {
   constructor(
     private readonly maxBytes: number,
     private readonly encoding: string | undefined,
+    private readonly pool: BytePool,
   ) {}
 
   /** Takes a chunk; returns a refusal, or undefined to go on. */
@@ -125,7 +147,10 @@ class RequestReader {
     if (this.expected === undefined && this.headLen === 0 && chunk.length >= PREFIX) {
       const len = chunk.readUInt32BE(1);
       if (chunk.length === PREFIX + len && chunk[0] === 0 && this.count === 0 && len <= this.maxBytes) {
-        this.message = chunk.subarray(PREFIX);
+        // A slice would hold the whole socket read it came in (Node hands out DATA frames as slices of it).
+        const into = this.reuse(len);
+        if (into) chunk.copy(into, 0, PREFIX);
+        this.message = into ?? chunk.subarray(PREFIX);
         this.count = 1;
         return undefined;
       }
@@ -142,7 +167,8 @@ class RequestReader {
         if (this.expected === undefined) continue; // an empty message, complete already
       }
       const take = Math.min(this.expected - this.received, chunk.length - off);
-      this.parts.push(chunk.subarray(off, off + take));
+      if (this.message) chunk.copy(this.message, this.received, off, off + take);
+      else this.parts.push(chunk.subarray(off, off + take));
       this.received += take;
       off += take;
       if (this.received === this.expected) this.complete();
@@ -174,12 +200,21 @@ class RequestReader {
     this.expected = len;
     this.parts = [];
     this.received = 0;
+    this.message = this.reuse(len);
     if (len === 0) this.complete();
     return undefined;
   }
 
+  /** A reused block's view for a message of len bytes, when it is small enough for one. */
+  private reuse(len: number): Buffer | undefined {
+    if (len === 0 || len > REUSED_MAX) return undefined;
+    this.block = this.pool.take(len);
+    return Buffer.from(this.block, 0, len);
+  }
+
   private complete(): void {
-    this.message = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.expected);
+    if (!this.message)
+      this.message = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.expected);
     this.parts = [];
     this.expected = undefined;
     this.headLen = 0;
@@ -198,6 +233,8 @@ export class GrpcHttp2Server {
   private readonly keepaliveMs: number;
   private readonly keepaliveTimeoutMs: number;
   private draining = false;
+  /** Up to 4 MiB of blocks wait for reuse: 64 calls in flight of Crossplane's sizes need 1.5-3 MiB. */
+  private readonly pool = new BytePool({ largest: REUSED_MAX, kept: 4 * 1024 * 1024 });
 
   constructor(private readonly opts: GrpcHttp2Options) {
     this.keepaliveMs = opts.keepaliveMs ?? 5 * 60_000;
@@ -311,7 +348,11 @@ export class GrpcHttp2Server {
       return;
     }
     const encoding = headers['grpc-encoding'];
-    const reader = new RequestReader(this.opts.maxReceiveBytes, typeof encoding === 'string' ? encoding : undefined);
+    const reader = new RequestReader(
+      this.opts.maxReceiveBytes,
+      typeof encoding === 'string' ? encoding : undefined,
+      this.pool,
+    );
     let ended = false;
     let timer: NodeJS.Timeout | undefined;
     const end = (refusal: GrpcError) => {
@@ -345,17 +386,42 @@ export class GrpcHttp2Server {
       if (reader.count === 0 || !reader.message)
         return end(new GrpcError(GrpcStatus.INTERNAL, 'the request carried no message'));
       const message = reader.message;
+      const pool = this.pool;
+      let keep = false;
+      let answerBlock: ArrayBuffer | undefined;
+      const bytes: CallBytes = {
+        answer: (length) => {
+          if (answerBlock) pool.give(answerBlock);
+          answerBlock = pool.take(PREFIX + length);
+          return Buffer.from(answerBlock, PREFIX, length);
+        },
+        keepRequest: () => {
+          keep = true;
+        },
+      };
+      const done = () => {
+        if (reader.block && !keep) pool.give(reader.block);
+      };
       // Through a promise: a handler that throws before its first await ends its call, not the process.
       Promise.resolve(message)
-        .then(handler)
+        .then((m) => handler(m, bytes))
         .then(
           (answer) => {
-            if (ended) return;
+            done();
+            const block =
+              answerBlock && answer.buffer === answerBlock && answer.byteOffset === PREFIX ? answerBlock : undefined;
+            if (ended || stream.closed || stream.destroyed) {
+              if (answerBlock) pool.give(answerBlock);
+              return;
+            }
             ended = true;
             clearTimeout(timer);
-            respond(stream, answer);
+            if (answerBlock && !block) pool.give(answerBlock);
+            respond(stream, answer, block, pool);
           },
           (err: unknown) => {
+            done();
+            if (answerBlock) pool.give(answerBlock);
             if (err instanceof GrpcError) return end(err);
             this.opts.onHandlerError?.(err, path);
             end(new GrpcError(GrpcStatus.INTERNAL, 'the server failed to answer'));
@@ -365,15 +431,33 @@ export class GrpcHttp2Server {
   }
 }
 
-/** An answer: headers, the framed message, then trailers with status OK. */
-function respond(stream: http2.ServerHttp2Stream, message: Buffer): void {
-  if (stream.closed || stream.destroyed) return;
+/**
+ * An answer: headers, the framed message, then trailers with status OK. A message written into a reused
+ * block after room for the prefix is framed where it stands; the block is reused once the bytes are on
+ * their way (the write's callback comes after the socket took them; not after a failed write).
+ */
+function respond(
+  stream: http2.ServerHttp2Stream,
+  message: Buffer,
+  block: ArrayBuffer | undefined,
+  pool: BytePool,
+): void {
   stream.respond(
     { ':status': 200, 'content-type': 'application/grpc', 'grpc-accept-encoding': 'identity' },
     { waitForTrailers: true },
   );
   stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-  stream.end(frameMessage(message));
+  if (!block) {
+    stream.end(frameMessage(message));
+    return;
+  }
+  const framed = Buffer.from(block, 0, PREFIX + message.length);
+  framed[0] = 0;
+  framed.writeUInt32BE(message.length, 1);
+  stream.write(framed, (err) => {
+    if (!err) pool.give(block);
+  });
+  stream.end();
 }
 
 /**

@@ -18,8 +18,8 @@ import type { Log } from './function.js';
 import { answerLive } from './live.js';
 import { type Metrics, reasonLabel } from './metrics.js';
 import { judgeClient, nameOf, readServerTls } from './tls.js';
-import { decodeRunFunctionRequest, encodeRunFunctionResponse } from './wire.js';
-import { GrpcError, GrpcHttp2Server, GrpcStatus } from './grpc-http2.js';
+import { decodeRunFunctionRequest, encodeRunFunctionResponse, lastDecodeHoldsBytes } from './wire.js';
+import { type CallBytes, GrpcError, GrpcHttp2Server, GrpcStatus } from './grpc-http2.js';
 
 /** Requests larger than this are refused by gRPC itself, before they are parsed. */
 export const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
@@ -37,10 +37,14 @@ export interface ServerOptions {
  * the SDK's does; on bytes it refuses (groups, truncated fields) the SDK's own
  * decoder has the last word, so nothing the SDK accepts is refused here.
  */
-function decodeRequest(bytes: Buffer): RunFunctionRequest {
+function decodeRequest(bytes: Buffer, call?: CallBytes): RunFunctionRequest {
   try {
-    return decodeRunFunctionRequest(bytes);
+    const req = decodeRunFunctionRequest(bytes);
+    if (lastDecodeHoldsBytes()) call?.keepRequest();
+    return req;
   } catch {
+    // The SDK's decoder hands out bytes fields as slices of the request.
+    call?.keepRequest();
     return RunFunctionRequest.decode(bytes);
   }
 }
@@ -50,8 +54,8 @@ function decodeRequest(bytes: Buffer): RunFunctionRequest {
  * state or context carried through, say) would end the call with a bare gRPC
  * error; it becomes a Fatal result instead, so the user reads why.
  */
-function encodeResponse(rsp: RunFunctionResponse): Buffer {
-  const bytes = encodeRunFunctionResponse(rsp);
+function encodeResponse(rsp: RunFunctionResponse, call?: CallBytes): Buffer {
+  const bytes = encodeRunFunctionResponse(rsp, call?.answer);
   if (bytes.length <= MAX_RESPONSE_BYTES) return bytes;
   const mib = (n: number) => (n / (1024 * 1024)).toFixed(1);
   const tooLarge: RunFunctionResponse = {
@@ -69,7 +73,7 @@ function encodeResponse(rsp: RunFunctionResponse): Buffer {
     requirements: undefined,
     conditions: [],
   };
-  return encodeRunFunctionResponse(tooLarge);
+  return encodeRunFunctionResponse(tooLarge, call?.answer);
 }
 
 const SEVERITY_LABEL: Record<number, string> = {
@@ -133,14 +137,14 @@ interface Carrier {
 }
 
 function http2Carrier(answer: Answer, log: Log): Carrier {
-  const handler = async (bytes: Buffer): Promise<Buffer> => {
+  const handler = async (bytes: Buffer, call: CallBytes): Promise<Buffer> => {
     let req: RunFunctionRequest;
     try {
-      req = decodeRequest(bytes);
+      req = decodeRequest(bytes, call);
     } catch (err) {
       throw new GrpcError(GrpcStatus.INTERNAL, `cannot decode the request: ${(err as Error).message}`);
     }
-    return encodeResponse(await answer(req));
+    return encodeResponse(await answer(req), call);
   };
   const server = new GrpcHttp2Server({
     methods: new Map([[FunctionRunnerServiceService.runFunction.path, handler]]),

@@ -212,6 +212,8 @@ const interned: Array<string | undefined> = new Array<string | undefined>(INTERN
 class Reader {
   pos = 0;
   depth = 0;
+  /** Whether a value was left to decode on first read (see Undecoded): it points into `buf`. */
+  deferred = false;
   constructor(
     readonly buf: NodeBuffer,
     /** Struct values this long or longer decode on first read (see Undecoded). */
@@ -467,6 +469,7 @@ function holdsTree(buf: NodeBuffer, pos: number, end: number): boolean {
 }
 
 function skimmed(r: Reader, end: number): Undecoded {
+  r.deferred = true;
   const at = new Undecoded(r.buf, r.pos, end, r.depth, r.lazyMin);
   skimValue(r, end);
   return at;
@@ -922,12 +925,18 @@ export const emptyMessage = (m: Message): object => codec.empty[m.name]!();
 
 // ---------------------------------------------------------------- the codec
 
-/** RunFunctionResponse to protobuf bytes: the SDK's `RunFunctionResponse.encode(m).finish()`, faster. */
-export function encodeRunFunctionResponse(m: RunFunctionResponse): Buffer {
+/**
+ * RunFunctionResponse to protobuf bytes: the SDK's `RunFunctionResponse.encode(m).finish()`, faster. The
+ * bytes go into `into(length)` when given (memory the transport reuses), else into a new Buffer.
+ */
+export function encodeRunFunctionResponse(m: RunFunctionResponse, into?: (length: number) => Buffer): Buffer {
   pos = 0;
   try {
     codec.put(m);
-    return Buffer.from(buf.subarray(0, pos));
+    if (!into) return Buffer.from(buf.subarray(0, pos));
+    const out = into(pos);
+    buf.copy(out, 0, 0, pos);
+    return out;
   } finally {
     // A huge answer should not pin a huge scratch buffer.
     if (buf.length > 1024 * 1024) buf = Buffer.allocUnsafe(64 * 1024) as NodeBuffer;
@@ -944,5 +953,13 @@ export function decodeRunFunctionRequest(bytes: Buffer | Uint8Array, lazyMin = L
   const buf = (
     Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   ) as NodeBuffer;
-  return codec.read(new Reader(buf, lazyMin), buf.length);
+  const r = new Reader(buf, lazyMin);
+  const request = codec.read(r, buf.length);
+  lastDeferred = r.deferred;
+  return request;
 }
+
+let lastDeferred = false;
+
+/** Whether the request decodeRunFunctionRequest returned last still points into its bytes (a value not yet built). */
+export const lastDecodeHoldsBytes = (): boolean => lastDeferred;

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
 import {
+  type CallBytes,
   encodeGrpcMessage,
   frameMessage,
   GrpcError,
@@ -29,6 +30,10 @@ const FAIL = '/test.Echo/Fail';
 const BUG = '/test.Echo/Bug';
 const SYNC_BUG = '/test.Echo/SyncBug';
 const BIG = '/test.Echo/Big';
+const REUSE = '/test.Echo/Reuse';
+const KEEP = '/test.Echo/Keep';
+/** REUSE's answer: its request's bytes repeated to this length, written into the call's reused memory. */
+const REUSE_ANSWER = 30_000;
 const BIG_ANSWER = 15 * 1024 * 1024;
 const MAX = 1024;
 
@@ -81,6 +86,9 @@ describe('gRPC on node:http2, from the wire', () => {
   let session: http2.ClientHttp2Session;
   const held: Array<() => void> = [];
   let bugs = 0;
+  /** The memory REUSE's requests and answers came in, and the requests KEEP kept. */
+  const seen = { requests: new Set<ArrayBufferLike>(), answers: new Set<ArrayBufferLike>() };
+  const kept: Buffer[] = [];
   before(async () => {
     server = new GrpcHttp2Server({
       methods: new Map([
@@ -105,6 +113,26 @@ describe('gRPC on node:http2, from the wire', () => {
           },
         ],
         [BIG, async () => Buffer.alloc(BIG_ANSWER, 7)],
+        [
+          REUSE,
+          async (b: Buffer, bytes: CallBytes) => {
+            seen.requests.add(b.buffer);
+            // A while, so that calls sent together are in flight together.
+            await new Promise((r) => setTimeout(r, 2 + (b[0]! % 7)));
+            const out = bytes.answer(REUSE_ANSWER);
+            for (let i = 0; i < out.length; i += b.length) b.copy(out, i, 0, Math.min(b.length, out.length - i));
+            seen.answers.add(out.buffer);
+            return out;
+          },
+        ],
+        [
+          KEEP,
+          async (b: Buffer, bytes: CallBytes) => {
+            bytes.keepRequest();
+            kept.push(b);
+            return Buffer.from('kept');
+          },
+        ],
       ]),
       maxReceiveBytes: MAX,
       keepaliveMs: 300,
@@ -289,6 +317,64 @@ describe('gRPC on node:http2, from the wire', () => {
     } finally {
       s.close();
     }
+  });
+
+  test("reused memory: 64 calls at once each get their own answer; a slow reader's answer is not overwritten", async () => {
+    const body = (i: number) => Buffer.alloc(600, `call ${i};`);
+    const expect = (i: number) => {
+      const b = body(i);
+      const out = Buffer.alloc(REUSE_ANSWER);
+      for (let at = 0; at < out.length; at += b.length) b.copy(out, at, 0, Math.min(b.length, out.length - at));
+      return frameMessage(out);
+    };
+    // A reader that takes 1 KiB and stops: the rest of its answer waits in the server, in reused memory.
+    const slow = http2.connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 1024 } });
+    try {
+      const slowReq = slow.request({
+        ':method': 'POST',
+        ':path': REUSE,
+        'content-type': 'application/grpc',
+        te: 'trailers',
+      });
+      const slowData: Buffer[] = [];
+      slowReq.on('data', (c: Buffer) => slowData.push(c));
+      slowReq.pause();
+      slowReq.end(frameMessage(body(-1)));
+      await new Promise((r) => setTimeout(r, 100));
+      for (let round = 0; round < 3; round++) {
+        const answers = await Promise.all(
+          Array.from({ length: 64 }, (_, i) => rawCall(session, REUSE, [frameMessage(body(i))])),
+        );
+        answers.forEach((a, i) => {
+          assert.equal(statusOf(a).code, 0);
+          assert.ok(a.data.equals(expect(i)), `round ${round}, call ${i}: its own answer`);
+        });
+      }
+      const slowDone = new Promise<void>((resolve) => slowReq.on('close', resolve));
+      slowReq.resume();
+      await slowDone;
+      assert.ok(Buffer.concat(slowData).equals(expect(-1)), "the slow reader's answer, whole and its own");
+    } finally {
+      slow.close();
+    }
+    // Reused, not made anew: 193 calls took far fewer blocks than they would have without the pool.
+    assert.ok(seen.requests.size <= 66, `request blocks for 193 calls: ${seen.requests.size}`);
+    assert.ok(seen.answers.size <= 66, `answer blocks for 193 calls: ${seen.answers.size}`);
+    const before = { requests: seen.requests.size, answers: seen.answers.size };
+    for (let i = 0; i < 10; i++) await rawCall(session, REUSE, [frameMessage(body(i))]);
+    assert.deepEqual({ requests: seen.requests.size, answers: seen.answers.size }, before, 'one call at a time reuses');
+  });
+
+  test('a request the handler keeps is not reused by the calls after it', async () => {
+    const mine = Buffer.alloc(600, 'mine;');
+    await rawCall(session, KEEP, [frameMessage(mine)]);
+    seen.requests.clear();
+    for (let i = 0; i < 5; i++) {
+      const a = await rawCall(session, REUSE, [frameMessage(Buffer.alloc(600, `other ${i};`))]);
+      assert.equal(statusOf(a).code, 0);
+    }
+    assert.ok(kept.at(-1)!.equals(mine), 'the kept request, unchanged');
+    assert.equal(seen.requests.has(kept.at(-1)!.buffer), false, 'its memory went to no later call');
   });
 
   test('grpc-message is percent-encoded: printable ASCII as is, the rest (and %) as UTF-8 bytes', () => {

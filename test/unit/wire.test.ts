@@ -11,7 +11,7 @@ import { Ready, RunFunctionRequest, RunFunctionResponse } from '@crossplane-org/
 import { parse } from 'yaml';
 import { runFunction } from '../../src/function.js';
 import { answer, buildRequest, readYamlObjects } from '../../src/render.js';
-import { decodeRunFunctionRequest, encodeRunFunctionResponse } from '../../src/wire.js';
+import { decodeRunFunctionRequest, encodeRunFunctionResponse, lastDecodeHoldsBytes } from '../../src/wire.js';
 import { repoRoot } from '../../dev/infra/paths.js';
 import { request, response } from '../support/wire-arbitraries.js';
 
@@ -135,6 +135,26 @@ describe('wire codec', () => {
     const again = decodeRunFunctionRequest(bytes).observed!.resources['big']!.resource as Record<string, unknown>;
     again['status'] = 'replaced';
     assert.equal(again['status'], 'replaced');
+  });
+
+  test('the decoder says when what it returned still points into the bytes (so the transport does not reuse them)', () => {
+    decodeRunFunctionRequest(sdkEncodeReq(large(200)));
+    assert.equal(lastDecodeHoldsBytes(), true, 'a value left to decode on first read');
+    decodeRunFunctionRequest(sdkEncodeReq(large(2)));
+    assert.equal(lastDecodeHoldsBytes(), false, 'every value built now');
+    decodeRunFunctionRequest(sdkEncodeReq(large(200)), Number.POSITIVE_INFINITY);
+    assert.equal(lastDecodeHoldsBytes(), false, 'decoded eagerly');
+  });
+
+  test('an answer encoded into memory handed in: the same bytes, in that memory', () => {
+    const rsp = runFunction(buildRequest(readYamlObjects(join(repoRoot, 'examples/widget/full.yaml'))[0]!));
+    const block = Buffer.alloc(64 * 1024, 0xee);
+    const out = encodeRunFunctionResponse(rsp, (n) => block.subarray(5, 5 + n));
+    assert.equal(out.buffer, block.buffer);
+    assert.equal(out.byteOffset, block.byteOffset + 5);
+    assert.ok(out.equals(sdkEncodeRsp(rsp)));
+    assert.equal(block[4], 0xee, 'nothing written before it');
+    assert.equal(block[5 + out.length], 0xee, 'nothing written after it');
   });
 
   test('random requests decode to the SDK objects with every Struct value decoded on first read', () => {
