@@ -42,10 +42,14 @@ export type UnaryHandler = (request: Buffer, bytes: CallBytes) => Promise<Buffer
 /**
  * The memory of a call, which the server reuses for later calls (src/byte-pool.ts). The request's bytes
  * are reused once the handler is done, unless it keeps them; an answer written into `answer(n)` is framed
- * and sent without a copy, and its memory reused once sent.
+ * and sent without a copy, and its memory reused once sent. Both are for the handler while it runs: once
+ * its promise settles they throw.
  */
 export interface CallBytes {
-  /** n bytes for the answer message; the handler returns them (or any other Buffer, copied as usual). */
+  /**
+   * n bytes for the answer message, holding whatever an earlier call left there: the handler fills them all
+   * and returns them (any other Buffer it returns is copied as usual).
+   */
   answer(length: number): Buffer;
   /** What the handler decoded still points into the request's bytes after its answer: they are not reused. */
   keepRequest(): void;
@@ -76,11 +80,7 @@ export interface GrpcHttp2Options {
 
 const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = http2.constants;
 const PREFIX = 5;
-/**
- * Requests and answers up to this size take reused memory: Crossplane's are a few KiB to tens of KiB.
- * A request's block is taken when its length prefix arrives, so a peer that announces a message and sends
- * nothing holds at most this much per call; a larger request is kept as the chunks that carried it.
- */
+/** Requests and answers up to this size take reused memory: Crossplane's are a few KiB to tens of KiB. */
 const REUSED_MAX = 64 * 1024;
 /** The longest grpc-timeout value gRPC allows is 8 digits. */
 const TIMEOUT = /^(\d{1,8})([HMSmun])$/;
@@ -119,8 +119,10 @@ export function frameMessage(message: Uint8Array): Buffer {
 /**
  * A call's request, read as it arrives: the prefix, then the message's bytes
  * kept as the chunks that carried them (never more than arrived, whatever the
- * prefix claims), joined once whole; a chunk that holds exactly the framed
- * message is used as it is. Answers what to refuse, if anything.
+ * prefix claims), joined once whole: into a reused block when the message is
+ * small enough for one (then no chunk outlives the read, and with it the whole
+ * socket read Node sliced it from), else into a Buffer of its own. Answers
+ * what to refuse, if anything.
  */
 class RequestReader {
   private readonly head = Buffer.allocUnsafe(PREFIX);
@@ -147,7 +149,6 @@ class RequestReader {
     if (this.expected === undefined && this.headLen === 0 && chunk.length >= PREFIX) {
       const len = chunk.readUInt32BE(1);
       if (chunk.length === PREFIX + len && chunk[0] === 0 && this.count === 0 && len <= this.maxBytes) {
-        // A slice would hold the whole socket read it came in (Node hands out DATA frames as slices of it).
         const into = this.reuse(len);
         if (into) chunk.copy(into, 0, PREFIX);
         this.message = into ?? chunk.subarray(PREFIX);
@@ -167,8 +168,7 @@ class RequestReader {
         if (this.expected === undefined) continue; // an empty message, complete already
       }
       const take = Math.min(this.expected - this.received, chunk.length - off);
-      if (this.message) chunk.copy(this.message, this.received, off, off + take);
-      else this.parts.push(chunk.subarray(off, off + take));
+      this.parts.push(chunk.subarray(off, off + take));
       this.received += take;
       off += take;
       if (this.received === this.expected) this.complete();
@@ -200,7 +200,6 @@ class RequestReader {
     this.expected = len;
     this.parts = [];
     this.received = 0;
-    this.message = this.reuse(len);
     if (len === 0) this.complete();
     return undefined;
   }
@@ -213,8 +212,12 @@ class RequestReader {
   }
 
   private complete(): void {
-    if (!this.message)
-      this.message = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.expected);
+    const into = this.reuse(this.received);
+    if (into) {
+      let at = 0;
+      for (const part of this.parts) at += part.copy(into, at);
+      this.message = into;
+    } else this.message = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.expected);
     this.parts = [];
     this.expected = undefined;
     this.headLen = 0;
@@ -388,18 +391,25 @@ export class GrpcHttp2Server {
       const message = reader.message;
       const pool = this.pool;
       let keep = false;
+      let settled = false;
       let answerBlock: ArrayBuffer | undefined;
+      const live = (what: string) => {
+        if (settled) throw new Error(`CallBytes.${what} after the handler was done`);
+      };
       const bytes: CallBytes = {
         answer: (length) => {
-          if (answerBlock) pool.give(answerBlock);
+          live('answer');
+          // An earlier block (an answer encoded again) is left to the GC: the handler may still hold it.
           answerBlock = pool.take(PREFIX + length);
           return Buffer.from(answerBlock, PREFIX, length);
         },
         keepRequest: () => {
+          live('keepRequest');
           keep = true;
         },
       };
       const done = () => {
+        settled = true;
         if (reader.block && !keep) pool.give(reader.block);
       };
       // Through a promise: a handler that throws before its first await ends its call, not the process.

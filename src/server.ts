@@ -36,8 +36,9 @@ export interface ServerOptions {
  * A request off the wire. The fast decoder reads every well-formed message as
  * the SDK's does; on bytes it refuses (groups, truncated fields) the SDK's own
  * decoder has the last word, so nothing the SDK accepts is refused here.
+ * When what it returns still points into the bytes, the call keeps them.
  */
-function decodeRequest(bytes: Buffer, call?: CallBytes): RunFunctionRequest {
+export function decodeRequest(bytes: Buffer, call?: CallBytes): RunFunctionRequest {
   try {
     const req = decodeRunFunctionRequest(bytes);
     if (lastDecodeHoldsBytes()) call?.keepRequest();

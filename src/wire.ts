@@ -212,7 +212,7 @@ const interned: Array<string | undefined> = new Array<string | undefined>(INTERN
 class Reader {
   pos = 0;
   depth = 0;
-  /** Whether a value was left to decode on first read (see Undecoded): it points into `buf`. */
+  /** Whether a value was skimmed to decode on first read (see Undecoded), pointing into `buf`. */
   deferred = false;
   constructor(
     readonly buf: NodeBuffer,
@@ -947,12 +947,15 @@ export function encodeRunFunctionResponse(m: RunFunctionResponse, into?: (length
 /**
  * Protobuf bytes to RunFunctionRequest: what the SDK's `RunFunctionRequest.decode(bytes)` returns, faster.
  * Struct values of `lazyMin` bytes or more are checked now and built when first read (Infinity: all now), so
- * the bytes must not change while the request is in use (grpc-js hands each message its own buffer).
+ * the bytes must not change while the request is in use: grpc-js hands each message its own buffer, and
+ * src/grpc-http2.ts reuses a request's memory only when lastDecodeHoldsBytes() says nothing points into it.
  */
 export function decodeRunFunctionRequest(bytes: Buffer | Uint8Array, lazyMin = LAZY_MIN): RunFunctionRequest {
   const buf = (
     Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   ) as NodeBuffer;
+  // Until the decode is done, as if it held them: a decode that throws has said nothing of them.
+  lastDeferred = true;
   const r = new Reader(buf, lazyMin);
   const request = codec.read(r, buf.length);
   lastDeferred = r.deferred;

@@ -32,6 +32,7 @@ const SYNC_BUG = '/test.Echo/SyncBug';
 const BIG = '/test.Echo/Big';
 const REUSE = '/test.Echo/Reuse';
 const KEEP = '/test.Echo/Keep';
+const LATE = '/test.Echo/Late';
 /** REUSE's answer: its request's bytes repeated to this length, written into the call's reused memory. */
 const REUSE_ANSWER = 30_000;
 const BIG_ANSWER = 15 * 1024 * 1024;
@@ -89,6 +90,8 @@ describe('gRPC on node:http2, from the wire', () => {
   /** The memory REUSE's requests and answers came in, and the requests KEEP kept. */
   const seen = { requests: new Set<ArrayBufferLike>(), answers: new Set<ArrayBufferLike>() };
   const kept: Buffer[] = [];
+  /** What LATE's handler heard when it used its call's memory after answering. */
+  const late: Promise<string[]>[] = [];
   before(async () => {
     server = new GrpcHttp2Server({
       methods: new Map([
@@ -119,10 +122,33 @@ describe('gRPC on node:http2, from the wire', () => {
             seen.requests.add(b.buffer);
             // A while, so that calls sent together are in flight together.
             await new Promise((r) => setTimeout(r, 2 + (b[0]! % 7)));
-            const out = bytes.answer(REUSE_ANSWER);
+            // A request that starts with "big" answers past the largest block the pool keeps.
+            const out = bytes.answer(b.subarray(0, 3).toString() === 'big' ? 100_000 : REUSE_ANSWER);
             for (let i = 0; i < out.length; i += b.length) b.copy(out, i, 0, Math.min(b.length, out.length - i));
             seen.answers.add(out.buffer);
             return out;
+          },
+        ],
+        [
+          LATE,
+          async (_b: Buffer, bytes: CallBytes) => {
+            late.push(
+              new Promise((resolve) =>
+                setTimeout(() => {
+                  const heard: string[] = [];
+                  for (const use of [() => bytes.answer(10), () => bytes.keepRequest()]) {
+                    try {
+                      use();
+                      heard.push('allowed');
+                    } catch (e) {
+                      heard.push((e as Error).message);
+                    }
+                  }
+                  resolve(heard);
+                }, 20),
+              ),
+            );
+            return Buffer.from('answered');
           },
         ],
         [
@@ -319,11 +345,11 @@ describe('gRPC on node:http2, from the wire', () => {
     }
   });
 
-  test("reused memory: 64 calls at once each get their own answer; a slow reader's answer is not overwritten", async () => {
-    const body = (i: number) => Buffer.alloc(600, `call ${i};`);
+  test("reused memory: 65 calls at once each get their own answer; a slow reader's answer is not overwritten", async () => {
+    const body = (i: number) => Buffer.alloc(600, i === 64 ? 'big one;' : `call ${i};`);
     const expect = (i: number) => {
       const b = body(i);
-      const out = Buffer.alloc(REUSE_ANSWER);
+      const out = Buffer.alloc(i === 64 ? 100_000 : REUSE_ANSWER);
       for (let at = 0; at < out.length; at += b.length) b.copy(out, at, 0, Math.min(b.length, out.length - at));
       return frameMessage(out);
     };
@@ -343,7 +369,7 @@ describe('gRPC on node:http2, from the wire', () => {
       await new Promise((r) => setTimeout(r, 100));
       for (let round = 0; round < 3; round++) {
         const answers = await Promise.all(
-          Array.from({ length: 64 }, (_, i) => rawCall(session, REUSE, [frameMessage(body(i))])),
+          Array.from({ length: 65 }, (_, i) => rawCall(session, REUSE, [frameMessage(body(i))])),
         );
         answers.forEach((a, i) => {
           assert.equal(statusOf(a).code, 0);
@@ -357,9 +383,10 @@ describe('gRPC on node:http2, from the wire', () => {
     } finally {
       slow.close();
     }
-    // Reused, not made anew: 193 calls took far fewer blocks than they would have without the pool.
-    assert.ok(seen.requests.size <= 66, `request blocks for 193 calls: ${seen.requests.size}`);
-    assert.ok(seen.answers.size <= 66, `answer blocks for 193 calls: ${seen.answers.size}`);
+    // Reused, not made anew: 196 calls took far fewer blocks than they would have without the pool (the
+    // three answers of 100 KB each a block of their own).
+    assert.ok(seen.requests.size <= 67, `request blocks for 196 calls: ${seen.requests.size}`);
+    assert.ok(seen.answers.size <= 70, `answer blocks for 196 calls: ${seen.answers.size}`);
     const before = { requests: seen.requests.size, answers: seen.answers.size };
     for (let i = 0; i < 10; i++) await rawCall(session, REUSE, [frameMessage(body(i))]);
     assert.deepEqual({ requests: seen.requests.size, answers: seen.answers.size }, before, 'one call at a time reuses');
@@ -375,6 +402,14 @@ describe('gRPC on node:http2, from the wire', () => {
     }
     assert.ok(kept.at(-1)!.equals(mine), 'the kept request, unchanged');
     assert.equal(seen.requests.has(kept.at(-1)!.buffer), false, 'its memory went to no later call');
+  });
+
+  test("a call's memory is the handler's only while it runs", async () => {
+    assert.equal(statusOf(await rawCall(session, LATE, [frameMessage(Buffer.from('x'))])).code, 0);
+    assert.deepEqual(await late[0], [
+      'CallBytes.answer after the handler was done',
+      'CallBytes.keepRequest after the handler was done',
+    ]);
   });
 
   test('grpc-message is percent-encoded: printable ASCII as is, the rest (and %) as UTF-8 bytes', () => {

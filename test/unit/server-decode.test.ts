@@ -1,0 +1,69 @@
+// A request off the wire (src/server.ts decodeRequest) tells its call whether
+// the transport may reuse the request's memory: not while anything decoded
+// still points into it.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
+import { Ready, RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
+import type { CallBytes } from '../../src/grpc-http2.js';
+import { buildRequest, readYamlObjects } from '../../src/render.js';
+import { decodeRequest } from '../../src/server.js';
+import { lastDecodeHoldsBytes } from '../../src/wire.js';
+import { repoRoot } from '../../dev/infra/paths.js';
+
+/** A call that only records whether the request was kept. */
+function call(): CallBytes & { kept: boolean } {
+  const c = {
+    kept: false,
+    answer: (n: number) => Buffer.alloc(n),
+    keepRequest: () => {
+      c.kept = true;
+    },
+  };
+  return c;
+}
+
+/** A Widget's request with an observed Deployment whose status holds `rows` rows. */
+function request(rows: number): Buffer {
+  const req = buildRequest(readYamlObjects(join(repoRoot, 'examples/widget/full.yaml'))[0]!);
+  const status = { rows: Array.from({ length: rows }, (_, i) => ({ name: `rs-${i}`, replicas: i })) };
+  const withObserved: RunFunctionRequest = {
+    ...req,
+    observed: {
+      ...req.observed!,
+      resources: {
+        big: {
+          resource: { apiVersion: 'apps/v1', kind: 'Deployment', status },
+          connectionDetails: {},
+          ready: Ready.READY_UNSPECIFIED,
+        },
+      },
+    },
+  };
+  return Buffer.from(RunFunctionRequest.encode(withObserved).finish());
+}
+
+describe('decodeRequest: whether the request bytes are kept', () => {
+  test('every value built now: not kept', () => {
+    const c = call();
+    decodeRequest(request(2), c);
+    assert.equal(c.kept, false);
+  });
+
+  test('a value left to build on first read: kept', () => {
+    const c = call();
+    decodeRequest(request(300), c);
+    assert.equal(c.kept, true);
+  });
+
+  test('bytes only the SDK decodes (an unknown field as a group): kept, and decoded as the SDK does', () => {
+    // Field 99 as an empty group: start (wire type 3) and end (wire type 4).
+    const bytes = Buffer.concat([request(2), Buffer.from([0x9b, 0x06, 0x9c, 0x06])]);
+    const c = call();
+    const req = decodeRequest(bytes, c);
+    assert.equal(c.kept, true);
+    assert.ok(isDeepStrictEqual(req, RunFunctionRequest.decode(bytes)));
+    assert.equal(lastDecodeHoldsBytes(), true, 'a failed fast decode does not say the bytes are free');
+  });
+});
