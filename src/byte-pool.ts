@@ -8,6 +8,8 @@
 
 /** The smallest block handed out, in bytes: a request or answer rarely weighs less. */
 const SMALLEST = 1024;
+/** Blocks above 4 KiB come in steps of this. */
+const STEP = 4096;
 
 export interface BytePoolLimits {
   /** Blocks larger than this are allocated for the one use and never kept. */
@@ -16,7 +18,7 @@ export interface BytePoolLimits {
   kept: number;
 }
 
-/** ArrayBuffers by size (powers of two), taken for a use and given back after it. */
+/** ArrayBuffers by size (see blockSize), taken for a use and given back after it. */
 export class BytePool {
   /** Free blocks by size. */
   private readonly free = new Map<number, ArrayBuffer[]>();
@@ -55,7 +57,11 @@ export class BytePool {
 /** New memory, not zeroed: whoever takes a block writes it before reading it. */
 const fresh = (n: number): ArrayBuffer => Buffer.allocUnsafeSlow(n).buffer as ArrayBuffer;
 
-/** The block size that holds n bytes: the next power of two, SMALLEST at least. */
+/**
+ * The block size that holds n bytes: 1, 2 or 4 KiB, then whole steps of 4 KiB. Steps, not powers of
+ * two: a request the handler keeps is left to the GC with its block, which should not be twice its size.
+ */
 function blockSize(n: number): number {
-  return n <= SMALLEST ? SMALLEST : 2 ** Math.ceil(Math.log2(n));
+  if (n <= STEP) return n <= SMALLEST ? SMALLEST : 2 ** Math.ceil(Math.log2(n));
+  return Math.ceil(n / STEP) * STEP;
 }

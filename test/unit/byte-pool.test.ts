@@ -5,12 +5,14 @@ import { describe, test } from 'node:test';
 import { BytePool } from '../../src/byte-pool.js';
 
 describe('BytePool', () => {
-  test('a block holds what was asked, in powers of two from 1 KiB', () => {
+  test('a block holds what was asked: 1, 2 or 4 KiB, then steps of 4 KiB', () => {
     const pool = new BytePool({ largest: 64 * 1024, kept: 1024 * 1024 });
     assert.equal(pool.take(1).byteLength, 1024);
     assert.equal(pool.take(1024).byteLength, 1024);
     assert.equal(pool.take(1025).byteLength, 2048);
+    assert.equal(pool.take(3000).byteLength, 4096);
     assert.equal(pool.take(4730).byteLength, 8192);
+    assert.equal(pool.take(40_000).byteLength, 40_960, 'not 64 KiB: a kept request wastes at most 4 KiB');
     assert.equal(pool.take(64 * 1024).byteLength, 64 * 1024);
   });
 
