@@ -110,10 +110,15 @@ export function encodeGrpcMessage(message: string): string {
 /** One length-prefixed, uncompressed message. */
 export function frameMessage(message: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(PREFIX + message.length);
-  out[0] = 0;
-  out.writeUInt32BE(message.length, 1);
+  writePrefix(out, message.length);
   out.set(message, PREFIX);
   return out;
+}
+
+/** gRPC's prefix of an uncompressed message of `length` bytes, in the first 5 bytes of `out`. */
+function writePrefix(out: Buffer, length: number): void {
+  out[0] = 0;
+  out.writeUInt32BE(length, 1);
 }
 
 /**
@@ -121,8 +126,8 @@ export function frameMessage(message: Uint8Array): Buffer {
  * kept as the chunks that carried them (never more than arrived, whatever the
  * prefix claims), joined once whole: into a reused block when the message is
  * small enough for one (then no chunk outlives the read, and with it the whole
- * socket read Node sliced it from), else into a Buffer of its own. Answers
- * what to refuse, if anything.
+ * socket read Node sliced it from), else into a Buffer of their own (a single
+ * chunk is used as it is). Answers what to refuse, if anything.
  */
 class RequestReader {
   private readonly head = Buffer.allocUnsafe(PREFIX);
@@ -146,16 +151,6 @@ class RequestReader {
   /** Takes a chunk; returns a refusal, or undefined to go on. */
   push(chunk: Buffer): GrpcError | undefined {
     let off = 0;
-    if (this.expected === undefined && this.headLen === 0 && chunk.length >= PREFIX) {
-      const len = chunk.readUInt32BE(1);
-      if (chunk.length === PREFIX + len && chunk[0] === 0 && this.count === 0 && len <= this.maxBytes) {
-        const into = this.reuse(len);
-        if (into) chunk.copy(into, 0, PREFIX);
-        this.message = into ?? chunk.subarray(PREFIX);
-        this.count = 1;
-        return undefined;
-      }
-    }
     while (off < chunk.length) {
       if (this.expected === undefined) {
         const take = Math.min(PREFIX - this.headLen, chunk.length - off);
@@ -408,30 +403,27 @@ export class GrpcHttp2Server {
           keep = true;
         },
       };
-      const done = () => {
+      // The handler is done: its request's block goes back unless kept, and its answer's unless it is sent in place.
+      const done = (sending?: ArrayBuffer) => {
         settled = true;
         if (reader.block && !keep) pool.give(reader.block);
+        if (answerBlock && answerBlock !== sending) pool.give(answerBlock);
       };
       // Through a promise: a handler that throws before its first await ends its call, not the process.
       Promise.resolve(message)
         .then((m) => handler(m, bytes))
         .then(
           (answer) => {
-            done();
-            const block =
-              answerBlock && answer.buffer === answerBlock && answer.byteOffset === PREFIX ? answerBlock : undefined;
-            if (ended || stream.closed || stream.destroyed) {
-              if (answerBlock) pool.give(answerBlock);
-              return;
-            }
+            const open = !ended && !stream.closed && !stream.destroyed;
+            const inPlace = open && answer.buffer === answerBlock && answer.byteOffset === PREFIX;
+            done(inPlace ? answerBlock : undefined);
+            if (!open) return;
             ended = true;
             clearTimeout(timer);
-            if (answerBlock && !block) pool.give(answerBlock);
-            respond(stream, answer, block, pool);
+            respond(stream, answer, inPlace ? answerBlock : undefined, pool);
           },
           (err: unknown) => {
             done();
-            if (answerBlock) pool.give(answerBlock);
             if (err instanceof GrpcError) return end(err);
             this.opts.onHandlerError?.(err, path);
             end(new GrpcError(GrpcStatus.INTERNAL, 'the server failed to answer'));
@@ -462,8 +454,7 @@ function respond(
     return;
   }
   const framed = Buffer.from(block, 0, PREFIX + message.length);
-  framed[0] = 0;
-  framed.writeUInt32BE(message.length, 1);
+  writePrefix(framed, message.length);
   stream.write(framed, (err) => {
     if (!err) pool.give(block);
   });

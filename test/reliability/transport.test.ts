@@ -33,8 +33,16 @@ const BIG = '/test.Echo/Big';
 const REUSE = '/test.Echo/Reuse';
 const KEEP = '/test.Echo/Keep';
 const LATE = '/test.Echo/Late';
-/** REUSE's answer: its request's bytes repeated to this length, written into the call's reused memory. */
-const REUSE_ANSWER = 30_000;
+/**
+ * REUSE's answer: its request's bytes repeated to 30,000 bytes (100,000, past the largest block the pool
+ * keeps, for a request that starts with "big"), written into the call's reused memory.
+ */
+function reuseAnswer(request: Buffer, out: Buffer = Buffer.alloc(reuseAnswerLength(request))): Buffer {
+  for (let at = 0; at < out.length; at += request.length)
+    request.copy(out, at, 0, Math.min(request.length, out.length - at));
+  return out;
+}
+const reuseAnswerLength = (request: Buffer) => (request.subarray(0, 3).toString() === 'big' ? 100_000 : 30_000);
 const BIG_ANSWER = 15 * 1024 * 1024;
 const MAX = 1024;
 
@@ -122,9 +130,7 @@ describe('gRPC on node:http2, from the wire', () => {
             seen.requests.add(b.buffer);
             // A while, so that calls sent together are in flight together.
             await new Promise((r) => setTimeout(r, 2 + (b[0]! % 7)));
-            // A request that starts with "big" answers past the largest block the pool keeps.
-            const out = bytes.answer(b.subarray(0, 3).toString() === 'big' ? 100_000 : REUSE_ANSWER);
-            for (let i = 0; i < out.length; i += b.length) b.copy(out, i, 0, Math.min(b.length, out.length - i));
+            const out = reuseAnswer(b, bytes.answer(reuseAnswerLength(b)));
             seen.answers.add(out.buffer);
             return out;
           },
@@ -347,12 +353,7 @@ describe('gRPC on node:http2, from the wire', () => {
 
   test("reused memory: 65 calls at once each get their own answer; a slow reader's answer is not overwritten", async () => {
     const body = (i: number) => Buffer.alloc(600, i === 64 ? 'big one;' : `call ${i};`);
-    const expect = (i: number) => {
-      const b = body(i);
-      const out = Buffer.alloc(i === 64 ? 100_000 : REUSE_ANSWER);
-      for (let at = 0; at < out.length; at += b.length) b.copy(out, at, 0, Math.min(b.length, out.length - at));
-      return frameMessage(out);
-    };
+    const expect = (i: number) => frameMessage(reuseAnswer(body(i)));
     // A reader that takes 1 KiB and stops: the rest of its answer waits in the server, in reused memory.
     const slow = http2.connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 1024 } });
     try {

@@ -1,8 +1,11 @@
 // Random RunFunction requests and answers for codec checks: JSON values, plus
 // the odd ones a function might leave in an object. Shared by
 // test/unit/wire.test.ts and bench/wire-check.ts.
+import { join } from 'node:path';
 import fc from 'fast-check';
-import type { RunFunctionRequest, RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import { Ready, type RunFunctionRequest, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import { buildRequest, readYamlObjects } from '../../src/render.js';
+import { repoRoot } from '../../dev/infra/paths.js';
 
 const key = fc.oneof(
   fc.string(),
@@ -124,3 +127,24 @@ export const request: fc.Arbitrary<RunFunctionRequest> = fc.record({
   requiredResources: fc.dictionary(key, fc.record({ items: fc.array(resource, { maxLength: 2 }) }), { maxKeys: 2 }),
   requiredSchemas: fc.dictionary(key, fc.record({ openapiV3: fc.option(json, { nil: undefined }) }), { maxKeys: 2 }),
 }) as fc.Arbitrary<RunFunctionRequest>;
+
+/**
+ * The full Widget's request with an observed Deployment whose status holds n rows (each with `extra`): at 200
+ * rows its Struct values pass the decoder's lazy threshold, at 2 they do not (test/unit/wire.test.ts).
+ */
+export function largeObservedRequest(n: number, extra: unknown = null): RunFunctionRequest {
+  const req = buildRequest(readYamlObjects(join(repoRoot, 'examples/widget/full.yaml'))[0]!);
+  const rows = Array.from({ length: n }, (_, i) => ({ name: `rs-${i}`, ready: i % 2 === 0, replicas: i, extra }));
+  const resource = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    status: { rows, conditions: [{ type: 'Available' }] },
+  };
+  return {
+    ...req,
+    observed: {
+      ...req.observed!,
+      resources: { big: { resource, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED } },
+    },
+  };
+}

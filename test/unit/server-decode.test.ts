@@ -2,15 +2,13 @@
 // the transport may reuse the request's memory: not while anything decoded
 // still points into it.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
-import { Ready, RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
+import { RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
 import type { CallBytes } from '../../src/grpc-http2.js';
-import { buildRequest, readYamlObjects } from '../../src/render.js';
 import { decodeRequest } from '../../src/server.js';
 import { lastDecodeHoldsBytes } from '../../src/wire.js';
-import { repoRoot } from '../../dev/infra/paths.js';
+import { largeObservedRequest } from '../support/wire-arbitraries.js';
 
 /** A call that only records whether the request was kept. */
 function call(): CallBytes & { kept: boolean } {
@@ -24,25 +22,8 @@ function call(): CallBytes & { kept: boolean } {
   return c;
 }
 
-/** A Widget's request with an observed Deployment whose status holds `rows` rows. */
-function request(rows: number): Buffer {
-  const req = buildRequest(readYamlObjects(join(repoRoot, 'examples/widget/full.yaml'))[0]!);
-  const status = { rows: Array.from({ length: rows }, (_, i) => ({ name: `rs-${i}`, replicas: i })) };
-  const withObserved: RunFunctionRequest = {
-    ...req,
-    observed: {
-      ...req.observed!,
-      resources: {
-        big: {
-          resource: { apiVersion: 'apps/v1', kind: 'Deployment', status },
-          connectionDetails: {},
-          ready: Ready.READY_UNSPECIFIED,
-        },
-      },
-    },
-  };
-  return Buffer.from(RunFunctionRequest.encode(withObserved).finish());
-}
+/** The request's bytes, with an observed Deployment status of `rows` rows. */
+const request = (rows: number): Buffer => Buffer.from(RunFunctionRequest.encode(largeObservedRequest(rows)).finish());
 
 describe('decodeRequest: whether the request bytes are kept', () => {
   test('every value built now: not kept', () => {
@@ -53,7 +34,7 @@ describe('decodeRequest: whether the request bytes are kept', () => {
 
   test('a value left to build on first read: kept', () => {
     const c = call();
-    decodeRequest(request(300), c);
+    decodeRequest(request(200), c);
     assert.equal(c.kept, true);
   });
 

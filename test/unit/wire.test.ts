@@ -13,7 +13,7 @@ import { runFunction } from '../../src/function.js';
 import { answer, buildRequest, readYamlObjects } from '../../src/render.js';
 import { decodeRunFunctionRequest, encodeRunFunctionResponse, lastDecodeHoldsBytes } from '../../src/wire.js';
 import { repoRoot } from '../../dev/infra/paths.js';
-import { request, response } from '../support/wire-arbitraries.js';
+import { largeObservedRequest as large, request, response } from '../support/wire-arbitraries.js';
 
 const sdkEncodeRsp = (m: RunFunctionResponse) => Buffer.from(RunFunctionResponse.encode(m).finish());
 const sdkEncodeReq = (m: RunFunctionRequest) => Buffer.from(RunFunctionRequest.encode(m).finish());
@@ -102,24 +102,6 @@ describe('wire codec', () => {
       { numRuns: RUNS },
     );
   });
-
-  // A request whose observed state is large: Struct values past the lazy threshold, nested.
-  const large = (n: number, extra: unknown = null): RunFunctionRequest => {
-    const req = buildRequest(readYamlObjects(join(repoRoot, 'examples/widget/full.yaml'))[0]!);
-    const rows = Array.from({ length: n }, (_, i) => ({ name: `rs-${i}`, ready: i % 2 === 0, replicas: i, extra }));
-    const resource = {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      status: { rows, conditions: [{ type: 'Available' }] },
-    };
-    return {
-      ...req,
-      observed: {
-        ...req.observed!,
-        resources: { big: { resource, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED } },
-      },
-    };
-  };
 
   test('large Struct values decode on first read, to what the SDK decodes', () => {
     const bytes = sdkEncodeReq(large(200));
