@@ -129,6 +129,14 @@ export const request: fc.Arbitrary<RunFunctionRequest> = fc.record({
 }) as fc.Arbitrary<RunFunctionRequest>;
 
 /**
+ * Random requests the SDK's decoder reads as ours does: none with a "__proto__" key, which the SDK's decoder
+ * turns into a prototype and ours keeps as a key (test/unit/wire.test.ts has a test of its own for that).
+ */
+export const sdkComparableRequest: fc.Arbitrary<RunFunctionRequest> = request.filter(
+  (req) => !JSON.stringify(req, (_k, v) => (Buffer.isBuffer(v) ? null : v)).includes('"__proto__":'),
+);
+
+/**
  * The full Widget's request with an observed Deployment whose status holds n rows (each with `extra`): at 200
  * rows its Struct values pass the decoder's lazy threshold, at 2 they do not (test/unit/wire.test.ts).
  */

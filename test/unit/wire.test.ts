@@ -13,7 +13,7 @@ import { runFunction } from '../../src/function.js';
 import { answer, buildRequest, readYamlObjects } from '../../src/render.js';
 import { decodeRunFunctionRequest, encodeRunFunctionResponse, lastDecodeHoldsBytes } from '../../src/wire.js';
 import { repoRoot } from '../../dev/infra/paths.js';
-import { largeObservedRequest as large, request, response } from '../support/wire-arbitraries.js';
+import { largeObservedRequest as large, response, sdkComparableRequest } from '../support/wire-arbitraries.js';
 
 const sdkEncodeRsp = (m: RunFunctionResponse) => Buffer.from(RunFunctionResponse.encode(m).finish());
 const sdkEncodeReq = (m: RunFunctionRequest) => Buffer.from(RunFunctionRequest.encode(m).finish());
@@ -71,9 +71,7 @@ describe('wire codec', () => {
 
   test('random requests decode to the SDK objects', () => {
     fc.assert(
-      fc.property(request, (req) => {
-        // The SDK's decoder turns a "__proto__" key into a prototype; ours keeps the key (the test below).
-        fc.pre(!JSON.stringify(req, (_k, v) => (Buffer.isBuffer(v) ? null : v)).includes('"__proto__":'));
+      fc.property(sdkComparableRequest, (req) => {
         const bytes = sdkEncodeReq(req);
         return isDeepStrictEqual(decodeRunFunctionRequest(bytes), RunFunctionRequest.decode(bytes));
       }),
@@ -141,8 +139,7 @@ describe('wire codec', () => {
 
   test('random requests decode to the SDK objects with every Struct value decoded on first read', () => {
     fc.assert(
-      fc.property(request, (req) => {
-        fc.pre(!JSON.stringify(req, (_k, v) => (Buffer.isBuffer(v) ? null : v)).includes('"__proto__":'));
+      fc.property(sdkComparableRequest, (req) => {
         const bytes = sdkEncodeReq(req);
         return isDeepStrictEqual(decodeRunFunctionRequest(bytes, 1), RunFunctionRequest.decode(bytes));
       }),
