@@ -8,6 +8,7 @@ import { parse } from 'yaml';
 import { runFunction } from '../src/function.js';
 import { isObj, str, type Obj } from '../src/kube.js';
 import { answer, buildRequest, readYamlObjects } from '../src/render.js';
+import { runAsCrossplane, servedFromShared, WITH_SCHEMAS } from '../test/support/published-schemas.js';
 
 export interface Case {
   id: string;
@@ -74,6 +75,8 @@ export function buildCases(root: string, opts: { awsEndpoint?: string } = {}): C
     answers?: string[];
     peer?: boolean;
     aws?: boolean;
+    /** Called as Crossplane v2.2 calls it: its capabilities, required schemas answered (test/support/published-schemas.ts). */
+    v2?: boolean;
   }> = [
     { id: 'widget-seed', title: 'Widget, seed, nothing observed', xr: 'widget/seed.yaml', observed: [], peer: true },
     {
@@ -90,6 +93,15 @@ export function buildCases(root: string, opts: { awsEndpoint?: string } = {}): C
       observed: ['database/observed/aws-ready.yaml'],
       required: 'database/required/rds-connection.yaml',
       answers: ['rds-connection'],
+    },
+    {
+      id: 'database-aws-v2',
+      title: 'Database on AWS as Crossplane v2.2 calls it: the RDS Instance schema, the Secret answered twice',
+      xr: 'database/aws.yaml',
+      observed: ['database/observed/aws-ready.yaml'],
+      required: 'database/required/rds-connection.yaml',
+      answers: ['rds-connection'],
+      v2: true,
     },
     {
       id: 'database-cluster',
@@ -116,9 +128,19 @@ export function buildCases(root: string, opts: { awsEndpoint?: string } = {}): C
     const observed = s.observed.flatMap((f) => readYamlObjects(ex(f)));
     const credentials = s.aws && opts.awsEndpoint ? [awsCredentials(opts.awsEndpoint)] : [];
     let request = buildRequest(xr, observed, credentials);
-    request.meta = { tag: `bench-${s.id}`, capabilities: [] };
+    request.meta = { tag: `bench-${s.id}`, capabilities: s.v2 ? WITH_SCHEMAS : [] };
     let rsp = runFunction(request);
-    if (s.required) {
+    if (s.v2) {
+      const given = s.required ? readYamlObjects(ex(s.required)) : [];
+      ({ request } = runAsCrossplane(request, given, servedFromShared));
+      rsp = runFunction(request);
+      const schemas = Object.values(request.requiredSchemas);
+      if (!schemas.some((x) => Object.keys(x?.openapiV3 ?? {}).length > 0))
+        throw new Error(`${s.id}: no schema was answered (are ../shared/crds beside the checkout?)`);
+      for (const name of s.answers ?? [])
+        if ((request.requiredResources[name]?.items.length ?? 0) === 0)
+          throw new Error(`${s.id}: nothing in ${s.required} answers requirement ${name}`);
+    } else if (s.required) {
       // Answer what the function asks for, under the name it asks with, as Crossplane does.
       const asked = Object.keys(rsp.requirements?.resources ?? {});
       if (asked.length === 0) throw new Error(`${s.id}: the function asked for no required resources`);

@@ -7,7 +7,8 @@
 //   BENCH_WARMUP=200        unmeasured calls before each level
 //   BENCH_LEVELS=1,16,64    concurrency levels
 //   BENCH_CASES=a,b         only these cases (widget-seed, widget-cutover, database-aws,
-//                           database-aws-live (needs moto), database-cluster)
+//                           database-aws-v2 (needs ../shared/crds), database-aws-live (needs moto),
+//                           database-cluster)
 //   BENCH_IMPLS=ours,bundle,ours-grpc-js,floor,http2-floor,go-floor,py-floor,peer  (bundle: ours from dist/bundle;
 //                           ours-grpc-js: ours on grpc-js; add `ours-tls`: ours over mutual TLS;
 //                           `candidate`: ours with the preload bench/candidate.ts)
@@ -117,7 +118,10 @@ export function readConfig(environment: NodeJS.ProcessEnv = process.env): { conf
     warmup: intEnv('BENCH_WARMUP', quick ? 4 : 200),
     rounds: Math.max(1, intEnv('BENCH_ROUNDS', quick ? 2 : 4)),
     levels,
-    cases: listEnv('BENCH_CASES', 'widget-seed,widget-cutover,database-aws,database-aws-live,database-cluster'),
+    cases: listEnv(
+      'BENCH_CASES',
+      'widget-seed,widget-cutover,database-aws,database-aws-v2,database-aws-live,database-cluster',
+    ),
     impls: impls as ImplId[],
     coldStarts: profile ? 0 : coldStarts,
     checkEvery: Math.max(1, intEnv('BENCH_CHECK_EVERY', quick ? 1 : 50)),

@@ -214,6 +214,8 @@ class Reader {
   depth = 0;
   /** Whether a value was skimmed to decode on first read (see Undecoded), pointing into `buf`. */
   deferred = false;
+  /** Above 0 while reading the answers of required resources, whose Structs are shared (readSharedStruct). */
+  shared = 0;
   constructor(
     readonly buf: NodeBuffer,
     /** Struct values this long or longer decode on first read (see Undecoded). */
@@ -423,6 +425,69 @@ function readStruct(r: Reader, end: number): Record<string, unknown> {
   }
   r.depth--;
   return out;
+}
+
+// ---------------------------------------------------------------- reference data, decoded once
+//
+// Crossplane sends the same reference data on every call: a required schema
+// until a CRD changes, and the objects that answer required resources (a CRD,
+// a Secret, a claim), each of those twice (as required and as extra
+// resources). A schema is large: a provider's RDS Instance is 110 KB on the
+// wire, most of an RDS Database's request, and decoding it was most of that
+// call's CPU under Crossplane. Such a Struct is kept by its bytes, decoded in
+// full and frozen: a repeat costs one comparison of bytes and hands out the
+// same object, which nothing may change. Bounded by count and bytes, the
+// least recently used going first. Observed and desired objects differ from
+// call to call and are decoded as they come.
+
+/** Smaller ones (an empty schema, for a kind nothing serves) are decoded as they come. */
+const SHARED_MIN = 1024;
+export const SHARED_MAX_ENTRIES = 64;
+const SHARED_MAX_BYTES = 2 * 1024 * 1024;
+
+interface Shared {
+  readonly bytes: Buffer;
+  readonly value: Record<string, unknown>;
+  /** The nesting depth it was read at: a repeat deeper in would count differently against MAX_DEPTH. */
+  readonly depth: number;
+}
+
+/** Most recently used first. */
+const sharedStructs: Shared[] = [];
+let sharedBytes = 0;
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/** A Struct read once per distinct bytes, then handed out again, frozen. */
+function readSharedStruct(r: Reader, end: number): Record<string, unknown> {
+  const start = r.pos;
+  const n = end - start;
+  if (n < SHARED_MIN || n > SHARED_MAX_BYTES) return readStruct(r, end);
+  for (let i = 0; i < sharedStructs.length; i++) {
+    const hit = sharedStructs[i]!;
+    if (hit.bytes.length === n && hit.depth === r.depth && r.buf.compare(hit.bytes, 0, n, start, end) === 0) {
+      if (i > 0) sharedStructs.unshift(...sharedStructs.splice(i, 1));
+      r.pos = end;
+      return hit.value;
+    }
+  }
+  // Read in full, so the value never points into the request's bytes.
+  const eager = new Reader(r.buf, Number.POSITIVE_INFINITY);
+  eager.pos = start;
+  eager.depth = r.depth;
+  const value = deepFreeze(readStruct(eager, end));
+  r.pos = eager.pos;
+  sharedStructs.unshift({ bytes: Buffer.from(r.buf.subarray(start, end)), value, depth: r.depth });
+  sharedBytes += n;
+  while (sharedStructs.length > SHARED_MAX_ENTRIES || sharedBytes > SHARED_MAX_BYTES)
+    sharedBytes -= sharedStructs.pop()!.bytes.length;
+  return value;
 }
 
 // ---------------------------------------------------------------- decoding on first read
@@ -688,6 +753,24 @@ const struct = (optional: boolean) =>
     read: { 2: (p) => `${p} = readStruct(r, r.end());` },
     write: (t) => `if (v !== undefined) { const at = open(${t}); putStruct(v); close(at); }`,
   });
+/** A required schema: decoded once per distinct bytes, shared, frozen (readSharedStruct). */
+const sharedStruct = kind({
+  proto: 'optional google.protobuf.Struct',
+  wire: 2,
+  zero: 'undefined',
+  read: { 2: (p) => `${p} = readSharedStruct(r, r.end());` },
+});
+/** A Resource's object: shared where it answers a required resource (in `items` below), decoded as it comes elsewhere. */
+const resourceStruct = kind({
+  ...struct(false),
+  read: { 2: (p) => `${p} = r.shared > 0 ? readSharedStruct(r, r.end()) : readStruct(r, r.end());` },
+});
+/** The Resources answering a required resource. */
+const sharedItems = (of: Message) =>
+  kind({
+    ...repeated(of),
+    read: { 2: (p) => `r.shared++; ${p}.push(${reader(of)}(r, r.end())); r.shared--;` },
+  });
 const one = (of: Message, optional = false) =>
   kind({
     proto: `${optional ? 'optional ' : ''}${of.name}`,
@@ -820,7 +903,18 @@ return {
   put: ${writer(written)},
   empty: { ${readers.map((m) => `${JSON.stringify(m.name)}: ${empty(m)}`).join(', ')} },
 };`;
-  const helpers = { Buffer, ownKey, readStruct, putStruct, putString, putBytes, tagVarint, open, close };
+  const helpers = {
+    Buffer,
+    ownKey,
+    readStruct,
+    readSharedStruct,
+    putStruct,
+    putString,
+    putBytes,
+    tagVarint,
+    open,
+    close,
+  };
   return new Function(...Object.keys(helpers), src)(...Object.values(helpers)) as {
     read: (r: Reader, end: number) => RunFunctionRequest;
     put: (m: RunFunctionResponse) => void;
@@ -839,7 +933,7 @@ type RequirementsT = NonNullable<Rsp['requirements']>;
 type SelectorT = RequirementsT['resources'][string];
 
 const Resource = message<NonNullable<StateT['composite']>>('Resource', {
-  resource: [1, struct(false)],
+  resource: [1, resourceStruct],
   connectionDetails: [2, bytesMap],
   ready: [3, int32('Ready')],
 });
@@ -849,14 +943,14 @@ const RequestMeta = message<NonNullable<Req['meta']>>('RequestMeta', {
   tag: [1, string],
   capabilities: [2, repeatedEnum('Capability')],
 });
-const Resources = message<Req['requiredResources'][string]>('Resources', { items: [1, repeated(Resource)] });
+const Resources = message<Req['requiredResources'][string]>('Resources', { items: [1, sharedItems(Resource)] });
 const CredentialData = message<NonNullable<Req['credentials'][string]['credentialData']>>('CredentialData', {
   data: [1, bytesMap],
 });
 const Credentials = message<Req['credentials'][string]>('Credentials', {
   credentialData: [1, one(CredentialData, true)],
 });
-const Schema = message<Req['requiredSchemas'][string]>('Schema', { openapiV3: [1, struct(true)] });
+const Schema = message<Req['requiredSchemas'][string]>('Schema', { openapiV3: [1, sharedStruct] });
 
 /** RunFunctionRequest: the message the codec reads. */
 export const requestTable = message<Req>('RunFunctionRequest', {

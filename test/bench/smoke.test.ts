@@ -14,7 +14,14 @@ import { IMPL_IDS, imageNodeFlags } from '../../bench/servers.js';
 import { inCI } from '../support/tools.js';
 
 const OUT = join('.cache', 'bench', 'smoke');
-const CASES = ['widget-seed', 'widget-cutover', 'database-aws', 'database-aws-live', 'database-cluster'];
+const CASES = [
+  'widget-seed',
+  'widget-cutover',
+  'database-aws',
+  'database-aws-v2',
+  'database-aws-live',
+  'database-cluster',
+];
 /** The peer composes Widgets only. */
 const WIDGET_ONLY = new Set(['peer']);
 

@@ -17,6 +17,7 @@ import {
   GrpcHttp2Server,
   GrpcStatus,
   parseGrpcTimeout,
+  REUSED_MAX,
 } from '../../src/grpc-http2.js';
 import { buildRequest, readYamlObjects } from '../../src/render.js';
 import { repoRoot } from '../../dev/infra/paths.js';
@@ -34,15 +35,16 @@ const REUSE = '/test.Echo/Reuse';
 const KEEP = '/test.Echo/Keep';
 const LATE = '/test.Echo/Late';
 /**
- * REUSE's answer: its request's bytes repeated to 30,000 bytes (100,000, past the largest block the pool
- * keeps, for a request that starts with "big"), written into the call's reused memory.
+ * REUSE's answer: its request's bytes repeated to 30,000 bytes (past the largest block the pool keeps, for a
+ * request that starts with "big"), written into the call's reused memory.
  */
 function reuseAnswer(request: Buffer, out: Buffer = Buffer.alloc(reuseAnswerLength(request))): Buffer {
   for (let at = 0; at < out.length; at += request.length)
     request.copy(out, at, 0, Math.min(request.length, out.length - at));
   return out;
 }
-const reuseAnswerLength = (request: Buffer) => (request.subarray(0, 3).toString() === 'big' ? 100_000 : 30_000);
+const reuseAnswerLength = (request: Buffer) =>
+  request.subarray(0, 3).toString() === 'big' ? REUSED_MAX + 40_000 : 30_000;
 const BIG_ANSWER = 15 * 1024 * 1024;
 const MAX = 1024;
 
@@ -351,6 +353,20 @@ describe('gRPC on node:http2, from the wire', () => {
     }
   });
 
+  test('flow control: a request of up to 256 KiB fits in its stream window, four of them in the connection window', async () => {
+    const c = http2.connect(`http://127.0.0.1:${port}`);
+    try {
+      await new Promise((resolve) => c.once('remoteSettings', resolve));
+      assert.equal(c.remoteSettings.initialWindowSize, 256 * 1024);
+      // The connection's window grows by a WINDOW_UPDATE after the settings.
+      for (let i = 0; i < 100 && (c.state.remoteWindowSize ?? 0) < 1024 * 1024; i++)
+        await new Promise((r) => setTimeout(r, 10));
+      assert.equal(c.state.remoteWindowSize, 1024 * 1024);
+    } finally {
+      c.close();
+    }
+  });
+
   test("reused memory: 65 calls at once each get their own answer; a slow reader's answer is not overwritten", async () => {
     const body = (i: number) => Buffer.alloc(600, i === 64 ? 'big one;' : `call ${i};`);
     const expect = (i: number) => frameMessage(reuseAnswer(body(i)));
@@ -385,7 +401,7 @@ describe('gRPC on node:http2, from the wire', () => {
       slow.close();
     }
     // Reused, not made anew: 196 calls took far fewer blocks than they would have without the pool (the
-    // three answers of 100 KB each a block of their own).
+    // three answers past the largest block each a block of their own).
     assert.ok(seen.requests.size <= 67, `request blocks for 196 calls: ${seen.requests.size}`);
     assert.ok(seen.answers.size <= 70, `answer blocks for 196 calls: ${seen.answers.size}`);
     const before = { requests: seen.requests.size, answers: seen.answers.size };

@@ -1,99 +1,35 @@
 // Required schemas (Crossplane v2.2): the function asks for the schema of
 // every CRD kind it composes and refuses, naming the field and the package,
 // what the installed CRD does not have. The schemas answered here are a
-// STAND-IN for what the API server publishes for a CRD (its openAPIV3Schema,
-// metadata as ObjectMeta), built from ../shared/crds; the answer of real
-// Crossplane and a real API server is tested in test/e2e/claims.test.ts.
+// STAND-IN for what the API server publishes for a CRD
+// (test/support/published-schemas.ts); the answer of real Crossplane and a
+// real API server is tested in test/e2e/claims.test.ts.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import {
-  Capability,
-  type RunFunctionRequest,
-  type RunFunctionResponse,
-  Severity,
-} from '@crossplane-org/function-sdk-typescript';
-import { parse, parseAllDocuments } from 'yaml';
+import { type Capability, type RunFunctionResponse, Severity } from '@crossplane-org/function-sdk-typescript';
+import { parse } from 'yaml';
 import { setClock } from '../../src/clock.js';
 import { CRD_OWNERS, undeclaredPaths } from '../../src/cluster-schemas.js';
 import { lastOfReconcile } from '../../src/events.js';
-import { runFunction } from '../../src/function.js';
 import type { Obj } from '../../src/kube.js';
-import { answer, buildRequest, readYamlObjects } from '../../src/render.js';
+import { buildRequest, readYamlObjects } from '../../src/render.js';
 import { repoRoot } from '../support/function-process.js';
+import {
+  publishedSchemas,
+  runAsCrossplane,
+  SHARED_CRDS,
+  type Served,
+  servedFromShared,
+  WITH_SCHEMAS,
+} from '../support/published-schemas.js';
 import { EXAMPLES_NOW } from '../support/render-cases.js';
 
-const SHARED = join(repoRoot, '..', 'shared', 'crds');
 const EXAMPLES = join(repoRoot, 'examples');
-const CRD_DIRS = [
-  'provider-kubernetes',
-  'provider-upjet-aws',
-  'cert-manager',
-  'cloudnative-pg',
-  'prometheus-operator',
-  'plugin-barman-cloud',
-];
 
-const objectMeta = (
-  JSON.parse(readFileSync(join(SHARED, 'kubernetes-openapi', 'api__v1_openapi.json'), 'utf8')) as {
-    components: { schemas: Record<string, Obj> };
-  }
-).components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']!;
-
-/** "group/version/Kind" → the schema the API server publishes for it (the stand-in), from the shared CRDs. */
-const SERVED = (() => {
-  const out = new Map<string, Obj>();
-  // And Crossplane's own (its Usage), copied by scripts/install-crossplane.sh from the module it builds.
-  const folders = [...CRD_DIRS.map((d) => join(SHARED, d)), join(repoRoot, '.cache', 'crossplane-crds')];
-  for (const folder of folders.filter((f) => existsSync(f))) {
-    for (const file of readdirSync(folder).filter((f) => f.endsWith('.yaml'))) {
-      for (const doc of parseAllDocuments(readFileSync(join(folder, file), 'utf8'))) {
-        const crd = doc.toJS() as Obj;
-        if (crd?.['kind'] !== 'CustomResourceDefinition') continue;
-        const spec = crd['spec'] as Obj;
-        for (const v of spec['versions'] as Obj[]) {
-          const root = structuredClone((v['schema'] as Obj)['openAPIV3Schema'] as Obj);
-          // The server publishes a CRD's metadata as ObjectMeta, its reference inlined into an allOf.
-          (root['properties'] as Obj)['metadata'] = { allOf: [objectMeta] };
-          out.set(`${String(spec['group'])}/${String(v['name'])}/${String((spec['names'] as Obj)['kind'])}`, root);
-        }
-      }
-    }
-  }
-  return out;
-})();
-
-const WITH_SCHEMAS = [
-  Capability.CAPABILITY_CAPABILITIES,
-  Capability.CAPABILITY_REQUIRED_RESOURCES,
-  Capability.CAPABILITY_CONDITIONS,
-  Capability.CAPABILITY_REQUIRED_SCHEMAS,
-];
-
-type Served = (apiVersion: string, kind: string) => Obj | undefined;
-
-/** Runs a step as Crossplane v2.2 does: until the requirements settle, answering resources and schemas. */
-function runAsCrossplane(base: RunFunctionRequest, available: Obj[], served: Served): RunFunctionResponse[] {
-  const calls: RunFunctionResponse[] = [];
-  let req = base;
-  let asked = '';
-  for (let i = 0; i < 6; i++) {
-    const rsp = runFunction(req);
-    calls.push(rsp);
-    if (rsp.results.some((r) => r.severity === Severity.SEVERITY_FATAL)) return calls;
-    const now = JSON.stringify(rsp.requirements ?? {});
-    if (now === asked) return calls;
-    asked = now;
-    const requiredSchemas: RunFunctionRequest['requiredSchemas'] = {};
-    for (const [name, sel] of Object.entries(rsp.requirements?.schemas ?? {})) {
-      const schema = served(sel!.apiVersion, sel!.kind);
-      requiredSchemas[name] = schema ? { openapiV3: schema } : {};
-    }
-    req = { ...base, requiredResources: answer(rsp.requirements, available), requiredSchemas };
-  }
-  throw new Error('requirements did not settle');
-}
+/** The answers of a step run as Crossplane v2.2 runs it. */
+const callsAsCrossplane = (...args: Parameters<typeof runAsCrossplane>) => runAsCrossplane(...args).calls;
 
 interface Scenario {
   xr: string;
@@ -108,8 +44,6 @@ function scenarioRequest(s: Scenario, observedFile: string, capabilities: Capabi
   const required = s.required ? readYamlObjects(join(EXAMPLES, s.required)) : [];
   return { base: { ...base, meta: { tag: 'test', capabilities } }, required };
 }
-
-const servedFromShared: Served = (apiVersion, kind) => SERVED.get(`${apiVersion}/${kind}`);
 
 /** What a response composes; a Secret's data left out (a new password is drawn on each call until one exists). */
 const composed = (rsp: RunFunctionResponse) =>
@@ -134,7 +68,7 @@ describe('required schemas: what is composed, checked against what the cluster s
       for (const observedFile of s.observed) {
         const where = `${s.xr} with ${observedFile}`;
         const { base, required } = scenarioRequest(s, observedFile, WITH_SCHEMAS);
-        const calls = runAsCrossplane(base, required, servedFromShared);
+        const calls = callsAsCrossplane(base, required, servedFromShared);
         const last = calls.at(-1)!;
         const fatal = last.results.find((r) => r.severity === Severity.SEVERITY_FATAL);
         assert.equal(fatal, undefined, `${where}: ${fatal?.message}`);
@@ -149,12 +83,15 @@ describe('required schemas: what is composed, checked against what the cluster s
         for (const sel of Object.values(last.requirements?.schemas ?? {})) {
           const group = sel!.apiVersion.split('/')[0]!;
           assert.ok(group.includes('.') && !group.endsWith('.k8s.io'), `${where}: asked for ${sel!.apiVersion}`);
-          assert.ok(SERVED.has(`${sel!.apiVersion}/${sel!.kind}`), `${where}: ${sel!.apiVersion} ${sel!.kind}`);
+          assert.ok(
+            publishedSchemas().has(`${sel!.apiVersion}/${sel!.kind}`),
+            `${where}: ${sel!.apiVersion} ${sel!.kind}`,
+          );
           kindsAsked.add(`${sel!.apiVersion} ${sel!.kind}`);
         }
         // The same resources as a caller that answers no schemas gets.
         const without = scenarioRequest(s, observedFile, []);
-        const plain = runAsCrossplane(without.base, without.required, () => undefined).at(-1)!;
+        const plain = callsAsCrossplane(without.base, without.required, () => undefined).at(-1)!;
         assert.deepEqual(composed(last), composed(plain), where);
         assert.deepEqual(
           Object.keys(plain.requirements?.schemas ?? {}),
@@ -202,7 +139,7 @@ describe('required schemas: what is composed, checked against what the cluster s
     };
     // The installed CRD, as old as the schema served from it.
     const installedCrd = (trimmed: boolean): Obj => {
-      const [crd] = readYamlObjects(join(SHARED, 'provider-upjet-aws', 'rds.aws.m.upbound.io_instances.yaml'));
+      const [crd] = readYamlObjects(join(SHARED_CRDS, 'provider-upjet-aws', 'rds.aws.m.upbound.io_instances.yaml'));
       const copy = structuredClone(crd!);
       if (trimmed)
         for (const v of (copy['spec'] as Obj)['versions'] as Obj[]) {
@@ -215,14 +152,14 @@ describe('required schemas: what is composed, checked against what the cluster s
     };
     // A schema Crossplane fetched just before the API server published the upgraded CRD: the CRD has the
     // field, so nothing is refused and the instance is composed as usual.
-    const stale = runAsCrossplane(base, [...required, inactive, revision, installedCrd(false)], older).at(-1)!;
+    const stale = callsAsCrossplane(base, [...required, inactive, revision, installedCrd(false)], older).at(-1)!;
     assert.equal(
       stale.results.find((r) => r.severity === Severity.SEVERITY_FATAL),
       undefined,
       'a stale schema is not a refusal',
     );
     assert.ok(stale.desired?.resources?.['rds-instance'], 'composed');
-    const calls = runAsCrossplane(base, [...required, inactive, revision, installedCrd(true)], older);
+    const calls = callsAsCrossplane(base, [...required, inactive, revision, installedCrd(true)], older);
     const last = calls.at(-1)!;
     // The revisions are asked for only once a field is missing: one more call than the accepted render.
     assert.ok(
@@ -246,7 +183,7 @@ describe('required schemas: what is composed, checked against what the cluster s
     // No IAM provider installed: the bucket's kinds are served, the user, its key and policy are not.
     const noIam: Served = (apiVersion, kind) =>
       apiVersion.startsWith('iam.') ? undefined : servedFromShared(apiVersion, kind);
-    const said = runAsCrossplane(base, required, noIam).at(-1)!;
+    const said = callsAsCrossplane(base, required, noIam).at(-1)!;
     const notServed = said.results.filter((r) => r.reason === 'KindNotServed').map((r) => r.message);
     assert.ok(notServed.length > 0, 'said');
     for (const m of notServed)
@@ -255,7 +192,7 @@ describe('required schemas: what is composed, checked against what the cluster s
         /^this cluster serves no (User|AccessKey|Policy|UserPolicyAttachment) \(iam\.aws\.m\.upbound\.io\/v1beta1\): install the provider or operator that defines it; until then it cannot be composed$/,
       );
     assert.equal(notServed.length, 4, 'each of the four kinds said once');
-    const silent = runAsCrossplane(base, required, () => undefined).at(-1)!;
+    const silent = callsAsCrossplane(base, required, () => undefined).at(-1)!;
     assert.deepEqual(
       silent.results.filter((r) => r.reason === 'KindNotServed' || r.severity === Severity.SEVERITY_FATAL),
       [],

@@ -9,9 +9,15 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { Ready, RunFunctionRequest, RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import { parse } from 'yaml';
+import { setClock } from '../../src/clock.js';
 import { runFunction } from '../../src/function.js';
 import { answer, buildRequest, readYamlObjects } from '../../src/render.js';
-import { decodeRunFunctionRequest, encodeRunFunctionResponse, lastDecodeHoldsBytes } from '../../src/wire.js';
+import {
+  decodeRunFunctionRequest,
+  encodeRunFunctionResponse,
+  lastDecodeHoldsBytes,
+  SHARED_MAX_ENTRIES,
+} from '../../src/wire.js';
 import { repoRoot } from '../../dev/infra/paths.js';
 import { largeObservedRequest as large, response, sdkComparableRequest } from '../support/wire-arbitraries.js';
 
@@ -28,8 +34,44 @@ function samePair(req: RunFunctionRequest, rsp: RunFunctionResponse, what: strin
   assert.ok(encodeRunFunctionResponse(rsp).equals(sdkEncodeRsp(rsp)), `${what}: the answer encodes differently`);
 }
 
+/** An OpenAPI schema of n string properties, as Crossplane answers a required schema. */
+const schemaOf = (n: number) => ({
+  type: 'object',
+  properties: Object.fromEntries(
+    Array.from({ length: n }, (_, i) => [`field${i}`, { type: 'string', description: `field number ${i}` }]),
+  ),
+});
+const withSchema = (openapiV3: Record<string, unknown>): RunFunctionRequest => ({
+  ...large(2),
+  requiredSchemas: { 'schema/x': { openapiV3 } },
+});
+
+/** A deep copy that throws where anything changes it (as the decoder hands out required objects). */
+function frozenCopy<T>(value: T): T {
+  const freeze = (v: unknown): void => {
+    if (typeof v !== 'object' || v === null) return;
+    Object.freeze(v);
+    for (const x of Object.values(v)) freeze(x);
+  };
+  const copy = structuredClone(value);
+  freeze(copy);
+  return copy;
+}
+
+/** What an answer says, without the values of the Secrets it composes. */
+const outline = (rsp: RunFunctionResponse) => ({
+  results: rsp.results,
+  conditions: rsp.conditions,
+  requirements: rsp.requirements,
+  composite: rsp.desired?.composite,
+  resources: Object.entries(rsp.desired?.resources ?? {}).map(([key, r]) =>
+    r.resource?.['kind'] === 'Secret' ? [key, Object.keys((r.resource['data'] as object | undefined) ?? {})] : [key, r],
+  ),
+});
+
 describe('wire codec', () => {
   test('every example scenario: requests decode and answers encode as the SDK does', () => {
+    const restore = setClock(() => new Date('2026-12-05T10:00:00Z'));
     const scenarios = parse(readFileSync(join(repoRoot, 'examples', 'scenarios.yaml'), 'utf8')) as Array<{
       xr: string;
       observed: string[];
@@ -50,6 +92,16 @@ describe('wire codec', () => {
           rsp = runFunction(req);
         }
         samePair(req, rsp, `${s.xr} + ${o}`);
+        // Answered from its bytes (schemas and required objects shared and frozen, large values decoded on
+        // first read): the same answer, but for the passwords a new Database draws on each call.
+        assert.deepEqual(
+          outline(runFunction(decodeRunFunctionRequest(sdkEncodeReq(req), 256))),
+          outline(rsp),
+          `${s.xr} + ${o} decoded`,
+        );
+        // Whatever their size: nothing changes an object that answers a requirement.
+        const frozen = { ...req, requiredResources: frozenCopy(req.requiredResources) };
+        assert.deepEqual(outline(runFunction(frozen)), outline(rsp), `${s.xr} + ${o}, required objects frozen`);
         const later = {
           ...req,
           desired: rsp.desired,
@@ -59,6 +111,7 @@ describe('wire codec', () => {
         pairs += 2;
       }
     }
+    restore();
     assert.ok(pairs >= 40);
   });
 
@@ -124,6 +177,58 @@ describe('wire codec', () => {
     assert.equal(lastDecodeHoldsBytes(), false, 'every value built now');
     decodeRunFunctionRequest(sdkEncodeReq(large(200)), Number.POSITIVE_INFINITY);
     assert.equal(lastDecodeHoldsBytes(), false, 'decoded eagerly');
+  });
+
+  test('a required schema is decoded once per distinct bytes, then shared, frozen, pointing into no request', () => {
+    const bytes = sdkEncodeReq(withSchema(schemaOf(100)));
+    const first = decodeRunFunctionRequest(bytes).requiredSchemas['schema/x']!.openapiV3!;
+    assert.equal(lastDecodeHoldsBytes(), false, 'decoded in full');
+    // The same bytes in other memory: the same value, as the SDK decodes it.
+    const again = decodeRunFunctionRequest(Buffer.from(bytes));
+    assert.equal(again.requiredSchemas['schema/x']!.openapiV3, first);
+    assert.ok(isDeepStrictEqual(again, RunFunctionRequest.decode(bytes)));
+    const properties = first['properties'] as Record<string, Record<string, unknown>>;
+    assert.ok(Object.isFrozen(first) && Object.isFrozen(properties) && Object.isFrozen(properties['field0']));
+    assert.throws(() => {
+      properties['field0']!['type'] = 'integer';
+    }, TypeError);
+    // Other bytes, another value.
+    const other = decodeRunFunctionRequest(sdkEncodeReq(withSchema(schemaOf(101)))).requiredSchemas['schema/x']!;
+    assert.notEqual(other.openapiV3, first);
+    assert.equal(Object.keys(other.openapiV3!['properties'] as object).length, 101);
+  });
+
+  test('an object answering a required resource is shared as the schemas are; observed objects are not', () => {
+    const crd = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', spec: schemaOf(60) };
+    const items = [{ resource: crd, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED }];
+    const req: RunFunctionRequest = {
+      ...large(2),
+      // Crossplane v2 answers each requirement twice, as required and as extra resources.
+      requiredResources: { crd: { items } },
+      extraResources: { crd: { items } },
+    };
+    const bytes = sdkEncodeReq(req);
+    const out = decodeRunFunctionRequest(bytes);
+    const required = out.requiredResources['crd']!.items[0]!.resource!;
+    assert.equal(out.extraResources['crd']!.items[0]!.resource, required);
+    assert.equal(decodeRunFunctionRequest(Buffer.from(bytes)).requiredResources['crd']!.items[0]!.resource, required);
+    assert.ok(Object.isFrozen(required));
+    assert.ok(isDeepStrictEqual(out, RunFunctionRequest.decode(bytes)));
+    // An observed object of the same size is the call's own, to read and change.
+    const observed = decodeRunFunctionRequest(
+      sdkEncodeReq({ ...req, observed: { ...req.observed!, resources: { crd: items[0]! } } }),
+    ).observed!.resources['crd']!.resource!;
+    assert.ok(!Object.isFrozen(observed));
+    assert.notEqual(observed, required);
+  });
+
+  test('the schemas kept are bounded: the least recently used one is decoded again', () => {
+    const bytes = sdkEncodeReq(withSchema(schemaOf(100)));
+    const first = decodeRunFunctionRequest(bytes).requiredSchemas['schema/x']!.openapiV3;
+    for (let i = 0; i < SHARED_MAX_ENTRIES; i++) decodeRunFunctionRequest(sdkEncodeReq(withSchema(schemaOf(200 + i))));
+    const later = decodeRunFunctionRequest(bytes).requiredSchemas['schema/x']!.openapiV3;
+    assert.notEqual(later, first);
+    assert.deepEqual(later, first);
   });
 
   test('an answer encoded into memory handed in: the same bytes, in that memory', () => {
