@@ -29,6 +29,7 @@
 //   SCALE_STEPS=apply,size,color,idle,function,crossplane   which steps run (apply always does)
 //   SCALE_IDLE_S=120             how long the idle step watches
 //   SCALE_CROSSPLANE_ARGS='--max-reconcile-rate=10'   more flags for Crossplane core
+//   SCALE_FUNCTION_NODE_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   more Node flags for function-platform
 //   SCALE_QUICK=1                CI's smoke run: 6 Widgets and 3 Databases, every step, 10 s idle, results
 //                                in .cache/bench/scale-quick (the knobs above still win when set)
 //   SCALE_OUT=DIR                where scale.json goes (default bench/results)
@@ -65,6 +66,7 @@ const functions = list(env('SCALE_FUNCTIONS', 'ours,peer')) as Fn[];
 const steps = new Set(list(env('SCALE_STEPS', STEPS.join(','))) as StepKey[]);
 const idleMs = Number(env('SCALE_IDLE_S', quick ? '10' : '120')) * 1000;
 const crossplaneArgs = env('SCALE_CROSSPLANE_ARGS', '').split(/\s+/).filter(Boolean);
+const functionNodeFlags = env('SCALE_FUNCTION_NODE_FLAGS', '').split(/\s+/).filter(Boolean);
 const outDir = join(repoRoot, env('SCALE_OUT', quick ? '.cache/bench/scale-quick' : 'bench/results'));
 const timeoutMs = Number(env('SCALE_TIMEOUT_S', '900')) * 1000;
 const NAMESPACES = 10;
@@ -563,7 +565,7 @@ async function main(): Promise<void> {
     peer: functions.includes('peer') && widgetSizes.length > 0,
     crossplaneArgs,
     // The function runs with the Node flags its image's ENTRYPOINT gives it, as npm run bench runs it.
-    functionNodeFlags: image.flags,
+    functionNodeFlags: [...image.flags, ...functionNodeFlags],
     functionEnv: image.env,
     say: (l) => say(`  ${l}`),
   });

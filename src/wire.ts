@@ -431,19 +431,21 @@ function readStruct(r: Reader, end: number): Record<string, unknown> {
 //
 // Crossplane sends the same reference data on every call: a required schema
 // until a CRD changes, and the objects that answer required resources (a CRD,
-// a Secret, a claim), each of those twice (as required and as extra
-// resources). A schema is large: a provider's RDS Instance is 110 KB on the
-// wire, most of an RDS Database's request, and decoding it was most of that
-// call's CPU under Crossplane. Such a Struct is kept by its bytes, decoded in
-// full and frozen: a repeat costs one comparison of bytes and hands out the
-// same object, which nothing may change. Bounded by count and bytes, the
-// least recently used going first. Observed and desired objects differ from
+// a claim, a Pod), each of those twice (the function asks under both names, as
+// required and as extra resources, and v2.2 answers both). A schema is large:
+// a provider's RDS Instance is 110 KB on the wire, most of an RDS Database's
+// request, and decoding it was most of that call's CPU under Crossplane.
+// These Structs are decoded in full and frozen, whatever their size, so that
+// nothing may change them; from 1 KiB up, one is also kept by its bytes, and
+// a repeat costs one comparison of bytes and hands out the same object.
+// Bounded by count and bytes, the least recently used going first; Secrets
+// are not kept beyond their call. Observed and desired objects differ from
 // call to call and are decoded as they come.
 
-/** Smaller ones (an empty schema, for a kind nothing serves) are decoded as they come. */
 const SHARED_MIN = 1024;
 export const SHARED_MAX_ENTRIES = 64;
-const SHARED_MAX_BYTES = 2 * 1024 * 1024;
+/** Of the wire's bytes: decoded, a value takes several times that. */
+export const SHARED_MAX_BYTES = 1024 * 1024;
 
 interface Shared {
   readonly bytes: Buffer;
@@ -464,29 +466,38 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** A Struct read once per distinct bytes, then handed out again, frozen. */
+/** A Struct decoded in full and frozen; kept by its bytes, and handed out again for the same bytes. */
 function readSharedStruct(r: Reader, end: number): Record<string, unknown> {
   const start = r.pos;
   const n = end - start;
-  if (n < SHARED_MIN || n > SHARED_MAX_BYTES) return readStruct(r, end);
-  for (let i = 0; i < sharedStructs.length; i++) {
-    const hit = sharedStructs[i]!;
-    if (hit.bytes.length === n && hit.depth === r.depth && r.buf.compare(hit.bytes, 0, n, start, end) === 0) {
-      if (i > 0) sharedStructs.unshift(...sharedStructs.splice(i, 1));
-      r.pos = end;
-      return hit.value;
+  const kept = n >= SHARED_MIN && n <= SHARED_MAX_BYTES;
+  if (kept) {
+    for (let i = 0; i < sharedStructs.length; i++) {
+      const hit = sharedStructs[i]!;
+      if (hit.bytes.length === n && hit.depth === r.depth && r.buf.compare(hit.bytes, 0, n, start, end) === 0) {
+        if (i > 0) sharedStructs.unshift(...sharedStructs.splice(i, 1));
+        r.pos = end;
+        return hit.value;
+      }
     }
   }
-  // Read in full, so the value never points into the request's bytes.
+  // In full, so the value never points into the request's bytes.
   const eager = new Reader(r.buf, Number.POSITIVE_INFINITY);
   eager.pos = start;
   eager.depth = r.depth;
   const value = deepFreeze(readStruct(eager, end));
   r.pos = eager.pos;
-  sharedStructs.unshift({ bytes: Buffer.from(r.buf.subarray(start, end)), value, depth: r.depth });
-  sharedBytes += n;
-  while (sharedStructs.length > SHARED_MAX_ENTRIES || sharedBytes > SHARED_MAX_BYTES)
-    sharedBytes -= sharedStructs.pop()!.bytes.length;
+  // Kept only when its own bytes made it, all of them: a Struct that ends early (a zero or end-group tag)
+  // leaves the rest to the message around it, and one whose entry runs past its end read bytes that are
+  // not part of the key.
+  if (kept && eager.pos === end && value['kind'] !== 'Secret') {
+    const bytes = Buffer.allocUnsafeSlow(n); // not a slice of Node's shared pool, which it would keep alive
+    r.buf.copy(bytes, 0, start, end);
+    sharedStructs.unshift({ bytes, value, depth: r.depth });
+    sharedBytes += n;
+    while (sharedStructs.length > SHARED_MAX_ENTRIES || sharedBytes > SHARED_MAX_BYTES)
+      sharedBytes -= sharedStructs.pop()!.bytes.length;
+  }
   return value;
 }
 
@@ -753,7 +764,7 @@ const struct = (optional: boolean) =>
     read: { 2: (p) => `${p} = readStruct(r, r.end());` },
     write: (t) => `if (v !== undefined) { const at = open(${t}); putStruct(v); close(at); }`,
   });
-/** A required schema: decoded once per distinct bytes, shared, frozen (readSharedStruct). */
+/** A required schema: frozen, and shared between calls that send the same bytes (readSharedStruct). */
 const sharedStruct = kind({
   proto: 'optional google.protobuf.Struct',
   wire: 2,
@@ -1040,7 +1051,9 @@ export function encodeRunFunctionResponse(m: RunFunctionResponse, into?: (length
 
 /**
  * Protobuf bytes to RunFunctionRequest: what the SDK's `RunFunctionRequest.decode(bytes)` returns, faster.
- * Struct values of `lazyMin` bytes or more are checked now and built when first read (Infinity: all now), so
+ * The objects of required schemas and resources come frozen, and may be the very objects an earlier call
+ * got (see readSharedStruct). Other Struct values of `lazyMin` bytes or more are checked now and built when
+ * first read (Infinity: all now), so
  * the bytes must not change while the request is in use: grpc-js hands each message its own buffer, and
  * src/grpc-http2.ts reuses a request's memory only when lastDecodeHoldsBytes() says nothing points into it.
  */

@@ -35,8 +35,8 @@ const REUSE = '/test.Echo/Reuse';
 const KEEP = '/test.Echo/Keep';
 const LATE = '/test.Echo/Late';
 /**
- * REUSE's answer: its request's bytes repeated to 30,000 bytes (past the largest block the pool keeps, for a
- * request that starts with "big"), written into the call's reused memory.
+ * REUSE's answer: its request's bytes repeated to 30,000 bytes, or, for a request that starts with "big", to
+ * 40,000 bytes past the largest block the pool keeps; written into the call's reused memory.
  */
 function reuseAnswer(request: Buffer, out: Buffer = Buffer.alloc(reuseAnswerLength(request))): Buffer {
   for (let at = 0; at < out.length; at += request.length)

@@ -16,6 +16,7 @@ import {
   decodeRunFunctionRequest,
   encodeRunFunctionResponse,
   lastDecodeHoldsBytes,
+  SHARED_MAX_BYTES,
   SHARED_MAX_ENTRIES,
 } from '../../src/wire.js';
 import { repoRoot } from '../../dev/infra/paths.js';
@@ -72,47 +73,54 @@ const outline = (rsp: RunFunctionResponse) => ({
 describe('wire codec', () => {
   test('every example scenario: requests decode and answers encode as the SDK does', () => {
     const restore = setClock(() => new Date('2026-12-05T10:00:00Z'));
-    const scenarios = parse(readFileSync(join(repoRoot, 'examples', 'scenarios.yaml'), 'utf8')) as Array<{
-      xr: string;
-      observed: string[];
-      required?: string;
-    }>;
-    let pairs = 0;
-    for (const s of scenarios) {
-      const ex = (p: string) => join(repoRoot, 'examples', p);
-      const xr = readYamlObjects(ex(s.xr))[0]!;
-      for (const o of s.observed) {
-        let req = buildRequest(xr, readYamlObjects(ex(o)));
-        let rsp = runFunction(req);
-        if (rsp.requirements) {
-          req = {
+    try {
+      const scenarios = parse(readFileSync(join(repoRoot, 'examples', 'scenarios.yaml'), 'utf8')) as Array<{
+        xr: string;
+        observed: string[];
+        required?: string;
+      }>;
+      let pairs = 0;
+      for (const s of scenarios) {
+        const ex = (p: string) => join(repoRoot, 'examples', p);
+        const xr = readYamlObjects(ex(s.xr))[0]!;
+        for (const o of s.observed) {
+          let req = buildRequest(xr, readYamlObjects(ex(o)));
+          let rsp = runFunction(req);
+          if (rsp.requirements) {
+            req = {
+              ...req,
+              requiredResources: answer(rsp.requirements, s.required ? readYamlObjects(ex(s.required)) : []),
+            };
+            rsp = runFunction(req);
+          }
+          samePair(req, rsp, `${s.xr} + ${o}`);
+          // Answered from its bytes (schemas and required objects shared and frozen, large values decoded on
+          // first read): the same answer, but for the passwords a new Database draws on each call.
+          assert.deepEqual(
+            outline(runFunction(decodeRunFunctionRequest(sdkEncodeReq(req), 256))),
+            outline(rsp),
+            `${s.xr} + ${o} decoded`,
+          );
+          // Nothing changes an object that answers a requirement, whichever name it came under.
+          const frozen = {
             ...req,
-            requiredResources: answer(rsp.requirements, s.required ? readYamlObjects(ex(s.required)) : []),
+            requiredResources: frozenCopy(req.requiredResources),
+            extraResources: frozenCopy(req.requiredResources),
           };
-          rsp = runFunction(req);
+          assert.deepEqual(outline(runFunction(frozen)), outline(rsp), `${s.xr} + ${o}, required objects frozen`);
+          const later = {
+            ...req,
+            desired: rsp.desired,
+            credentials: { aws: { credentialData: { data: { key: Buffer.from('k'), empty: Buffer.alloc(0) } } } },
+          };
+          samePair(later, rsp, `${s.xr} + ${o} as a later step`);
+          pairs += 2;
         }
-        samePair(req, rsp, `${s.xr} + ${o}`);
-        // Answered from its bytes (schemas and required objects shared and frozen, large values decoded on
-        // first read): the same answer, but for the passwords a new Database draws on each call.
-        assert.deepEqual(
-          outline(runFunction(decodeRunFunctionRequest(sdkEncodeReq(req), 256))),
-          outline(rsp),
-          `${s.xr} + ${o} decoded`,
-        );
-        // Whatever their size: nothing changes an object that answers a requirement.
-        const frozen = { ...req, requiredResources: frozenCopy(req.requiredResources) };
-        assert.deepEqual(outline(runFunction(frozen)), outline(rsp), `${s.xr} + ${o}, required objects frozen`);
-        const later = {
-          ...req,
-          desired: rsp.desired,
-          credentials: { aws: { credentialData: { data: { key: Buffer.from('k'), empty: Buffer.alloc(0) } } } },
-        };
-        samePair(later, rsp, `${s.xr} + ${o} as a later step`);
-        pairs += 2;
       }
+      assert.ok(pairs >= 40);
+    } finally {
+      restore();
     }
-    restore();
-    assert.ok(pairs >= 40);
   });
 
   test('random answers encode to the SDK bytes', () => {
@@ -229,6 +237,81 @@ describe('wire codec', () => {
     const later = decodeRunFunctionRequest(bytes).requiredSchemas['schema/x']!.openapiV3;
     assert.notEqual(later, first);
     assert.deepEqual(later, first);
+  });
+
+  test('the schemas kept are bounded by their bytes too; a larger one is decoded each time, frozen', () => {
+    // Three schemas of about 0.4 MiB each: the third pushes the first out.
+    const big = (n: number) => withSchema(schemaOf(n));
+    const sized = (from: number) => {
+      let n = from;
+      while (sdkEncodeReq(big(n)).length < SHARED_MAX_BYTES * 0.4) n += 500;
+      return sdkEncodeReq(big(n));
+    };
+    const [a, b, c] = [sized(3000), sized(3001), sized(3002)];
+    const first = decodeRunFunctionRequest(a).requiredSchemas['schema/x']!.openapiV3;
+    decodeRunFunctionRequest(b);
+    assert.equal(decodeRunFunctionRequest(a).requiredSchemas['schema/x']!.openapiV3, first, 'two fit');
+    decodeRunFunctionRequest(c);
+    decodeRunFunctionRequest(b);
+    assert.notEqual(decodeRunFunctionRequest(a).requiredSchemas['schema/x']!.openapiV3, first, 'three do not');
+    let n = 3000;
+    while (sdkEncodeReq(big(n)).length <= SHARED_MAX_BYTES) n *= 2;
+    const huge = sdkEncodeReq(big(n));
+    const one = decodeRunFunctionRequest(huge).requiredSchemas['schema/x']!.openapiV3!;
+    assert.ok(Object.isFrozen(one));
+    assert.notEqual(decodeRunFunctionRequest(huge).requiredSchemas['schema/x']!.openapiV3, one);
+  });
+
+  test('a required object is frozen whatever its size; a Secret is never kept beyond its call', () => {
+    const item = (resource: Record<string, unknown>) => ({ resource, connectionDetails: {}, ready: 0 as Ready });
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { password: 'x'.repeat(2000) } };
+    const small = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } };
+    const bytes = sdkEncodeReq({
+      ...large(2),
+      requiredResources: { s: { items: [item(secret)] }, c: { items: [item(small)] } },
+    });
+    const first = decodeRunFunctionRequest(bytes).requiredResources;
+    const again = decodeRunFunctionRequest(bytes).requiredResources;
+    assert.ok(Object.isFrozen(first['s']!.items[0]!.resource) && Object.isFrozen(first['c']!.items[0]!.resource));
+    assert.notEqual(again['s']!.items[0]!.resource, first['s']!.items[0]!.resource, 'the Secret decoded anew');
+    assert.deepEqual(again['s']!.items[0]!.resource, secret);
+  });
+
+  test("a schema's bytes that end early or read past their end are never kept: each decode says what the SDK says", () => {
+    const field = (no: number, body: Buffer) => {
+      const len: number[] = [];
+      for (let n = body.length; ; n >>>= 7) {
+        if (n < 0x80) {
+          len.push(n);
+          break;
+        }
+        len.push((n & 0x7f) | 0x80);
+      }
+      return Buffer.concat([Buffer.from([(no << 3) | 2, ...len]), body]);
+    };
+    const entry = (key: string, value: Buffer) =>
+      field(1, Buffer.concat([field(1, Buffer.from(key)), field(2, value)]));
+    const text = (t: string) => field(3, Buffer.from(t)); // Value.string_value
+    const entries = Buffer.concat(Array.from({ length: 60 }, (_, i) => entry(`field${i}`, text('a string value'))));
+    // Schema { openapi_v3: Struct(entries, then a zero tag, then an empty openapi_v3 of the Schema's own) }.
+    const endsEarly = Buffer.concat([entries, Buffer.from([0x00, 0x0a, 0x00])]);
+    const request = (schemaBody: Buffer) =>
+      field(9, Buffer.concat([field(1, Buffer.from('schema/x')), field(2, field(1, schemaBody))]));
+    const outcome = (bytes: Buffer, decode: (b: Buffer) => RunFunctionRequest) => {
+      try {
+        return { ok: structuredClone(decode(bytes).requiredSchemas) as unknown };
+      } catch {
+        return { error: true };
+      }
+    };
+    for (const body of [endsEarly, Buffer.concat([entries, Buffer.from([0x0f])])]) {
+      const bytes = request(body);
+      const sdk = outcome(bytes, (b) => RunFunctionRequest.decode(b));
+      const first = outcome(bytes, (b) => decodeRunFunctionRequest(b));
+      const second = outcome(bytes, (b) => decodeRunFunctionRequest(b));
+      assert.deepEqual(second, first);
+      if ('ok' in first) assert.deepEqual(first, sdk);
+    }
   });
 
   test('an answer encoded into memory handed in: the same bytes, in that memory', () => {
