@@ -47,6 +47,19 @@ const withSchema = (openapiV3: Record<string, unknown>): RunFunctionRequest => (
   requiredSchemas: { 'schema/x': { openapiV3 } },
 });
 
+/** A length-delimited field written by hand: its tag (wire type 2), its length as a varint, its bytes. */
+function field(no: number, body: Buffer): Buffer {
+  const len: number[] = [];
+  for (let n = body.length; ; n >>>= 7) {
+    if (n < 0x80) {
+      len.push(n);
+      break;
+    }
+    len.push((n & 0x7f) | 0x80);
+  }
+  return Buffer.concat([Buffer.from([(no << 3) | 2, ...len]), body]);
+}
+
 /** A deep copy that throws where anything changes it (as the decoder hands out required objects). */
 function frozenCopy<T>(value: T): T {
   const freeze = (v: unknown): void => {
@@ -278,17 +291,6 @@ describe('wire codec', () => {
   });
 
   test("a schema's bytes that end early or read past their end are never kept: each decode says what the SDK says", () => {
-    const field = (no: number, body: Buffer) => {
-      const len: number[] = [];
-      for (let n = body.length; ; n >>>= 7) {
-        if (n < 0x80) {
-          len.push(n);
-          break;
-        }
-        len.push((n & 0x7f) | 0x80);
-      }
-      return Buffer.concat([Buffer.from([(no << 3) | 2, ...len]), body]);
-    };
     const entry = (key: string, value: Buffer) =>
       field(1, Buffer.concat([field(1, Buffer.from(key)), field(2, value)]));
     const text = (t: string) => field(3, Buffer.from(t)); // Value.string_value
@@ -367,18 +369,7 @@ describe('wire codec', () => {
   });
 
   test('nesting past the limit is refused when decoding, not when the value is read', () => {
-    let value = Buffer.from([4 << 3, 1]); // Value.bool_value = true
-    const field = (no: number, body: Buffer) => {
-      const len: number[] = [];
-      for (let n = body.length; ; n >>>= 7) {
-        if (n < 0x80) {
-          len.push(n);
-          break;
-        }
-        len.push((n & 0x7f) | 0x80);
-      }
-      return Buffer.concat([Buffer.from([(no << 3) | 2, ...len]), body]);
-    };
+    let value: Buffer = Buffer.from([4 << 3, 1]); // Value.bool_value = true
     // Struct {k: Value{struct_value: ...}} nested 60 times: 120 messages deep, past the SDK's 100.
     for (let i = 0; i < 60; i++)
       value = field(5, field(1, Buffer.concat([field(1, Buffer.from('k')), field(2, value)])));
@@ -389,7 +380,6 @@ describe('wire codec', () => {
 
   test('a "__proto__" key decodes as an own key, never as a prototype', () => {
     // Bytes written by hand: the SDK's encoder drops such a key from a Struct before writing it.
-    const field = (no: number, body: Buffer) => Buffer.concat([Buffer.from([(no << 3) | 2, body.length]), body]);
     const text = (s: string) => Buffer.from(s, 'utf8');
     const entry = (key: string, value: Buffer) => field(1, Buffer.concat([field(1, text(key)), field(2, value)]));
     const boolValue = Buffer.from([4 << 3, 1]); // Value.bool_value = true
