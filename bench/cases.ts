@@ -8,7 +8,8 @@ import { parse } from 'yaml';
 import { runFunction } from '../src/function.js';
 import { isObj, str, type Obj } from '../src/kube.js';
 import { answer, buildRequest, readYamlObjects } from '../src/render.js';
-import { runAsCrossplane, SHARED_CRDS, servedFromShared, WITH_SCHEMAS } from '../test/support/published-schemas.js';
+import { runAsCrossplane, servedFromShared, WITH_SCHEMAS } from '../test/support/published-schemas.js';
+import { SHARED_CRDS } from '../dev/infra/paths.js';
 
 export interface Case {
   id: string;
@@ -135,38 +136,39 @@ export function buildCases(root: string, opts: { awsEndpoint?: string } = {}): C
       const credentials = s.aws && opts.awsEndpoint ? [awsCredentials(opts.awsEndpoint)] : [];
       let request = buildRequest(xr, observed, credentials);
       request.meta = { tag: `bench-${s.id}`, capabilities: s.v2 ? WITH_SCHEMAS : [] };
-      let rsp = runFunction(request);
+      const given = s.required ? readYamlObjects(ex(s.required)) : [];
+      let rsp: RunFunctionResponse;
       if (s.v2) {
-        const given = s.required ? readYamlObjects(ex(s.required)) : [];
-        ({ request } = runAsCrossplane(request, given, servedFromShared));
-        rsp = runFunction(request);
-        const schemas = Object.values(request.requiredSchemas);
-        if (!schemas.some((x) => Object.keys(x?.openapiV3 ?? {}).length > 0))
+        // Every round of Crossplane's requirements loop, schemas among them: its last call is the case.
+        const run = runAsCrossplane(request, given, servedFromShared);
+        request = run.request;
+        rsp = run.calls.at(-1)!;
+        if (!Object.values(request.requiredSchemas).some((x) => Object.keys(x?.openapiV3 ?? {}).length > 0))
           throw new Error(`${s.id}: no schema was answered from ${SHARED_CRDS}`);
-        for (const name of s.answers ?? [])
-          if ((request.requiredResources[name]?.items.length ?? 0) === 0)
-            throw new Error(`${s.id}: nothing in ${s.required} answers requirement ${name}`);
-      } else if (s.required) {
-        // Answer what the function asks for, under the name it asks with, as Crossplane does.
-        const asked = Object.keys(rsp.requirements?.resources ?? {});
-        if (asked.length === 0) throw new Error(`${s.id}: the function asked for no required resources`);
-        const given = readYamlObjects(ex(s.required));
-        request = { ...request, requiredResources: answer(rsp.requirements, given) };
-        // What the case is about must be answered; a requirement that finds nothing (no DatabaseRestore in the
-        // namespace) is answered empty, as Crossplane answers it. Nothing in the file may go unused either.
-        for (const name of s.answers ?? []) {
-          if (!asked.includes(name)) throw new Error(`${s.id}: the function did not ask for requirement ${name}`);
-          if ((request.requiredResources[name]?.items.length ?? 0) === 0)
-            throw new Error(`${s.id}: nothing in ${s.required} answers requirement ${name}`);
-        }
-        const used = new Set(Object.values(request.requiredResources).flatMap((r) => r.items.map((i) => i.resource)));
-        for (const obj of given)
-          if (!used.has(obj))
-            throw new Error(
-              `${s.id}: ${s.required}: ${str(obj, 'kind')} ${str(obj, 'metadata', 'name')} answers no requirement`,
-            );
+      } else {
         rsp = runFunction(request);
+        if (s.required) {
+          // Answer what the function asks for, under the name it asks with, as Crossplane does.
+          if (Object.keys(rsp.requirements?.resources ?? {}).length === 0)
+            throw new Error(`${s.id}: the function asked for no required resources`);
+          request = { ...request, requiredResources: answer(rsp.requirements, given) };
+          rsp = runFunction(request);
+        }
       }
+      // What the case is about must be answered; a requirement that finds nothing (no DatabaseRestore in the
+      // namespace) is answered empty, as Crossplane answers it. Nothing in the file may go unused either.
+      for (const name of s.answers ?? []) {
+        if (!(name in request.requiredResources))
+          throw new Error(`${s.id}: the function did not ask for requirement ${name}`);
+        if ((request.requiredResources[name]?.items.length ?? 0) === 0)
+          throw new Error(`${s.id}: nothing in ${s.required} answers requirement ${name}`);
+      }
+      const used = new Set(Object.values(request.requiredResources).flatMap((r) => r.items.map((i) => i.resource)));
+      for (const obj of given)
+        if (!used.has(obj))
+          throw new Error(
+            `${s.id}: ${s.required}: ${str(obj, 'kind')} ${str(obj, 'metadata', 'name')} answers no requirement`,
+          );
       const fatal = rsp.results.find((r) => r.severity === Severity.SEVERITY_FATAL);
       if (fatal) throw new Error(`${s.id}: the function answers Fatal in-process: ${fatal.message}`);
       const expectKeys = Object.keys(rsp.desired?.resources ?? {}).sort();

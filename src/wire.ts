@@ -765,12 +765,7 @@ const struct = (optional: boolean) =>
     write: (t) => `if (v !== undefined) { const at = open(${t}); putStruct(v); close(at); }`,
   });
 /** A required schema: frozen, and shared between calls that send the same bytes (readSharedStruct). */
-const sharedStruct = kind({
-  proto: 'optional google.protobuf.Struct',
-  wire: 2,
-  zero: 'undefined',
-  read: { 2: (p) => `${p} = readSharedStruct(r, r.end());` },
-});
+const sharedStruct = kind({ ...struct(true), read: { 2: (p) => `${p} = readSharedStruct(r, r.end());` } });
 /** A Resource's object: shared where it answers a required resource (in `items` below), decoded as it comes elsewhere. */
 const resourceStruct = kind({
   ...struct(false),

@@ -6,3 +6,5 @@ import { fileURLToPath } from 'node:url';
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const examplesDir = join(repoRoot, 'examples');
 export const binDir = join(repoRoot, '.cache', 'bin');
+/** The real schemas (CRDs, Kubernetes' OpenAPI), beside the checkout. */
+export const SHARED_CRDS = join(repoRoot, '..', 'shared', 'crds');

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Json } from '../support/apiserver.js';
 import { type CertManagerStandIn, startCertManagerStandIn } from '../support/cert-manager-stand-in.js';
-import { SHARED_CRDS } from '../support/cluster.js';
+import { SHARED_CRDS } from '../../dev/infra/paths.js';
 import type { ControlPlane } from '../support/control-plane.js';
 import { compositionWithDatabaseDefaults, eventually, startApplicationPod } from '../support/e2e.js';
 

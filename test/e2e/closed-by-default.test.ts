@@ -26,9 +26,8 @@ import {
   RESTRICTED_NAMESPACE_LABELS,
   readyAndSynced,
 } from '../support/e2e.js';
-import { repoRoot } from '../../dev/infra/paths.js';
+import { repoRoot, SHARED_CRDS } from '../../dev/infra/paths.js';
 import { markIssued } from '../support/cert-manager-stand-in.js';
-import { SHARED_CRDS } from '../support/cluster.js';
 
 const skip = controlPlaneSkipReason('e2e: closed by default under real Crossplane');
 const NS = 'team-a';

@@ -10,11 +10,10 @@ import { repoRoot } from './function-process.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, type ApiServer, type Json, type KubeClient } from './apiserver.js';
 import { CROSSPLANE_CRDS, crossplaneReady, startCrossplane } from './control-plane.js';
+import { SHARED_CRDS } from '../../dev/infra/paths.js';
 
 /** The field manager the test installs with, as a person with kubectl would. */
 export const INSTALLER = 'fp-test-installer';
-
-export const SHARED_CRDS = join(repoRoot, '..', 'shared', 'crds');
 
 /** The namespaced Configuration (Crossplane v2) and the claims one (legacy XRDs). */
 export type Mode = 'namespaced' | 'claims';

@@ -13,12 +13,11 @@ import {
   Severity,
 } from '@crossplane-org/function-sdk-typescript';
 import { parseAllDocuments } from 'yaml';
-import { repoRoot } from '../../dev/infra/paths.js';
+import { repoRoot, SHARED_CRDS } from '../../dev/infra/paths.js';
 import { runFunction } from '../../src/function.js';
 import type { Obj } from '../../src/kube.js';
 import { answer } from '../../src/render.js';
 
-export const SHARED_CRDS = join(repoRoot, '..', 'shared', 'crds');
 const CRD_DIRS = [
   'provider-kubernetes',
   'provider-upjet-aws',

@@ -10,9 +10,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { repoRoot } from '../../dev/infra/paths.js';
-
-const SHARED_CRDS = join(repoRoot, '..', 'shared', 'crds');
+import { repoRoot, SHARED_CRDS } from '../../dev/infra/paths.js';
 
 export interface ProviderDependency {
   /** The package's source, as the Configuration names it (xpkg.crossplane.io/crossplane-contrib/provider-aws-rds). */

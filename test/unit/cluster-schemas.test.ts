@@ -15,11 +15,11 @@ import { CRD_OWNERS, undeclaredPaths } from '../../src/cluster-schemas.js';
 import { lastOfReconcile } from '../../src/events.js';
 import type { Obj } from '../../src/kube.js';
 import { buildRequest, readYamlObjects } from '../../src/render.js';
+import { SHARED_CRDS } from '../../dev/infra/paths.js';
 import { repoRoot } from '../support/function-process.js';
 import {
   publishedSchemas,
   runAsCrossplane,
-  SHARED_CRDS,
   type Served,
   servedFromShared,
   WITH_SCHEMAS,
