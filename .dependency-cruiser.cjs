@@ -77,7 +77,8 @@ module.exports = {
         path: [
           '(^|/)node_modules/(@grpc|@aws-sdk|@smithy|pino)/',
           '^(node:)?(fs|fs/promises|net|http|http2|https|tls|dgram|child_process|worker_threads)$',
-          '^src/(main|cli|server|grpc-http2|tls|live|metrics|events|address|render|file-clock|node-version)\\.ts$',
+          '^src/(main|cli|server|grpc-call|grpc-http2|grpc-frames|tls|live|metrics|events|address|render|file-clock|node-version)\\.ts$',
+          '^src/h2/',
           '^src/aws/',
         ],
       },

@@ -9,8 +9,9 @@
 //   BENCH_CASES=a,b         only these cases (widget-seed, widget-cutover, database-aws,
 //                           database-aws-v2 (needs ../shared/crds), database-aws-live (needs moto),
 //                           database-cluster)
-//   BENCH_IMPLS=ours,bundle,ours-grpc-js,floor,http2-floor,go-floor,py-floor,peer  (bundle: ours from dist/bundle;
-//                           ours-grpc-js: ours on grpc-js; add `ours-tls`: ours over mutual TLS;
+//   BENCH_IMPLS=ours,bundle,ours-http2,ours-grpc-js,floor,http2-floor,go-floor,py-floor,peer  (bundle: ours from
+//                           dist/bundle; ours-http2, ours-grpc-js: ours on node:http2, on grpc-js (ours is on its
+//                           default transport, HTTP/2 framed by itself); add `ours-tls`: ours over mutual TLS;
 //                           `candidate`: ours with the preload bench/candidate.ts)
 //   BENCH_LOADGEN=ghz       who sends the measured calls: ghz (Go), or `node` (the grpc-js client
 //                           in this process, which caps throughput from 16 in flight)
@@ -96,7 +97,7 @@ export function readConfig(environment: NodeJS.ProcessEnv = process.env): { conf
   }
   const impls = listEnv(
     'BENCH_IMPLS',
-    quick ? IMPL_IDS.join(',') : 'ours,bundle,ours-grpc-js,floor,http2-floor,go-floor,py-floor,peer',
+    quick ? IMPL_IDS.join(',') : 'ours,bundle,ours-http2,ours-grpc-js,floor,http2-floor,go-floor,py-floor,peer',
   );
   const loadgen = env('BENCH_LOADGEN', 'ghz');
   if (loadgen !== 'ghz' && loadgen !== 'node') throw new Error(`BENCH_LOADGEN must be ghz or node, got ${loadgen}`);

@@ -19,6 +19,7 @@ const COLORS: Record<ImplId, string> = {
   ours: '#2563eb',
   bundle: '#1e3a8a',
   'ours-tls': '#0891b2',
+  'ours-http2': '#3b82f6',
   'ours-grpc-js': '#60a5fa',
   candidate: '#9333ea',
   floor: '#9ca3af',
@@ -171,41 +172,48 @@ export function printLoadgenHeadroom(setup: Setup, results: ImplCaseResult[]): v
 }
 
 /**
- * What grpc-js costs a call: the no-op floors (the SDK's server on grpc-js,
- * the same no-op on node:http2), and function-platform on each transport, per
- * case and level.
+ * What the transport costs a call: the no-op floors (the SDK's server on
+ * grpc-js, the same no-op on node:http2), and function-platform on each of its
+ * transports, per case and level.
  */
 export function printTransport(setup: Setup, results: ImplCaseResult[]): void {
-  const pairs: Array<[string, ImplId, ImplId]> = [
+  const tables: Array<[string, Array<[string, ImplId]>]> = [
     [
       'Transport floors: the same no-op served by grpc-js and by node:http2 (server CPU per call)',
-      'floor',
-      'http2-floor',
+      [
+        ['grpc-js µs', 'floor'],
+        ['node:http2 µs', 'http2-floor'],
+      ],
     ],
-    ['function-platform on grpc-js and on node:http2, its default (server CPU per call)', 'ours-grpc-js', 'ours'],
+    [
+      'function-platform on each transport: grpc-js, node:http2, and its default, HTTP/2 framed by itself (server CPU per call)',
+      [
+        ['grpc-js µs', 'ours-grpc-js'],
+        ['node:http2 µs', 'ours-http2'],
+        ['own framing µs', 'ours'],
+      ],
+    ],
   ];
-  for (const [title, grpcJsId, http2Id] of pairs) {
+  for (const [title, columns] of tables) {
     const rows: string[][] = [];
     for (const c of setup.cases) {
-      const grpcJs = resultOf(results, c.id, grpcJsId);
-      const http2 = resultOf(results, c.id, http2Id);
-      for (const l of grpcJs?.levels ?? []) {
-        const h = levelOf(http2, l.concurrency);
-        if (!h) continue;
+      const [first, ...rest] = columns.map(([, id]) => resultOf(results, c.id, id));
+      for (const l of first?.levels ?? []) {
+        const others = rest.map((r) => levelOf(r, l.concurrency));
+        if (others.some((o) => !o)) continue;
+        const last = others.at(-1) ?? l;
         rows.push([
           c.id,
           String(l.concurrency),
-          f(l.cpuMsPerCall * 1000, 0),
-          f(h.cpuMsPerCall * 1000, 0),
-          f((l.cpuMsPerCall - h.cpuMsPerCall) * 1000, 0),
-          f(l.cpuMsPerCall / h.cpuMsPerCall),
+          ...[l, ...others].map((o) => f(o!.cpuMsPerCall * 1000, 0)),
+          f(l.cpuMsPerCall / last.cpuMsPerCall),
         ]);
       }
     }
     if (rows.length === 0) continue;
     say();
     say(title);
-    say(table(['case', 'conc', 'grpc-js µs', 'node:http2 µs', 'grpc-js costs µs', 'ratio'], rows));
+    say(table(['case', 'conc', ...columns.map(([label]) => label), 'first ÷ last'], rows));
   }
 }
 

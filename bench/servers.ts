@@ -7,6 +7,7 @@ import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import { freePort, type Proc, spawnLogged, waitFor } from '../dev/infra/processes.js';
+import { DEFAULT_TRANSPORT } from '../src/server.js';
 import { say } from './format.js';
 import { type Client, dial } from './load.js';
 
@@ -15,6 +16,7 @@ export const IMPL_IDS = [
   'ours',
   'bundle',
   'ours-tls',
+  'ours-http2',
   'ours-grpc-js',
   'candidate',
   'floor',
@@ -138,7 +140,7 @@ export function impls(
       // Its default transport, whatever the shell says.
       command: (port) =>
         ourCommand(opts.ourNodeFlags, [join(root, 'dist', 'main.js')], plaintext(port), {
-          FUNCTION_PLATFORM_TRANSPORT: 'http2',
+          FUNCTION_PLATFORM_TRANSPORT: DEFAULT_TRANSPORT,
         }),
     },
     // The same server from the esbuild bundle (scripts/bundle.mjs), its compile cache filled by a first start.
@@ -168,7 +170,18 @@ export function impls(
           checkServerIdentity: () => undefined,
         }),
     },
-    // The same server on grpc-js, the transport before node:http2 (FUNCTION_PLATFORM_TRANSPORT): what the swap saves.
+    // The same server on node:http2 and on grpc-js, the transports before its own framing
+    // (FUNCTION_PLATFORM_TRANSPORT): what each swap saved.
+    'ours-http2': {
+      id: 'ours-http2',
+      label: 'function-platform on node:http2',
+      path: V1,
+      proto: 'v1',
+      command: (port) =>
+        ourCommand(opts.ourNodeFlags, [join(root, 'dist', 'main.js')], plaintext(port), {
+          FUNCTION_PLATFORM_TRANSPORT: 'http2',
+        }),
+    },
     'ours-grpc-js': {
       id: 'ours-grpc-js',
       label: 'function-platform on grpc-js',

@@ -1,254 +1,40 @@
-// gRPC unary calls served straight on node:http2 (issue 31). grpc-js cost
-// about as much server CPU per call as everything the function does (bench:
-// "Transport floors"); this speaks the part of gRPC over HTTP/2 that a unary
-// function needs, and nothing else:
-//
-//   - a call is a POST with content-type application/grpc*, one
-//     length-prefixed message each way, the status in trailers (or, for a call
-//     refused before any answer, in a single "trailers-only" HEADERS frame);
-//   - grpc-timeout is a deadline: past it the call ends DEADLINE_EXCEEDED and
-//     the late answer is dropped;
-//   - a message over the limit is refused RESOURCE_EXHAUSTED as soon as its
-//     length prefix is read, before its bytes are buffered;
-//   - compressed messages are refused UNIMPLEMENTED, naming the one encoding
-//     accepted (identity): Crossplane never compresses, and a server that
-//     inflates nothing has no zip bomb to fear;
-//   - an unknown method is UNIMPLEMENTED, a method other than POST is HTTP
-//     405 and another content type HTTP 415, as gRPC's HTTP/2 protocol says;
-//   - every connection is pinged now and then and dropped when the peer no
-//     longer answers; draining sends GOAWAY and lets the calls on their way
-//     finish.
-//
-// It knows nothing of RunFunction: the methods are bytes in, bytes out.
+// gRPC unary calls served on node:http2 (issue 31): grpc-js cost about as
+// much server CPU per call as everything the function does (bench: "Transport
+// floors"). node:http2 carries the calls; src/grpc-call.ts says what a call
+// is. Every connection is pinged now and then and dropped when the peer no
+// longer answers; draining sends GOAWAY and lets the calls on their way finish.
 import * as http2 from 'node:http2';
 import type { Duplex } from 'node:stream';
 import { BytePool } from './byte-pool.js';
-
-/** The gRPC status codes this server answers with. */
-export const GrpcStatus = {
-  OK: 0,
-  CANCELLED: 1,
-  UNKNOWN: 2,
-  DEADLINE_EXCEEDED: 4,
-  RESOURCE_EXHAUSTED: 8,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-} as const;
-
-/** A unary method: the request message in, the answer message out. */
-export type UnaryHandler = (request: Buffer, bytes: CallBytes) => Promise<Buffer>;
-
-/**
- * The memory of a call, which the server reuses for later calls (src/byte-pool.ts). The request's bytes
- * are reused once the handler is done, unless it keeps them; an answer written into `answer(n)` is framed
- * and sent without a copy, and its memory reused once sent. Both are for the handler while it runs: once
- * its promise settles they throw.
- */
-export interface CallBytes {
-  /**
-   * n bytes for the answer message, holding whatever an earlier call left there: the handler fills them all
-   * and returns them (any other Buffer it returns is copied as usual).
-   */
-  answer(length: number): Buffer;
-  /** What the handler decoded still points into the request's bytes after its answer: they are not reused. */
-  keepRequest(): void;
-}
-
-/** Thrown by a handler to end its call with this status and message. */
-export class GrpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export interface GrpcHttp2Options {
-  /** By path: "/package.Service/Method". */
-  methods: ReadonlyMap<string, UnaryHandler>;
-  /** A request message longer than this is refused RESOURCE_EXHAUSTED. */
-  maxReceiveBytes: number;
-  /** Every connection is pinged this often (default 5 minutes). */
-  keepaliveMs?: number;
-  /** ...and dropped if the ping is not answered within this (default 20 s). */
-  keepaliveTimeoutMs?: number;
-  /** Called for a handler that threw something other than a GrpcError (a bug: the call ends INTERNAL). */
-  onHandlerError?: (err: unknown, path: string) => void;
-}
+import {
+  type CallHeaders,
+  type CallServer,
+  type CallStream,
+  CONNECTION_WINDOW,
+  type GrpcServerOptions,
+  MAX_HEADER_LIST,
+  REUSED_MAX,
+  STREAM_WINDOW,
+  serveCall,
+} from './grpc-call.js';
 
 const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = http2.constants;
-const PREFIX = 5;
-/**
- * Requests and answers up to this size take reused memory. Crossplane v2.2's
- * requests measured under bench:scale were 1.5-133 KB (a Database on AWS
- * carries its RDS Instance's schema, 110 KB): a larger request allocated anew
- * on every call had V8 run a full collection every 50 ms.
- */
-export const REUSED_MAX = 256 * 1024;
-/**
- * HTTP/2 flow control, as the server grants it: a whole request of that size
- * fits in one stream's window, and several in the connection's. At HTTP/2's
- * 64 KiB default the client waits for a WINDOW_UPDATE in the middle of a large
- * request, and all of a connection's calls share 64 KiB: a 118 KB request cost
- * 1.3 ms of server CPU a call at 16 in flight, 0.55 ms with these.
- */
-const STREAM_WINDOW = 256 * 1024;
-const CONNECTION_WINDOW = 1024 * 1024;
-/** The longest grpc-timeout value gRPC allows is 8 digits. */
-const TIMEOUT = /^(\d{1,8})([HMSmun])$/;
-const UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 };
-/** setTimeout holds at most 2^31-1 ms; a longer deadline is as good as none. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** A grpc-timeout header in milliseconds; undefined when absent, NaN when malformed. */
-export function parseGrpcTimeout(value: string | string[] | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const m = TIMEOUT.exec(Array.isArray(value) ? (value[0] ?? '') : value);
-  return m ? Number(m[1]) * UNIT_MS[m[2]!]! : Number.NaN;
-}
-
-/** grpc-message is percent-encoded: bytes outside printable ASCII, and '%' itself. */
-export function encodeGrpcMessage(message: string): string {
-  let out = '';
-  for (const byte of Buffer.from(message, 'utf8')) {
-    out +=
-      byte >= 0x20 && byte <= 0x7e && byte !== 0x25
-        ? String.fromCharCode(byte)
-        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
-}
-
-/** One length-prefixed, uncompressed message. */
-export function frameMessage(message: Uint8Array): Buffer {
-  const out = Buffer.allocUnsafe(PREFIX + message.length);
-  writePrefix(out, message.length);
-  out.set(message, PREFIX);
-  return out;
-}
-
-/** gRPC's prefix of an uncompressed message of `length` bytes, in the first 5 bytes of `out`. */
-function writePrefix(out: Buffer, length: number): void {
-  out[0] = 0;
-  out.writeUInt32BE(length, 1);
-}
-
-/**
- * A call's request, read as it arrives: the prefix, then the message's bytes
- * kept as the chunks that carried them (never more than arrived, whatever the
- * prefix claims), joined once whole: into a reused block when the message is
- * small enough for one (then no chunk outlives the read, and with it the whole
- * socket read Node sliced it from), else into a Buffer of their own (a single
- * chunk is used as it is). Answers what to refuse, if anything.
- */
-class RequestReader {
-  private readonly head = Buffer.allocUnsafe(PREFIX);
-  /** The reused block the message is copied into, when it is small enough for one. */
-  block: ArrayBuffer | undefined;
-  private headLen = 0;
-  /** The length the prefix announced, while the message's bytes come in. */
-  private expected: number | undefined;
-  private parts: Buffer[] = [];
-  private received = 0;
-  /** Whole messages read. */
-  count = 0;
-  message: Buffer | undefined;
-
-  constructor(
-    private readonly maxBytes: number,
-    private readonly encoding: string | undefined,
-    private readonly pool: BytePool,
-  ) {}
-
-  /** Takes a chunk; returns a refusal, or undefined to go on. */
-  push(chunk: Buffer): GrpcError | undefined {
-    let off = 0;
-    while (off < chunk.length) {
-      if (this.expected === undefined) {
-        const take = Math.min(PREFIX - this.headLen, chunk.length - off);
-        chunk.copy(this.head, this.headLen, off, off + take);
-        this.headLen += take;
-        off += take;
-        if (this.headLen < PREFIX) return undefined;
-        const refusal = this.begin(this.head[0]!, this.head.readUInt32BE(1));
-        if (refusal) return refusal;
-        if (this.expected === undefined) continue; // an empty message, complete already
-      }
-      const take = Math.min(this.expected - this.received, chunk.length - off);
-      this.parts.push(chunk.subarray(off, off + take));
-      this.received += take;
-      off += take;
-      if (this.received === this.expected) this.complete();
-    }
-    return undefined;
-  }
-
-  /** Whether the request ended between messages. */
-  get whole(): boolean {
-    return this.headLen === 0 && this.expected === undefined;
-  }
-
-  private begin(flag: number, len: number): GrpcError | undefined {
-    if (this.count > 0) return new GrpcError(GrpcStatus.UNIMPLEMENTED, 'a unary method takes one request message');
-    if (flag === 1) {
-      return new GrpcError(
-        GrpcStatus.UNIMPLEMENTED,
-        `compressed messages (grpc-encoding ${this.encoding ?? 'unset'}) are not accepted: send them uncompressed`,
-      );
-    }
-    if (flag !== 0) return new GrpcError(GrpcStatus.INTERNAL, `a message's flag byte is ${flag}, not 0 or 1`);
-    if (len > this.maxBytes) {
-      // gRPC's own wording (grpc-go's, grpc-js's), which clients and logs already know.
-      return new GrpcError(
-        GrpcStatus.RESOURCE_EXHAUSTED,
-        `received message larger than max (${len} vs. ${this.maxBytes})`,
-      );
-    }
-    this.expected = len;
-    this.parts = [];
-    this.received = 0;
-    if (len === 0) this.complete();
-    return undefined;
-  }
-
-  /** A reused block's view for a message of len bytes, when it is small enough for one. */
-  private reuse(len: number): Buffer | undefined {
-    if (len === 0 || len > REUSED_MAX) return undefined;
-    this.block = this.pool.take(len);
-    return Buffer.from(this.block, 0, len);
-  }
-
-  private complete(): void {
-    const into = this.reuse(this.received);
-    if (into) {
-      let at = 0;
-      for (const part of this.parts) at += part.copy(into, at);
-      this.message = into;
-    } else this.message = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.expected);
-    this.parts = [];
-    this.expected = undefined;
-    this.headLen = 0;
-    this.count++;
-  }
-}
 
 /**
  * The server: a plaintext HTTP/2 server whose connections are either its own
  * (listen) or handed over already secured (serveConnection; the TLS listener
  * in src/server.ts judges client certificates first).
  */
-export class GrpcHttp2Server {
+export class GrpcHttp2Server implements CallServer {
   private readonly h2: http2.Http2Server;
   private readonly sessions = new Set<http2.ServerHttp2Session>();
   private readonly keepaliveMs: number;
   private readonly keepaliveTimeoutMs: number;
   private draining = false;
   /** Up to 4 MiB of blocks wait for reuse: 64 calls in flight of Crossplane's sizes need 1.5-3 MiB. */
-  private readonly pool = new BytePool({ largest: REUSED_MAX, kept: 4 * 1024 * 1024 });
+  readonly pool = new BytePool({ largest: REUSED_MAX, kept: 4 * 1024 * 1024 });
 
-  constructor(private readonly opts: GrpcHttp2Options) {
+  constructor(readonly opts: GrpcServerOptions) {
     this.keepaliveMs = opts.keepaliveMs ?? 5 * 60_000;
     this.keepaliveTimeoutMs = opts.keepaliveTimeoutMs ?? 20_000;
     this.h2 = http2.createServer({
@@ -256,7 +42,7 @@ export class GrpcHttp2Server {
       // ENHANCE_YOUR_CALM (RESOURCE_EXHAUSTED to the client): a few large answers on Crossplane's one
       // connection would fail unrelated calls. Off, as grpc-js has it; the bounds are per message.
       maxSessionMemory: Number.MAX_SAFE_INTEGER,
-      settings: { maxHeaderListSize: 64 * 1024, initialWindowSize: STREAM_WINDOW },
+      settings: { maxHeaderListSize: MAX_HEADER_LIST, initialWindowSize: STREAM_WINDOW },
     });
     this.h2.on('session', (session) => this.track(session));
     this.h2.on('stream', (stream, headers) => this.call(stream, headers));
@@ -340,159 +126,48 @@ export class GrpcHttp2Server {
   private call(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
     // A reset by the client (a cancelled call) is not an error of ours.
     stream.on('error', () => {});
-    if (headers[':method'] !== 'POST') {
-      stream.respond({ ':status': 405, allow: 'POST' }, { endStream: true });
-      return;
-    }
-    const type = headers['content-type'];
-    if (typeof type !== 'string' || !/^application\/grpc($|[+;])/.test(type)) {
-      stream.respond({ ':status': 415 }, { endStream: true });
-      return;
-    }
-    const path = headers[':path'] ?? '';
-    const handler = this.opts.methods.get(path);
-    if (!handler) {
-      refuse(stream, new GrpcError(GrpcStatus.UNIMPLEMENTED, `unknown method ${path}`));
-      return;
-    }
-    const timeoutMs = parseGrpcTimeout(headers['grpc-timeout']);
-    if (Number.isNaN(timeoutMs)) {
-      refuse(stream, new GrpcError(GrpcStatus.INTERNAL, `malformed grpc-timeout ${String(headers['grpc-timeout'])}`));
-      return;
-    }
-    const encoding = headers['grpc-encoding'];
-    const reader = new RequestReader(
-      this.opts.maxReceiveBytes,
-      typeof encoding === 'string' ? encoding : undefined,
-      this.pool,
-    );
-    let ended = false;
-    let timer: NodeJS.Timeout | undefined;
-    const end = (refusal: GrpcError) => {
-      if (ended) return;
-      ended = true;
-      clearTimeout(timer);
-      refuse(stream, refusal);
-    };
-    if (timeoutMs !== undefined && timeoutMs < MAX_TIMER_MS) {
-      timer = setTimeout(() => end(new GrpcError(GrpcStatus.DEADLINE_EXCEEDED, 'deadline exceeded')), timeoutMs);
-    }
-    stream.once('close', () => {
-      // The client went away (or the call ended): whatever comes later is dropped.
-      ended = true;
-      clearTimeout(timer);
-    });
-    stream.on('data', (chunk: Buffer) => {
-      if (ended) return;
-      let refusal: GrpcError | undefined;
-      try {
-        refusal = reader.push(chunk);
-      } catch {
-        // Out of memory for the message's bytes: refused, not a crash.
-        refusal = new GrpcError(GrpcStatus.RESOURCE_EXHAUSTED, 'no memory for the request');
+    const events = serveCall(this, nodeStream(stream), headers as CallHeaders);
+    if (!events) return;
+    stream.once('close', () => events.close());
+    stream.on('data', (chunk: Buffer) => events.data(chunk));
+    stream.once('end', () => events.end());
+  }
+}
+
+/** A node:http2 stream as a call sees it. */
+function nodeStream(stream: http2.ServerHttp2Stream): CallStream {
+  return {
+    get open() {
+      return !stream.closed && !stream.destroyed;
+    },
+    httpStatus(status, headers = {}) {
+      stream.respond({ ':status': status, ...headers }, { endStream: true });
+    },
+    refuse(status) {
+      if (stream.closed || stream.destroyed) return;
+      if (stream.headersSent) {
+        // Only when an answer has started; this server answers whole, so it does not happen today.
+        stream.close(NGHTTP2_CANCEL);
+        return;
       }
-      if (refusal) end(refusal);
-    });
-    stream.once('end', () => {
-      if (ended) return;
-      if (!reader.whole) return end(new GrpcError(GrpcStatus.INTERNAL, 'the request ended inside a message'));
-      if (reader.count === 0 || !reader.message)
-        return end(new GrpcError(GrpcStatus.INTERNAL, 'the request carried no message'));
-      const message = reader.message;
-      const pool = this.pool;
-      let keep = false;
-      let settled = false;
-      let answerBlock: ArrayBuffer | undefined;
-      const live = (what: string) => {
-        if (settled) throw new Error(`CallBytes.${what} after the handler was done`);
-      };
-      const bytes: CallBytes = {
-        answer: (length) => {
-          live('answer');
-          // An earlier block (an answer encoded again) is left to the GC: the handler may still hold it.
-          answerBlock = pool.take(PREFIX + length);
-          return Buffer.from(answerBlock, PREFIX, length);
-        },
-        keepRequest: () => {
-          live('keepRequest');
-          keep = true;
-        },
-      };
-      // The handler is done: its request's block goes back unless kept, and its answer's unless it is sent in place.
-      const done = (sending?: ArrayBuffer) => {
-        settled = true;
-        if (reader.block && !keep) pool.give(reader.block);
-        if (answerBlock && answerBlock !== sending) pool.give(answerBlock);
-      };
-      // Through a promise: a handler that throws before its first await ends its call, not the process.
-      Promise.resolve(message)
-        .then((m) => handler(m, bytes))
-        .then(
-          (answer) => {
-            const open = !ended && !stream.closed && !stream.destroyed;
-            const inPlace = open && answer.buffer === answerBlock && answer.byteOffset === PREFIX;
-            done(inPlace ? answerBlock : undefined);
-            if (!open) return;
-            ended = true;
-            clearTimeout(timer);
-            respond(stream, answer, inPlace ? answerBlock : undefined, pool);
-          },
-          (err: unknown) => {
-            done();
-            if (err instanceof GrpcError) return end(err);
-            this.opts.onHandlerError?.(err, path);
-            end(new GrpcError(GrpcStatus.INTERNAL, 'the server failed to answer'));
-          },
-        );
-    });
-  }
-}
-
-/**
- * An answer: headers, the framed message, then trailers with status OK. A message written into a reused
- * block after room for the prefix is framed where it stands; the block is reused once the bytes are on
- * their way (the write's callback comes after the socket took them; not after a failed write).
- */
-function respond(
-  stream: http2.ServerHttp2Stream,
-  message: Buffer,
-  block: ArrayBuffer | undefined,
-  pool: BytePool,
-): void {
-  stream.respond(
-    { ':status': 200, 'content-type': 'application/grpc', 'grpc-accept-encoding': 'identity' },
-    { waitForTrailers: true },
-  );
-  stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-  if (!block) {
-    stream.end(frameMessage(message));
-    return;
-  }
-  const framed = Buffer.from(block, 0, PREFIX + message.length);
-  writePrefix(framed, message.length);
-  stream.write(framed, (err) => {
-    if (!err) pool.give(block);
-  });
-  stream.end();
-}
-
-/**
- * A call ended with a status and no answer (trailers-only). What the client
- * still sends is not read: the stream is closed with NO_ERROR once the status
- * is out, as gRPC allows, so a refused large request costs no more bandwidth.
- */
-function refuse(stream: http2.ServerHttp2Stream, err: GrpcError): void {
-  if (stream.closed || stream.destroyed) return;
-  const status = {
-    'grpc-status': String(err.code),
-    'grpc-message': encodeGrpcMessage(err.message),
-    ...(err.code === GrpcStatus.UNIMPLEMENTED ? { 'grpc-accept-encoding': 'identity' } : {}),
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc', ...status }, { endStream: true });
+      if (!stream.readableEnded) stream.close(NGHTTP2_NO_ERROR);
+    },
+    answer(framed, sent) {
+      stream.respond(
+        { ':status': 200, 'content-type': 'application/grpc', 'grpc-accept-encoding': 'identity' },
+        { waitForTrailers: true },
+      );
+      stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+      if (!sent) {
+        stream.end(framed);
+        return;
+      }
+      // The write's callback comes after the socket took the bytes; not after a failed write.
+      stream.write(framed, (err) => {
+        if (!err) sent();
+      });
+      stream.end();
+    },
   };
-  if (stream.headersSent) {
-    // Only when an answer has started; this server answers whole, so it does not happen today.
-    stream.close(NGHTTP2_CANCEL);
-    return;
-  }
-  stream.respond({ ':status': 200, 'content-type': 'application/grpc', ...status }, { endStream: true });
-  if (!stream.readableEnded) stream.close(NGHTTP2_NO_ERROR);
 }

@@ -10,7 +10,7 @@ import { AwsFactsSource } from './aws/facts.js';
 import { setClock } from './clock.js';
 import { fileClock } from './file-clock.js';
 import { Metrics, serveMetrics } from './metrics.js';
-import { FunctionServer, TRANSPORTS, type Transport } from './server.js';
+import { DEFAULT_TRANSPORT, FunctionServer, TRANSPORTS, type Transport } from './server.js';
 
 const GRACE_MS = 10_000;
 
@@ -49,7 +49,7 @@ function main(): void {
   }
   if (args.help) {
     process.stdout.write(
-      `${helpText('function-platform')}\n  --metrics-address=HOST:PORT  serve Prometheus metrics at /metrics (default: off)\n\nEnvironment:\n  FUNCTION_PLATFORM_TRANSPORT=http2|grpc-js  what serves gRPC (default: http2)\n`,
+      `${helpText('function-platform')}\n  --metrics-address=HOST:PORT  serve Prometheus metrics at /metrics (default: off)\n\nEnvironment:\n  FUNCTION_PLATFORM_TRANSPORT=${TRANSPORTS.join('|')}  what serves gRPC (default: ${DEFAULT_TRANSPORT})\n`,
     );
     process.exit(0);
   }
@@ -66,11 +66,12 @@ function main(): void {
     setClock(fileClock(clockFile));
     log.warn({ clockFile }, 'the time of every call is read from FUNCTION_PLATFORM_CLOCK_FILE (a test setting)');
   }
-  // What carries the calls: node:http2 by default; grpc-js, the transport before it, for one release more.
-  const transport = (process.env['FUNCTION_PLATFORM_TRANSPORT'] || 'http2') as Transport;
+  // What carries the calls: see DEFAULT_TRANSPORT; the transports before it stay selectable for one release more.
+  const transport = (process.env['FUNCTION_PLATFORM_TRANSPORT'] || DEFAULT_TRANSPORT) as Transport;
   if (!TRANSPORTS.includes(transport)) {
+    const names = `${TRANSPORTS.slice(0, -1).join(', ')} or ${TRANSPORTS.at(-1)}`;
     process.stderr.write(
-      `function-platform: FUNCTION_PLATFORM_TRANSPORT must be ${TRANSPORTS.join(' or ')}, not ${JSON.stringify(transport)}\n`,
+      `function-platform: FUNCTION_PLATFORM_TRANSPORT must be ${names}, not ${JSON.stringify(transport)}\n`,
     );
     process.exit(2);
   }

@@ -19,7 +19,9 @@ import { answerLive } from './live.js';
 import { type Metrics, reasonLabel } from './metrics.js';
 import { judgeClient, nameOf, readServerTls } from './tls.js';
 import { decodeRunFunctionRequest, encodeRunFunctionResponse, lastDecodeHoldsBytes } from './wire.js';
-import { type CallBytes, GrpcError, GrpcHttp2Server, GrpcStatus } from './grpc-http2.js';
+import { type CallBytes, GrpcError, GrpcStatus } from './grpc-call.js';
+import { GrpcFramesServer } from './grpc-frames.js';
+import { GrpcHttp2Server } from './grpc-http2.js';
 
 /** Requests larger than this are refused by gRPC itself, before they are parsed. */
 export const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
@@ -126,9 +128,14 @@ function runFunction(log: Log, aws: AwsFactsSource, metrics: Metrics | undefined
   };
 }
 
-/** What carries the calls: node:http2 with gRPC's framing (src/grpc-http2.ts), or grpc-js as before it. */
-export type Transport = 'http2' | 'grpc-js';
-export const TRANSPORTS: readonly Transport[] = ['http2', 'grpc-js'];
+/**
+ * What carries the calls: HTTP/2 framed by the function (src/grpc-frames.ts), node:http2
+ * (src/grpc-http2.ts), or grpc-js as before both.
+ */
+export type Transport = 'frames' | 'http2' | 'grpc-js';
+export const TRANSPORTS: readonly Transport[] = ['frames', 'http2', 'grpc-js'];
+/** What carries the calls when FUNCTION_PLATFORM_TRANSPORT says nothing. */
+export const DEFAULT_TRANSPORT: Transport = 'frames';
 
 /** A server of calls on one transport, with connections its own or handed to it. */
 interface Carrier {
@@ -137,7 +144,7 @@ interface Carrier {
   shutdown(graceMs: number): Promise<void>;
 }
 
-function http2Carrier(answer: Answer, log: Log): Carrier {
+function http2Carrier(answer: Answer, log: Log, Server: typeof GrpcHttp2Server | typeof GrpcFramesServer): Carrier {
   const handler = async (bytes: Buffer, call: CallBytes): Promise<Buffer> => {
     let req: RunFunctionRequest;
     try {
@@ -147,7 +154,7 @@ function http2Carrier(answer: Answer, log: Log): Carrier {
     }
     return encodeResponse(await answer(req), call);
   };
-  const server = new GrpcHttp2Server({
+  const server = new Server({
     methods: new Map([[FunctionRunnerServiceService.runFunction.path, handler]]),
     maxReceiveBytes: MAX_REQUEST_BYTES,
     onHandlerError: (err, path) =>
@@ -228,10 +235,13 @@ export class FunctionServer {
     private readonly log: Log,
     aws = new AwsFactsSource(),
     metrics?: Metrics,
-    transport: Transport = 'http2',
+    transport: Transport = DEFAULT_TRANSPORT,
   ) {
     const answer = runFunction(log, aws, metrics);
-    this.carrier = transport === 'grpc-js' ? grpcJsCarrier(answer) : http2Carrier(answer, log);
+    this.carrier =
+      transport === 'grpc-js'
+        ? grpcJsCarrier(answer)
+        : http2Carrier(answer, log, transport === 'frames' ? GrpcFramesServer : GrpcHttp2Server);
   }
 
   /** Binds and resolves with the port actually bound (useful with port 0). */

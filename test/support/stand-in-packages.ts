@@ -10,7 +10,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { repoRoot, SHARED_CRDS } from '../../dev/infra/paths.js';
+import { SHARED_CRDS } from '../../dev/infra/paths.js';
 
 export interface ProviderDependency {
   /** The package's source, as the Configuration names it (xpkg.crossplane.io/crossplane-contrib/provider-aws-rds). */

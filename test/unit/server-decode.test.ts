@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
-import type { CallBytes } from '../../src/grpc-http2.js';
+import type { CallBytes } from '../../src/grpc-call.js';
 import { decodeRequest } from '../../src/server.js';
 import { lastDecodeHoldsBytes } from '../../src/wire.js';
 import { largeObservedRequest } from '../support/wire-arbitraries.js';
