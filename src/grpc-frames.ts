@@ -66,7 +66,12 @@ export class GrpcFramesServer implements CallServer {
     let keepalive: NodeJS.Timeout | undefined;
     const conn: H2Connection = new H2Connection(
       socket,
-      { streamWindow: STREAM_WINDOW, connectionWindow: CONNECTION_WINDOW, maxHeaderList: MAX_HEADER_LIST },
+      {
+        streamWindow: STREAM_WINDOW,
+        connectionWindow: CONNECTION_WINDOW,
+        maxHeaderList: MAX_HEADER_LIST,
+        pool: this.pool,
+      },
       {
         stream: (stream, headers) => {
           const events = serveCall(this, framesStream(stream), headers);

@@ -81,6 +81,8 @@ export interface ConnectionOptions {
   connectionWindow: number;
   /** SETTINGS_MAX_HEADER_LIST_SIZE: a larger request header list is answered HTTP 431. */
   maxHeaderList: number;
+  /** Memory for the copy each answer is written as, reused once the socket took it (src/byte-pool.ts). */
+  pool?: { take(n: number): ArrayBuffer; give(block: ArrayBuffer): void };
 }
 
 /** What the connection tells its server. */
@@ -673,11 +675,25 @@ export class H2Connection {
     if (size <= 64 * 1024) {
       // Small enough to copy: one write. The answer's memory is free at once, unless views of it went
       // out in an earlier flush: those wait in the socket until the callback of this write, which follows theirs.
-      const copy = Buffer.concat(out, size);
-      if (!sent || !p.exposed) {
-        this.write(copy);
-        sent?.();
-      } else if (this.socket.writable) this.socket.write(copy, (err) => !err && sent());
+      const pool = this.opts.pool;
+      const block = pool?.take(size);
+      const copy = block ? Buffer.from(block, 0, size) : Buffer.allocUnsafe(size);
+      let at = 0;
+      for (const part of out) at += part.copy(copy, at);
+      const waits = sent && p.exposed ? sent : undefined;
+      if (sent && !waits) sent();
+      if (this.socket.writable) {
+        this.socket.write(
+          copy,
+          block || waits
+            ? (err) => {
+                if (err) return;
+                if (block) pool!.give(block);
+                waits?.();
+              }
+            : undefined,
+        );
+      }
     } else if (this.socket.writable) {
       p.exposed = true;
       for (let i = 0; i < out.length - 1; i++) this.socket.write(out[i]!);
