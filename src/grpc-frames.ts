@@ -6,14 +6,15 @@
 // answers; draining sends GOAWAY and lets the calls on their way finish.
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { BytePool } from './byte-pool.js';
 import {
   type CallServer,
   type CallStream,
   CONNECTION_WINDOW,
+  callPool,
+  drained,
   type GrpcServerOptions,
+  KEEPALIVE,
   MAX_HEADER_LIST,
-  REUSED_MAX,
   STREAM_WINDOW,
   serveCall,
 } from './grpc-call.js';
@@ -34,12 +35,11 @@ export class GrpcFramesServer implements CallServer {
   private readonly keepaliveTimeoutMs: number;
   private listener: net.Server | undefined;
   private draining = false;
-  /** Up to 4 MiB of blocks wait for reuse: 64 calls in flight of Crossplane's sizes need 1.5-3 MiB. */
-  readonly pool = new BytePool({ largest: REUSED_MAX, kept: 4 * 1024 * 1024 });
+  readonly pool = callPool();
 
   constructor(readonly opts: GrpcServerOptions) {
-    this.keepaliveMs = opts.keepaliveMs ?? 5 * 60_000;
-    this.keepaliveTimeoutMs = opts.keepaliveTimeoutMs ?? 20_000;
+    this.keepaliveMs = opts.keepaliveMs ?? KEEPALIVE.everyMs;
+    this.keepaliveTimeoutMs = opts.keepaliveTimeoutMs ?? KEEPALIVE.timeoutMs;
   }
 
   /** Serves plaintext connections on host:port; resolves with the port bound. */
@@ -106,20 +106,14 @@ export class GrpcFramesServer implements CallServer {
     this.draining = true;
     this.listener?.close();
     for (const c of this.connections) c.close();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearInterval(poll);
-        clearTimeout(force);
-        resolve();
-      };
-      const poll = setInterval(() => this.connections.size === 0 && done(), 20);
-      const force = setTimeout(() => {
+    return drained(
+      () => this.connections.size,
+      () => {
         for (const c of this.connections) c.destroy();
         this.connections.clear();
-        done();
-      }, graceMs);
-      if (this.connections.size === 0) done();
-    });
+      },
+      graceMs,
+    );
   }
 }
 

@@ -5,15 +5,16 @@
 // longer answers; draining sends GOAWAY and lets the calls on their way finish.
 import * as http2 from 'node:http2';
 import type { Duplex } from 'node:stream';
-import { BytePool } from './byte-pool.js';
 import {
   type CallHeaders,
   type CallServer,
   type CallStream,
   CONNECTION_WINDOW,
+  callPool,
+  drained,
   type GrpcServerOptions,
+  KEEPALIVE,
   MAX_HEADER_LIST,
-  REUSED_MAX,
   STREAM_WINDOW,
   serveCall,
 } from './grpc-call.js';
@@ -31,12 +32,11 @@ export class GrpcHttp2Server implements CallServer {
   private readonly keepaliveMs: number;
   private readonly keepaliveTimeoutMs: number;
   private draining = false;
-  /** Up to 4 MiB of blocks wait for reuse: 64 calls in flight of Crossplane's sizes need 1.5-3 MiB. */
-  readonly pool = new BytePool({ largest: REUSED_MAX, kept: 4 * 1024 * 1024 });
+  readonly pool = callPool();
 
   constructor(readonly opts: GrpcServerOptions) {
-    this.keepaliveMs = opts.keepaliveMs ?? 5 * 60_000;
-    this.keepaliveTimeoutMs = opts.keepaliveTimeoutMs ?? 20_000;
+    this.keepaliveMs = opts.keepaliveMs ?? KEEPALIVE.everyMs;
+    this.keepaliveTimeoutMs = opts.keepaliveTimeoutMs ?? KEEPALIVE.timeoutMs;
     this.h2 = http2.createServer({
       // Node counts answers waiting to be sent against this, and past it refuses new calls with
       // ENHANCE_YOUR_CALM (RESOURCE_EXHAUSTED to the client): a few large answers on Crossplane's one
@@ -80,20 +80,14 @@ export class GrpcHttp2Server implements CallServer {
     this.draining = true;
     if (this.h2.listening) this.h2.close();
     for (const s of this.sessions) s.close();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearInterval(poll);
-        clearTimeout(force);
-        resolve();
-      };
-      const poll = setInterval(() => this.sessions.size === 0 && done(), 20);
-      const force = setTimeout(() => {
+    return drained(
+      () => this.sessions.size,
+      () => {
         for (const s of this.sessions) s.destroy(undefined, NGHTTP2_CANCEL);
         this.sessions.clear();
-        done();
-      }, graceMs);
-      if (this.sessions.size === 0) done();
-    });
+      },
+      graceMs,
+    );
   }
 
   private track(session: http2.ServerHttp2Session): void {
