@@ -28,8 +28,23 @@ export function dnsLabel(base: string, ...suffixes: string[]): string {
   return boundedLabel(MAX_LABEL, base, ...suffixes);
 }
 
+/** Labels repeat on every reconcile, and a Database asks for its base name a dozen times a call: remember them. */
+const labels = new Map<string, string>();
+
 /** dnsLabel with a tighter bound, for names Kubernetes extends (a StatefulSet's pods and revisions). */
 export function boundedLabel(max: number, base: string, ...suffixes: string[]): string {
+  const key = `${max}\u0000${base}\u0000${suffixes.join('\u0000')}`;
+  let label = labels.get(key);
+  if (label === undefined) {
+    label = makeLabel(max, base, suffixes);
+    if (labels.size >= 4096) labels.clear();
+    // Long names are rare and not worth the memory.
+    if (key.length <= 512) labels.set(key, label);
+  }
+  return label;
+}
+
+function makeLabel(max: number, base: string, suffixes: string[]): string {
   const whole = [base, ...suffixes].filter((p) => p !== '').join('-');
   if (whole.length <= max && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(whole)) return whole;
   const hash = shortHash(whole);
