@@ -288,6 +288,9 @@ export interface CallServer {
   readonly pool: BytePool;
 }
 
+/** What a call the client reset before its turn answers instead of running. */
+const SKIPPED = Symbol('skipped');
+
 /** The trailers-only status of a refusal. */
 function statusOf(err: GrpcError): Record<string, string> {
   return {
@@ -375,36 +378,36 @@ export function serveCall(server: CallServer, stream: CallStream, headers: CallH
       if (reader.block && !keep) pool.give(reader.block);
       if (answerBlock && answerBlock !== sending) pool.give(answerBlock);
     };
+    // A handler that failed: its GrpcError is the call's status; anything else is a bug, said to the server.
+    const failed = (err: unknown) => {
+      done();
+      if (err instanceof GrpcError) return end(err);
+      server.opts.onHandlerError?.(err, path);
+      end(new GrpcError(GrpcStatus.INTERNAL, 'the server failed to answer'));
+    };
     // Through a promise: a handler that throws before its first await ends its call, not the process.
     Promise.resolve(message)
       // A call the client reset before its turn came is not run: resetting costs a client nothing.
-      .then((m) => (ended ? undefined : handler(m, bytes)))
-      .then(
-        (answer) => {
-          if (answer === undefined) return done();
-          const open = !ended && stream.open;
-          const block = answerBlock;
-          const inPlace = open && block !== undefined && answer.buffer === block && answer.byteOffset === PREFIX;
-          done(inPlace ? block : undefined);
-          if (!open) return;
-          ended = true;
-          clearTimeout(timer);
-          if (!inPlace) {
-            stream.answer(frameMessage(answer));
-            return;
-          }
-          // Framed where it stands: the prefix goes in the room left before the message.
-          const framed = Buffer.from(block, 0, PREFIX + answer.length);
-          writePrefix(framed, answer.length);
-          stream.answer(framed, () => pool.give(block));
-        },
-        (err: unknown) => {
-          done();
-          if (err instanceof GrpcError) return end(err);
-          server.opts.onHandlerError?.(err, path);
-          end(new GrpcError(GrpcStatus.INTERNAL, 'the server failed to answer'));
-        },
-      );
+      .then((m): Promise<unknown> | typeof SKIPPED => (ended || !stream.open ? SKIPPED : handler(m, bytes)))
+      .then((answer) => {
+        if (answer === SKIPPED) return done();
+        if (!(answer instanceof Uint8Array)) return failed(new TypeError('the handler answered no bytes'));
+        const open = !ended && stream.open;
+        const block = answerBlock;
+        const inPlace = open && block !== undefined && answer.buffer === block && answer.byteOffset === PREFIX;
+        done(inPlace ? block : undefined);
+        if (!open) return;
+        ended = true;
+        clearTimeout(timer);
+        if (!inPlace) {
+          stream.answer(frameMessage(answer));
+          return;
+        }
+        // Framed where it stands: the prefix goes in the room left before the message.
+        const framed = Buffer.from(block, 0, PREFIX + answer.length);
+        writePrefix(framed, answer.length);
+        stream.answer(framed, () => pool.give(block));
+      }, failed);
   };
   return {
     data(chunk) {

@@ -33,10 +33,12 @@ const labels = new Map<string, string>();
 
 /** dnsLabel with a tighter bound, for names Kubernetes extends (a StatefulSet's pods and revisions). */
 export function boundedLabel(max: number, base: string, ...suffixes: string[]): string {
-  const key = `${max}\u0000${base}\u0000${suffixes.join('\u0000')}`;
+  const whole = [base, ...suffixes].filter((p) => p !== '').join('-');
+  // The label depends on the bound and the whole name only: that is the key.
+  const key = `${max}:${whole}`;
   let label = labels.get(key);
   if (label === undefined) {
-    label = makeLabel(max, base, suffixes);
+    label = makeLabel(max, whole);
     if (labels.size >= 4096) labels.clear();
     // Long names are rare and not worth the memory.
     if (key.length <= 512) labels.set(key, label);
@@ -44,8 +46,7 @@ export function boundedLabel(max: number, base: string, ...suffixes: string[]): 
   return label;
 }
 
-function makeLabel(max: number, base: string, suffixes: string[]): string {
-  const whole = [base, ...suffixes].filter((p) => p !== '').join('-');
+function makeLabel(max: number, whole: string): string {
   if (whole.length <= max && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(whole)) return whole;
   const hash = shortHash(whole);
   let stem = whole.toLowerCase().replace(/[^a-z0-9-]/g, '-');

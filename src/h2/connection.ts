@@ -75,7 +75,10 @@ const RESETS_PER_SECOND = 100;
 
 /** What one connection is set to. */
 export interface ConnectionOptions {
-  /** The window each stream is granted (SETTINGS_INITIAL_WINDOW_SIZE). */
+  /**
+   * The window each stream is granted (SETTINGS_INITIAL_WINDOW_SIZE), at least HTTP/2's 65,535: a
+   * client may send that much before it reads these settings.
+   */
   streamWindow: number;
   /** The window of the whole connection, granted by a WINDOW_UPDATE after the settings. */
   connectionWindow: number;
@@ -179,6 +182,8 @@ export class H2Connection {
   private resetsAt = performance.now();
   /** The first frame after the preface must be SETTINGS (RFC 9113, 3.4). */
   private settingsSeen = false;
+  /** Going away and idle: the socket is ending. */
+  private ending = false;
   private prefaceSeen = false;
   private lastStreamId = 0;
   /** After GOAWAY: streams above this are refused, and the connection ends when the rest are done. */
@@ -541,7 +546,8 @@ export class H2Connection {
       if (id > this.lastStreamId) this.fail(H2Error.PROTOCOL_ERROR);
       return;
     }
-    if (!stream.localEnded && !this.takeReset()) return this.fail(H2Error.ENHANCE_YOUR_CALM);
+    // A call whose answer is on its way cost the client its wait; one reset before it, nothing.
+    if (!stream.pending && !this.takeReset()) return this.fail(H2Error.ENHANCE_YOUR_CALM);
     this.forget(stream);
   }
 
@@ -735,12 +741,14 @@ export class H2Connection {
   }
 
   private endIfIdle(): undefined {
-    if (this.goingAway && this.streams.size === 0 && !this.closedAll) {
-      // A peer that never closes its side is cut a second later.
-      this.socket.end();
-      setTimeout(() => this.socket.destroy(), 1000).unref();
-      this.closeAll();
-    }
+    if (!this.goingAway || this.streams.size > 0 || this.closedAll || this.ending) return;
+    // The connection ends once what waits to be written is out and the socket closes ('close' calls
+    // destroy()): the server hears of it only then, so a drain does not end the process before the last
+    // answer's bytes left. A peer that never closes its side is cut 30 s after our end was sent: cut
+    // sooner, what the peer still sends would reset the connection and could cost it bytes not yet read.
+    this.ending = true;
+    this.socket.once('finish', () => setTimeout(() => this.socket.destroy(), 30_000).unref());
+    this.socket.end();
   }
 
   /** A connection error: GOAWAY with its code, then the connection is cut. */
